@@ -1,0 +1,45 @@
+#pragma once
+// Enums shared by host code (heuristics, codegen, validation) and device code (kernels, schedulers).
+// NOTE: no includes here: NVRTC compiles this file without a C++ standard library.
+
+namespace tilegemm {
+
+// Element types. Values are stable: they appear in generated source and in cache keys.
+enum class DType : int {
+  kFloat32 = 0,
+  kTFloat32 = 1,
+  kBFloat16 = 2,
+  kFloat16 = 3,
+  kFloat8E4M3 = 4,
+  kFloat8E5M2 = 5,
+  kInt8 = 6,
+  kInt4 = 7,    // packed two per byte
+  kFloat4E2M1 = 8,  // packed two per byte
+  kInt32 = 9,
+};
+
+// Storage bits of one element (tf32 is stored as 32-bit float).
+constexpr int dtype_bits(DType t) {
+  switch (t) {
+    case DType::kFloat32: case DType::kTFloat32: case DType::kInt32: return 32;
+    case DType::kBFloat16: case DType::kFloat16: return 16;
+    case DType::kFloat8E4M3: case DType::kFloat8E5M2: case DType::kInt8: return 8;
+    case DType::kInt4: case DType::kFloat4E2M1: return 4;
+  }
+  return 0;
+}
+
+// Which dimension is contiguous in memory. For A [M,K]: kKMajor means row-major (K contiguous);
+// for B stored as [N,K]: kKMajor means each column of the math B is contiguous.
+enum class Major : int { kKMajor = 0, kMNMajor = 1 };
+
+// How the problem's tiles are enumerated by the persistent scheduler.
+enum class GemmType : int {
+  kNormal = 0,              // one [M,N,K] problem
+  kBatched = 1,             // [B,M,K] x [B,N,K]
+  kMGroupedContiguous = 2,  // rows of A concatenated by group, per-row group index (-1 = padding)
+  kMGroupedMasked = 3,      // [G, M_max, K] with masked_m[g] valid rows
+  kKGroupedContiguous = 4,  // K concatenated by group, D[g] accumulated in fp32
+};
+
+}  // namespace tilegemm

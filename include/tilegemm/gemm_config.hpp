@@ -1,0 +1,42 @@
+#pragma once
+// The problem (GemmDesc, hardware-free) and the chosen kernel configuration (GemmConfig).
+// Heuristics map one to the other; the kernel families turn a (desc, config) pair into a KernelSpec.
+#include <string>
+
+#include "tilegemm/dtype.hpp"
+
+namespace tilegemm {
+
+struct GemmDesc {
+  GemmType type = GemmType::kNormal;
+  int m = 0, n = 0, k = 0;
+  int num_groups = 1;  // batch count, or group count for grouped types
+  int expected_m = 0;  // masked grouped: the caller's hint of rows per group (0 = use m)
+  DType a_dtype = DType::kBFloat16;
+  DType b_dtype = DType::kBFloat16;
+  DType d_dtype = DType::kBFloat16;
+  Major major_a = Major::kKMajor;
+  Major major_b = Major::kKMajor;
+  bool with_c = false;  // D = C + A·B (C in D's dtype, fp32 D may be accumulated in place)
+};
+
+enum class MulticastSide : int { kNone = 0, kA = 1, kB = 2 };  // which operand a 2-CTA cluster shares
+
+struct GemmConfig {
+  int block_m = 128, block_n = 128, block_k = 64;
+  int stages = 4;
+  int num_math_warpgroups = 2;  // consumer warpgroups; plus one producer warpgroup
+  int cluster_m = 1, cluster_n = 1;
+  MulticastSide multicast = MulticastSide::kNone;
+  int swizzle_a_bytes = 128, swizzle_b_bytes = 128, swizzle_d_bytes = 128;  // 0 = no swizzle
+  int num_sms = 0;           // persistent grid size
+  int raster_group = 8;      // tiles grouped along M (or N) for L2 reuse
+  int split_k = 1;
+  int smem_bytes = 0;        // dynamic shared memory the kernel needs
+  int num_threads() const { return 128 * (num_math_warpgroups + 1); }
+};
+
+std::string to_string(const GemmDesc& desc);
+std::string to_string(const GemmConfig& config);
+
+}  // namespace tilegemm
