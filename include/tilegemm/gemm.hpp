@@ -1,0 +1,42 @@
+#pragma once
+// The operations users call. Each validates its arguments (InvalidArgument naming the argument), builds a
+// GemmDesc, picks a GemmConfig, gets the JIT kernel and launches it on `options.stream`.
+// All compute D = C + A·Bᵀ with A viewed as [M,K] and B viewed as [N,K]; the strides of each view say
+// which dimension is contiguous (K-major when the K stride is 1, MN-major when the M/N stride is 1), so the
+// nt/nn/tn/tt layouts are views of one entry point.
+#include <cstdint>
+
+#include "tilegemm/gemm_config.hpp"
+#include "tilegemm/tensor_view.hpp"
+
+namespace tilegemm {
+
+struct GemmOptions {
+  void* stream = nullptr;  // cudaStream_t
+  int num_sms = 0;         // 0 = every SM of the device
+};
+
+// Dense or batched BF16 GEMM. a: bf16 [M,K] or [B,M,K]; b: bf16 [N,K] or [B,N,K]; d: bf16/fp32 [M,N] or
+// [B,M,N], contiguous in N; c: optional, same shape and dtype as d (may be d itself, then D += A·Bᵀ).
+void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+               const GemmOptions& options = {});
+
+// M-grouped contiguous: a [M_total,K], b [G,N,K], d [M_total,N]. `grouped_layout` is int32 on the device:
+// [M_total] group index per row (-1 = padding rows, skipped) or, with use_psum_layout, [G] end offsets.
+void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                    const TensorView& grouped_layout, bool use_psum_layout,
+                                    const GemmOptions& options = {});
+
+// M-grouped masked: a [G,M_max,K], b [G,N,K], d [G,M_max,N]; masked_m int32 [G] on the device holds the
+// valid rows per group. expected_m is only a heuristic hint; no host synchronisation happens.
+void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
+                                const TensorView& masked_m, int expected_m, const GemmOptions& options = {});
+
+// The plan a call would use, without a GPU: desc → config (and the kernel name it compiles to).
+struct GemmPlan {
+  GemmDesc desc;
+  GemmConfig config;
+  std::string kernel_name;
+};
+
+}  // namespace tilegemm
