@@ -18,11 +18,13 @@ struct HardwareModel {
   double flop_per_cycle_int8 = 0;   // OP/cycle
   double flop_per_cycle_tf32 = 0;
   double flop_per_cycle_fp4 = 0;    // 0 where the tensor cores have no fp4 path
+  double flop_per_cycle_int4 = 0;   // 0 where the tensor cores have no int4 path (Hopper dropped it)
   double flop_per_cycle_fp32_cuda_core = 0;  // FFMA = 2 FLOP
   double hbm_gbps = 0;           // DRAM bandwidth, GB/s (1e9 bytes)
   double l2_bytes = 0;
   int smem_per_sm_bytes = 0;
   int smem_per_block_bytes = 0;  // opt-in maximum dynamic shared memory per block
+  int smem_reserved_per_block_bytes = 0;  // taken by the system from the SM's pool for every resident block
   int regs_per_sm = 0;           // 32-bit registers
   int max_regs_per_thread = 0;
   int reg_alloc_granularity = 0; // registers are allocated per warp in units of this many per thread
@@ -51,5 +53,8 @@ void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_te
 // library itself never needs a GPU to load.
 HardwareModel hardware_from_device(int device = 0);
 bool gpu_available();
+
+// The model as a JSON object with the same keys apply_hardware_overrides_json accepts.
+std::string hardware_to_json(const HardwareModel& hw);
 
 }  // namespace tilegemm
