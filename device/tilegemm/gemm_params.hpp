@@ -1,0 +1,44 @@
+#pragma once
+// The parameter block of the SM90 GEMM kernels, shared verbatim by host code (which fills it) and device
+// code (which receives it as one __grid_constant__ argument). Plain data only: no device-only constructs.
+
+// Functions both host code and device code call.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define TG_HOST_DEVICE __host__ __device__
+#else
+#define TG_HOST_DEVICE
+#endif
+
+namespace tilegemm {
+
+// An opaque CUtensorMap (the host encodes it with cuTensorMapEncodeTiled). A tensor map passed as a
+// kernel parameter must be 64-byte aligned.
+struct alignas(64) TmaDescriptor {
+  unsigned long long opaque[16];
+};
+
+struct GemmParams {
+  TmaDescriptor tma_a;  // A as [batch][rows][K] (K-major) or [batch][K][rows] (MN-major), 3-D
+  TmaDescriptor tma_b;  // B likewise with N rows
+  TmaDescriptor tma_d;  // D as [batch][rows][N]
+  int m;                // rows: of the whole problem, of one batch, or M_max per masked group
+  int n;
+  int k;
+  int num_groups;       // batch count or group count (1 for a plain GEMM)
+  // M-grouped contiguous: [m] group index per row (-1 = padding). M-grouped masked: [num_groups] valid
+  // rows per group. Unused otherwise.
+  const int* grouped_layout;
+};
+
+}  // namespace tilegemm
+
+namespace tilegemm {
+
+// The epilogue stages D in shared memory as column chunks whose rows are `d_chunk_bytes` wide and
+// swizzled with the matching TMA mode (128B, 64B or 32B), so any BLOCK_N that is a multiple of 16 works.
+// Host (tensor-map box) and device (addressing) both call this.
+TG_HOST_DEVICE constexpr int d_chunk_bytes(int block_n, int d_elem_bytes) {
+  return (block_n * d_elem_bytes) % 128 == 0 ? 128 : (block_n * d_elem_bytes) % 64 == 0 ? 64 : 32;
+}
+
+}  // namespace tilegemm

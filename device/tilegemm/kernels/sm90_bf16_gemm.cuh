@@ -1,0 +1,243 @@
+#pragma once
+// SM90 BF16 GEMM: D (+)= A · Bᵀ with bf16 operands and fp32 accumulation.
+//
+//   warpgroup 0            : producer — one elected thread issues TMA loads of A and B into a ring of
+//                            kStages shared-memory stages (128-byte swizzle).
+//   warpgroups 1..kMathWGs : consumers — wgmma 64xBLOCK_Nx16 from shared memory into fp32 registers; each
+//                            owns BLOCK_M / kMathWGs rows of the tile. Epilogue: registers → swizzled shared
+//                            memory (stmatrix for bf16) → TMA store, or TMA reduce-add when accumulating.
+//   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler.
+//
+// The generated source defines a `Config` with the named constants below and an extern "C" entry point
+// that calls sm90_bf16_gemm<Config>(params).
+#include "tilegemm/gemm_params.hpp"
+#include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/matrix.cuh"
+#include "tilegemm/prim/sync.cuh"
+#include "tilegemm/prim/tma.cuh"
+#include "tilegemm/prim/wgmma.cuh"
+#include "tilegemm/sched/gemm_scheduler.cuh"
+#include "tilegemm/shared_enums.hpp"
+
+namespace tilegemm {
+
+// Shared-memory plan of one CTA, from the config alone (the host computes the same numbers).
+template <class Cfg>
+struct Sm90Bf16Smem {
+  static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K * 2;  // [BLOCK_M, BLOCK_K] bf16 per stage
+  static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K * 2;  // [BLOCK_N, BLOCK_K] bf16 per stage
+  static constexpr int kDElemBytes = Cfg::kDIsFloat ? 4 : 2;
+  static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * kDElemBytes;
+  static constexpr int kAOffset = 0;
+  static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
+  static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
+  static constexpr int kBarrierOffset = kDOffset + kDBytes;
+  static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
+  // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
+                "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
+};
+
+template <class Cfg>
+TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
+  constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
+  constexpr int kRowsPerWG = BLOCK_M / kMathWGs;  // rows of the tile one consumer warpgroup owns
+  constexpr int kSubM = kRowsPerWG / 64;          // 64-row wgmma sub-blocks per warpgroup
+  constexpr bool kAMNMajor = Cfg::kMajorA == Major::kMNMajor;
+  constexpr bool kBMNMajor = Cfg::kMajorB == Major::kMNMajor;
+  // D is staged as column chunks of kDChunkBytes-wide swizzled rows, one TMA store per chunk.
+  constexpr int kDChunkBytes = d_chunk_bytes(BLOCK_N, Cfg::kDIsFloat ? 4 : 2);
+  constexpr int kDChunkCols = kDChunkBytes / (Cfg::kDIsFloat ? 4 : 2);
+  constexpr int kUnitsPerChunkRow = kDChunkBytes / 16;  // 16-byte units in one chunk row
+  constexpr int kRowsPerSwizzleStep = 128 / kDChunkBytes;
+  using Smem = Sm90Bf16Smem<Cfg>;
+  using Scheduler = sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup>;
+
+  static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");
+  static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
+  static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
+  static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 16 in [16, 256]");
+  static_assert(kSubM * BLOCK_N / 2 <= 128, "at most 128 fp32 accumulator registers per thread");
+  static_assert(!kAMNMajor || BLOCK_M % 64 == 0, "MN-major A needs BLOCK_M % 64 == 0");
+  static_assert(!kBMNMajor || BLOCK_N % 64 == 0, "MN-major B needs BLOCK_N % 64 == 0");
+
+  extern __shared__ __align__(1024) u8 smem[];
+  auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(smem + Smem::kBarrierOffset);
+  auto smem_a = [&](int stage) { return smem + Smem::kAOffset + stage * Smem::kABytes; };
+  auto smem_b = [&](int stage) { return smem + Smem::kBOffset + stage * Smem::kBBytes; };
+
+  const int warpgroup = static_cast<int>(warp_uniform(threadIdx.x / 128));
+  const int thread_in_wg = threadIdx.x % 128;
+
+  if (threadIdx.x == 0) {
+    prim::tma_prefetch_descriptor(&params.tma_a);
+    prim::tma_prefetch_descriptor(&params.tma_b);
+    prim::tma_prefetch_descriptor(&params.tma_d);
+    barriers->init(kMathWGs * 4);  // one release per consumer warp
+    prim::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int num_k_blocks = ceil_div(params.k, BLOCK_K);
+
+  if (warpgroup == 0) {
+    // ---------------- producer ----------------
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
+    if (thread_in_wg < 32 && prim::elect_one_sync()) {
+      Scheduler scheduler(params);
+      prim::PipelineState<kStages> st;
+      sched::Tile tile;
+      while (scheduler.next(tile)) {
+        for (int kb = 0; kb < num_k_blocks; ++kb) {
+          barriers->producer_acquire(st);
+          u64* full = &barriers->inputs_arrived[st.index];
+          barriers->producer_commit(st, Smem::kABytes + Smem::kBBytes);
+          const int k0 = kb * BLOCK_K;
+          if constexpr (kAMNMajor) {
+#pragma unroll
+            for (int p = 0; p < BLOCK_M / 64; ++p)
+              prim::tma_load_3d(&params.tma_a, full, smem_a(st.index) + p * BLOCK_K * 128, tile.m0 + 64 * p, k0,
+                                tile.a_batch);
+          } else {
+            prim::tma_load_3d(&params.tma_a, full, smem_a(st.index), k0, tile.m0, tile.a_batch);
+          }
+          if constexpr (kBMNMajor) {
+#pragma unroll
+            for (int p = 0; p < BLOCK_N / 64; ++p)
+              prim::tma_load_3d(&params.tma_b, full, smem_b(st.index) + p * BLOCK_K * 128, tile.n0 + 64 * p, k0,
+                                tile.b_batch);
+          } else {
+            prim::tma_load_3d(&params.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch);
+          }
+          st.advance();
+        }
+      }
+    }
+  } else {
+    // ---------------- consumers ----------------
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<232>();
+    const int math_wg = warpgroup - 1;
+    const int warp_in_wg = thread_in_wg / 32;
+    const int lane = threadIdx.x % 32;
+    const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
+
+    // Descriptor layouts (see prim/wgmma.cuh): K-major tiles step 32 bytes per 16-element K slice; MN-major
+    // tiles are 64-wide column panels of BLOCK_K rows and step 16 rows (2048 bytes) per K slice.
+    constexpr u32 kPanelBytes = BLOCK_K * 128;
+    auto a_desc = [&](int stage, int sub, int kk) {
+      const int row = row_base + sub * 64;
+      const u32 addr = kAMNMajor ? smem_addr(smem_a(stage)) + (row / 64) * kPanelBytes + kk * 2048
+                                 : smem_addr(smem_a(stage)) + row * 128 + kk * 32;
+      return prim::make_smem_desc(addr, kAMNMajor ? kPanelBytes : 0, 1024, prim::SmemSwizzle::k128B);
+    };
+    auto b_desc = [&](int stage, int kk) {
+      const u32 addr = kBMNMajor ? smem_addr(smem_b(stage)) + kk * 2048 : smem_addr(smem_b(stage)) + kk * 32;
+      return prim::make_smem_desc(addr, kBMNMajor ? kPanelBytes : 0, 1024, prim::SmemSwizzle::k128B);
+    };
+
+    u8* smem_d = smem + Smem::kDOffset + math_wg * (kRowsPerWG * BLOCK_N * Smem::kDElemBytes);
+    const bool is_store_thread = thread_in_wg == 0;
+    // Byte offset of 16-byte unit `unit` (along N) of tile row `row` in this warpgroup's staged D, with the
+    // TMA swizzle of the chunk width: unit index XOR (row / (128 / chunk bytes)) within one chunk row.
+    auto d_offset = [](int row, int unit) {
+      const int chunk = unit / kUnitsPerChunkRow;
+      const int swizzled = (unit % kUnitsPerChunkRow) ^ ((row / kRowsPerSwizzleStep) % kUnitsPerChunkRow);
+      return chunk * (kRowsPerWG * kDChunkBytes) + row * kDChunkBytes + swizzled * 16;
+    };
+
+    Scheduler scheduler(params);
+    prim::PipelineState<kStages> st;
+    sched::Tile tile;
+    float acc[kSubM][BLOCK_N / 2];
+
+    while (scheduler.next(tile)) {
+      // -------- main loop: one committed wgmma group per K block, one group kept in flight --------
+      int prev_stage = -1;
+      for (int kb = 0; kb < num_k_blocks; ++kb) {
+        barriers->consumer_wait(st);
+#pragma unroll
+        for (int s = 0; s < kSubM; ++s)
+#pragma unroll
+          for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(acc[s][i]);
+        prim::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+#pragma unroll
+          for (int s = 0; s < kSubM; ++s)
+            prim::wgmma_bf16<BLOCK_N, kAMNMajor ? 1 : 0, kBMNMajor ? 1 : 0>(
+                a_desc(st.index, s, kk), b_desc(st.index, kk), acc[s], (kb > 0 || kk > 0) ? 1u : 0u);
+        }
+        prim::wgmma_commit();
+#pragma unroll
+        for (int s = 0; s < kSubM; ++s)
+#pragma unroll
+          for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(acc[s][i]);
+        // The group of the previous K block is complete once at most one group is in flight.
+        prim::wgmma_wait<1>();
+        if (prev_stage >= 0 && lane == 0) barriers->consumer_release(prev_stage);
+        prev_stage = static_cast<int>(st.index);
+        st.advance();
+      }
+      prim::wgmma_wait<0>();
+      if (prev_stage >= 0 && lane == 0) barriers->consumer_release(prev_stage);
+
+      // -------- epilogue: registers → swizzled shared memory → TMA store --------
+      // The previous tile's store must have finished reading shared memory before it is overwritten.
+      if (is_store_thread) prim::tma_store_wait_read<0>();
+      prim::named_barrier_sync(1 + math_wg, 128);
+
+      const int warp_row = warp_in_wg * 16;  // each warp owns 16 rows of every 64-row sub-block
+#pragma unroll
+      for (int s = 0; s < kSubM; ++s) {
+        if constexpr (!Cfg::kDIsFloat) {
+          // stmatrix x4 stores a 16x16 block: lane l addresses row (l % 8) + 8·((l / 8) % 2) and the
+          // 16-byte column unit (l / 16) of the pair of 8-column groups.
+#pragma unroll
+          for (int j = 0; j < BLOCK_N / 16; ++j) {
+            const int row = s * 64 + warp_row + (lane % 8) + 8 * ((lane / 8) % 2);
+            const int unit = 2 * j + lane / 16;  // 16-byte unit (8 bf16) along N
+            u8* addr = smem_d + d_offset(row, unit);
+            const float* a = &acc[s][8 * j];
+            prim::stmatrix_x4(addr, prim::pack_bf16x2(a[0], a[1]), prim::pack_bf16x2(a[2], a[3]),
+                              prim::pack_bf16x2(a[4], a[5]), prim::pack_bf16x2(a[6], a[7]));
+          }
+        } else {
+          // fp32: each thread holds pairs at (row, 8j + 2·(lane % 4)) and (row + 8, same columns).
+#pragma unroll
+          for (int j = 0; j < BLOCK_N / 8; ++j) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int row = s * 64 + warp_row + lane / 4 + 8 * half;
+              const int col = 8 * j + 2 * (lane % 4);
+              u8* addr = smem_d + d_offset(row, col / 4) + (col % 4) * 4;
+              prim::st_shared_f32x2(addr, acc[s][4 * j + 2 * half], acc[s][4 * j + 2 * half + 1]);
+            }
+          }
+        }
+      }
+      prim::fence_proxy_async_shared();
+      prim::named_barrier_sync(1 + math_wg, 128);
+
+      if (is_store_thread) {
+        const int m_row = tile.m0 + row_base;
+#pragma unroll
+        for (int c = 0; c < BLOCK_N / kDChunkCols; ++c) {
+          const int n_col = tile.n0 + c * kDChunkCols;
+          if (n_col >= params.n) break;
+          const u8* src = smem_d + c * (kRowsPerWG * kDChunkBytes);
+          if constexpr (Cfg::kAccumulate)
+            prim::tma_reduce_add_3d(&params.tma_d, src, n_col, m_row, tile.d_batch);
+          else
+            prim::tma_store_3d(&params.tma_d, src, n_col, m_row, tile.d_batch);
+        }
+        prim::tma_store_commit();
+      }
+    }
+    // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
+    if (is_store_thread) prim::tma_store_wait<0>();
+  }
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,93 @@
+#pragma once
+// Persistent tile scheduler for the SM90 GEMM kernels. Every CTA walks the linear tile sequence with a
+// stride of gridDim.x; the producer and the consumers of a CTA each run their own copy and see the same
+// tiles. Grouped, batched and masked problems differ only here, not in the kernels.
+#include "tilegemm/gemm_params.hpp"
+#include "tilegemm/prim/common.cuh"
+#include "tilegemm/shared_enums.hpp"
+
+namespace tilegemm::sched {
+
+// One output tile and the TMA coordinates that locate its operands.
+struct Tile {
+  int m0;       // first row in A's / D's row coordinate
+  int n0;       // first column of D (first row of B)
+  int a_batch;  // third TMA coordinate of A
+  int b_batch;  // third TMA coordinate of B
+  int d_batch;  // third TMA coordinate of D
+};
+
+// Maps a tile index inside one [num_m_blocks x num_n_blocks] grid to (m_block, n_block). Tiles go down M
+// inside a band of kRasterGroup m-blocks before moving to the next n-block, so the CTAs of one wave share
+// a few B panels and A panels in L2.
+template <int kRasterGroup>
+TG_DEVICE void raster(int local, int num_m_blocks, int num_n_blocks, int& m_block, int& n_block) {
+  const int band_tiles = kRasterGroup * num_n_blocks;
+  const int band = local / band_tiles;
+  const int first_m = band * kRasterGroup;
+  const int band_m = min(kRasterGroup, num_m_blocks - first_m);
+  const int in_band = local - band * band_tiles;
+  m_block = first_m + in_band % band_m;
+  n_block = in_band / band_m;
+}
+
+template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup>
+struct TileScheduler {
+  const GemmParams& p;
+  int num_m_blocks;  // per group (normal, batched), of all rows (contiguous), of the current group (masked)
+  int num_n_blocks;
+  int next_index;
+  // Masked groups: the group the cursor is in and the first tile index of that group.
+  int group = 0;
+  int group_first_tile = 0;
+
+  TG_DEVICE explicit TileScheduler(const GemmParams& params)
+      : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
+        next_index(blockIdx.x) {
+    if constexpr (kType == GemmType::kMGroupedMasked) num_m_blocks = masked_m_blocks(0);
+  }
+
+  TG_DEVICE int masked_m_blocks(int g) const {
+    return g < p.num_groups ? ceil_div(__ldg(p.grouped_layout + g), BLOCK_M) : 0;
+  }
+
+  // Fills `tile` with the next tile of this CTA; false when none is left.
+  TG_DEVICE bool next(Tile& tile) {
+    while (true) {
+      const int index = next_index;
+      next_index += gridDim.x;
+      if constexpr (kType == GemmType::kMGroupedMasked) {
+        // Advance the cursor past groups this index has left behind (indices only grow).
+        while (index >= group_first_tile + num_m_blocks * num_n_blocks) {
+          group_first_tile += num_m_blocks * num_n_blocks;
+          if (++group >= p.num_groups) return false;
+          num_m_blocks = masked_m_blocks(group);
+        }
+        int m_block, n_block;
+        raster<kRasterGroup>(index - group_first_tile, num_m_blocks, num_n_blocks, m_block, n_block);
+        tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group};
+        return true;
+      } else {
+        const int tiles_per_group = num_m_blocks * num_n_blocks;
+        const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
+        if (index >= tiles_per_group * groups) return false;
+        const int g = index / tiles_per_group;
+        int m_block, n_block;
+        raster<kRasterGroup>(index - g * tiles_per_group, num_m_blocks, num_n_blocks, m_block, n_block);
+        const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
+        if constexpr (kType == GemmType::kMGroupedContiguous) {
+          // Groups are aligned to the block size, so a block's first row names its group; a block whose
+          // first row is padding (-1) holds padding only and is skipped.
+          const int b_group = __ldg(p.grouped_layout + m0);
+          if (b_group < 0) continue;
+          tile = {m0, n0, 0, b_group, 0};
+        } else {
+          tile = {m0, n0, g, g, g};
+        }
+        return true;
+      }
+    }
+  }
+};
+
+}  // namespace tilegemm::sched
