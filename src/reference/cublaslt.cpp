@@ -1,0 +1,289 @@
+// The cuBLASLt baseline: bf16 A/B, bf16 or fp32 D, optional C, fp32 accumulation.
+// cuBLASLt is column-major, so the row-major D[M,N] = A·Bᵀ is computed as its transpose
+// Dᵀ[N,M] (col-major, ld = D's row stride) = op(B)·op(A), with B as cuBLASLt's "A" operand.
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "reference/host_view.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/reference.hpp"
+
+namespace tilegemm {
+
+using reference_detail::view_string;
+
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw RuntimeError(fmt::format("cublaslt_gemm: {} failed: {} ({})", what, cudaGetErrorName(status),
+                                   cudaGetErrorString(status)));
+}
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw RuntimeError(fmt::format("cublaslt_gemm: {} failed: {} ({})", what, cublasLtGetStatusName(status),
+                                   cublasLtGetStatusString(status)));
+}
+
+// A [X,K] operand as a column-major cuBLASLt matrix: K-major storage is a K×X matrix with ld = stride(X),
+// MN-major storage is an X×K matrix with ld = stride(K). A dimension of size 1 accepts any stride.
+struct Operand {
+  bool k_major;
+  std::uint64_t rows, cols;
+  std::int64_t ld;
+};
+
+Operand describe_operand(const TensorView& v, const std::string& argument) {
+  const std::int64_t x = v.size(-2), k = v.size(-1), sx = v.stride(-2), sk = v.stride(-1);
+  if ((sk == 1 || k <= 1) && (x <= 1 || sx >= std::max<std::int64_t>(k, 1)))
+    return {true, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(x), x <= 1 ? std::max<std::int64_t>(k, 1) : sx};
+  if ((sx == 1 || x <= 1) && (k <= 1 || sk >= std::max<std::int64_t>(x, 1)))
+    return {false, static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(k), k <= 1 ? std::max<std::int64_t>(x, 1) : sk};
+  throw InvalidArgument(argument, "a K-major (stride(-1) == 1) or MN-major (stride(-2) == 1) view without overlap",
+                        view_string(v));
+}
+
+struct Problem {
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+};
+
+void require_device_view(const TensorView& v, const std::string& argument, int ndim) {
+  TILEGEMM_REQUIRE(v.ndim == ndim, argument, fmt::format("{} dimensions (like a)", ndim), view_string(v));
+  for (int i = 0; i < v.ndim; ++i) {
+    TILEGEMM_REQUIRE(v.shape[i] >= 0, argument, "non-negative sizes", view_string(v));
+    TILEGEMM_REQUIRE(v.strides[i] >= 0, argument, "non-negative strides", view_string(v));
+  }
+  TILEGEMM_REQUIRE(v.numel() == 0 || v.data != nullptr, argument, "a non-null data pointer", "nullptr");
+}
+
+// Row-major [M,N] output check shared by d and c: contiguous in N, rows not overlapping.
+void require_output(const TensorView& v, const std::string& argument, const Problem& p, DType dtype) {
+  const std::string want = v.ndim == 3 ? fmt::format("[{}, {}, {}]", p.batch, p.m, p.n) : fmt::format("[{}, {}]", p.m, p.n);
+  TILEGEMM_REQUIRE(v.dtype == dtype, argument, fmt::format("dtype {}", dtype_name(dtype)), view_string(v));
+  TILEGEMM_REQUIRE(v.size(-2) == p.m && v.size(-1) == p.n && (v.ndim == 2 || v.shape[0] == p.batch), argument,
+                   fmt::format("shape {}", want), view_string(v));
+  TILEGEMM_REQUIRE(v.stride(-1) == 1 || p.n <= 1, argument, "contiguous in N (stride(-1) == 1)", view_string(v));
+  TILEGEMM_REQUIRE(v.stride(-2) >= p.n || p.m <= 1, argument, "a row stride >= N", view_string(v));
+}
+
+Problem check_arguments(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c) {
+  TILEGEMM_REQUIRE(a.ndim == 2 || a.ndim == 3, "a", "a 2-D [M,K] or 3-D [B,M,K] view", view_string(a));
+  require_device_view(a, "a", a.ndim);
+  require_device_view(b, "b", a.ndim);
+  require_device_view(d, "d", a.ndim);
+  TILEGEMM_REQUIRE(a.dtype == DType::kBFloat16, "a", "dtype bf16", view_string(a));
+  TILEGEMM_REQUIRE(b.dtype == DType::kBFloat16, "b", "dtype bf16", view_string(b));
+  TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32, "d", "dtype bf16 or fp32",
+                   view_string(d));
+  Problem p{a.ndim == 3 ? a.shape[0] : 1, a.size(-2), b.size(-2), a.size(-1)};
+  TILEGEMM_REQUIRE(b.size(-1) == p.k, "b", fmt::format("[N, K] with K = {} (from a)", p.k), view_string(b));
+  if (a.ndim == 3)
+    TILEGEMM_REQUIRE(b.shape[0] == p.batch, "b", fmt::format("batch {} (from a)", p.batch), view_string(b));
+  require_output(d, "d", p, d.dtype);
+  if (c) {
+    require_device_view(*c, "c", a.ndim);
+    require_output(*c, "c", p, d.dtype);
+    if (c->data == d.data)
+      TILEGEMM_REQUIRE(c->strides == d.strides, "c", fmt::format("d's strides when c aliases d ({})", view_string(d)),
+                       view_string(*c));
+  }
+  return p;
+}
+
+// One handle and workspace per (device, stream): a workspace shared by two streams could be used by two
+// matmuls at once. Never freed: destroying them at exit could run after the CUDA runtime is torn down.
+struct Context {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
+Context& context_for(int device, void* stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, void*>, Context> contexts;
+  std::lock_guard lock(mutex);
+  Context& ctx = contexts[{device, stream}];
+  if (!ctx.handle) {
+    check_cuda(cudaMalloc(&ctx.workspace, kWorkspaceBytes), "cudaMalloc(workspace)");
+    check_cublas(cublasLtCreate(&ctx.handle), "cublasLtCreate");
+  }
+  return ctx;
+}
+
+std::uint32_t pointer_alignment(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  if (address == 0) return 256;
+  return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
+}
+
+// RAII holders for the per-call descriptors.
+struct Layout {
+  cublasLtMatrixLayout_t handle = nullptr;
+  Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld, std::int64_t batch,
+         std::int64_t batch_stride) {
+    check_cublas(cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+    if (batch > 1) {
+      const std::int32_t count = static_cast<std::int32_t>(batch);
+      check_cublas(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+                   "set BATCH_COUNT");
+      check_cublas(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
+                                                    sizeof(batch_stride)),
+                   "set STRIDED_BATCH_OFFSET");
+    }
+  }
+  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
+  Layout(const Layout&) = delete;
+  Layout& operator=(const Layout&) = delete;
+};
+
+struct MatmulDesc {
+  cublasLtMatmulDesc_t handle = nullptr;
+  MatmulDesc(cublasOperation_t trans_a, cublasOperation_t trans_b) {
+    check_cublas(cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    check_cublas(cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
+                 "set TRANSA");
+    check_cublas(cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
+                 "set TRANSB");
+  }
+  ~MatmulDesc() { cublasLtMatmulDescDestroy(handle); }
+  MatmulDesc(const MatmulDesc&) = delete;
+  MatmulDesc& operator=(const MatmulDesc&) = delete;
+};
+
+struct Preference {
+  cublasLtMatmulPreference_t handle = nullptr;
+  explicit Preference(const std::uint32_t (&alignments)[4]) {
+    check_cublas(cublasLtMatmulPreferenceCreate(&handle), "cublasLtMatmulPreferenceCreate");
+    const std::uint64_t workspace = kWorkspaceBytes;
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                      sizeof(workspace)),
+                 "set MAX_WORKSPACE_BYTES");
+    // The heuristic assumes 256-byte aligned buffers unless told otherwise; views into larger buffers
+    // (guard bands, sub-tensors) are often less aligned.
+    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; ++i)
+      check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
+                   "set MIN_ALIGNMENT");
+  }
+  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
+  Preference(const Preference&) = delete;
+  Preference& operator=(const Preference&) = delete;
+};
+
+// K == 0: D = C (or zeros), which cuBLASLt does not accept as a matmul.
+void fill_without_k(const TensorView& d, const TensorView* c, const Problem& p, cudaStream_t stream) {
+  const std::size_t elem = d.dtype == DType::kFloat32 ? 4 : 2;
+  for (std::int64_t g = 0; g < p.batch; ++g) {
+    char* dst = static_cast<char*>(d.data) + (d.ndim == 3 ? g * d.strides[0] : 0) * elem;
+    const std::size_t pitch = static_cast<std::size_t>(std::max<std::int64_t>(d.stride(-2), p.n)) * elem;
+    if (c && c->data == d.data) continue;
+    if (c) {
+      const char* src = static_cast<const char*>(c->data) + (c->ndim == 3 ? g * c->strides[0] : 0) * elem;
+      const std::size_t src_pitch = static_cast<std::size_t>(std::max<std::int64_t>(c->stride(-2), p.n)) * elem;
+      check_cuda(cudaMemcpy2DAsync(dst, pitch, src, src_pitch, p.n * elem, p.m, cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpy2DAsync");
+    } else {
+      check_cuda(cudaMemset2DAsync(dst, pitch, 0, p.n * elem, p.m, stream), "cudaMemset2DAsync");
+    }
+  }
+}
+
+}  // namespace
+
+TensorView transpose_last2(const TensorView& view) {
+  TILEGEMM_REQUIRE(view.ndim >= 2, "view", "at least 2 dimensions", view_string(view));
+  TensorView t = view;
+  std::swap(t.shape[view.ndim - 2], t.shape[view.ndim - 1]);
+  std::swap(t.strides[view.ndim - 2], t.strides[view.ndim - 1]);
+  return t;
+}
+
+void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+  const Problem p = check_arguments(a, b, d, c);
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  const Operand op_b = describe_operand(b, "b");  // cuBLASLt's A: must become N×K
+  const Operand op_a = describe_operand(a, "a");  // cuBLASLt's B: must become K×M
+
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice (is there a CUDA device?)");
+  auto cuda_stream = static_cast<cudaStream_t>(stream);
+  if (p.k == 0) return fill_without_k(d, c, p, cuda_stream);
+  Context& ctx = context_for(device, stream);
+
+  const cudaDataType out_type = d.dtype == DType::kFloat32 ? CUDA_R_32F : CUDA_R_16BF;
+  const std::int64_t batch_a = a.ndim == 3 ? a.strides[0] : 0, batch_b = b.ndim == 3 ? b.strides[0] : 0;
+  const std::int64_t batch_d = d.ndim == 3 ? d.strides[0] : 0;
+  const TensorView& c_view = c ? *c : d;
+  const std::int64_t batch_c = c_view.ndim == 3 ? c_view.strides[0] : 0;
+  const std::int64_t ld_d = p.m <= 1 ? std::max<std::int64_t>(p.n, 1) : d.stride(-2);
+  const std::int64_t ld_c = p.m <= 1 ? std::max<std::int64_t>(p.n, 1) : c_view.stride(-2);
+  const cublasOperation_t trans_a = op_b.k_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t trans_b = op_a.k_major ? CUBLAS_OP_N : CUBLAS_OP_T;
+
+  MatmulDesc desc(trans_a, trans_b);
+  Layout layout_a(CUDA_R_16BF, op_b.rows, op_b.cols, op_b.ld, p.batch, batch_b);
+  Layout layout_b(CUDA_R_16BF, op_a.rows, op_a.cols, op_a.ld, p.batch, batch_a);
+  Layout layout_c(out_type, p.n, p.m, ld_c, p.batch, batch_c);
+  Layout layout_d(out_type, p.n, p.m, ld_d, p.batch, batch_d);
+  const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data),
+                                       pointer_alignment(c_view.data), pointer_alignment(d.data)};
+
+  // The heuristic query costs more than a small GEMM, so its answer is cached per problem.
+  const std::string key = fmt::format("{}|{}{}|{}|{}x{}x{}x{}|{},{},{},{}|{},{},{},{}|{},{},{},{}", device,
+                                      static_cast<int>(trans_a), static_cast<int>(trans_b), static_cast<int>(out_type),
+                                      p.batch, p.m, p.n, p.k, op_b.ld, op_a.ld, ld_c, ld_d, batch_b, batch_a, batch_c,
+                                      batch_d, alignments[0], alignments[1], alignments[2], alignments[3]);
+  static std::mutex algo_mutex;
+  static std::map<std::string, cublasLtMatmulAlgo_t> algos;
+  cublasLtMatmulAlgo_t algo;
+  {
+    std::lock_guard lock(algo_mutex);
+    auto it = algos.find(key);
+    if (it == algos.end()) {
+      Preference preference(alignments);
+      cublasLtMatmulHeuristicResult_t result{};
+      int returned = 0;
+      check_cublas(cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.handle, layout_a.handle, layout_b.handle,
+                                                  layout_c.handle, layout_d.handle, preference.handle, 1, &result,
+                                                  &returned),
+                   "cublasLtMatmulAlgoGetHeuristic");
+      if (returned == 0)
+        throw RuntimeError(fmt::format("cublaslt_gemm: cuBLASLt has no algorithm for a {} b {} d {}", view_string(a),
+                                       view_string(b), view_string(d)));
+      it = algos.emplace(key, result.algo).first;
+    }
+    algo = it->second;
+  }
+
+  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
+  check_cublas(cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
+                              c_view.data, layout_c.handle, d.data, layout_d.handle, &algo, ctx.workspace,
+                              kWorkspaceBytes, cuda_stream),
+               "cublasLtMatmul");
+}
+
+void cublaslt_gemm_nt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+  cublaslt_gemm(a, b, d, c, stream);
+}
+void cublaslt_gemm_nn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+  cublaslt_gemm(a, transpose_last2(b), d, c, stream);
+}
+void cublaslt_gemm_tn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+  cublaslt_gemm(transpose_last2(a), b, d, c, stream);
+}
+void cublaslt_gemm_tt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+  cublaslt_gemm(transpose_last2(a), transpose_last2(b), d, c, stream);
+}
+
+}  // namespace tilegemm
