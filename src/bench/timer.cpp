@@ -1,0 +1,73 @@
+// bench(): do_bench's method with CUDA events. Per timed call: zero the flush buffer (so every call starts
+// with a cold L2), record start, run, record end — the memset sits outside the timed region.
+#include <vector>
+
+#include "bench/device_buffer.hpp"
+#include "tilegemm/bench.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/hw.hpp"
+
+namespace tilegemm {
+
+using bench_detail::cuda_check;
+using bench_detail::DeviceBuffer;
+using bench_detail::EventPool;
+
+BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options) {
+  TILEGEMM_REQUIRE(static_cast<bool>(fn), "fn", "a callable", "an empty std::function");
+  TILEGEMM_REQUIRE(options.estimate_calls >= 1, "estimate_calls", ">= 1", std::to_string(options.estimate_calls));
+  TILEGEMM_REQUIRE(options.flush_bytes >= 0, "--flush-bytes", ">= 0 (0 = 2 × L2, at least 256 MiB)",
+                   std::to_string(options.flush_bytes));
+  iteration_counts(1.0, options.warmup_ms, options.rep_ms);  // validates the budgets before any GPU work
+  if (!gpu_available()) throw RuntimeError("no CUDA GPU found: bench() needs an NVIDIA GPU");
+
+  int device = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  int l2_bytes = 0;
+  cuda_check(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute(L2)");
+  BenchResult result;
+  result.flush_bytes = options.flush_bytes > 0 ? options.flush_bytes : default_flush_bytes(l2_bytes);
+  DeviceBuffer flush(static_cast<std::size_t>(result.flush_bytes));
+  const cudaStream_t stream = options.stream;
+  auto flush_l2 = [&] { cuda_check(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream), "cudaMemsetAsync(flush)"); };
+
+  // Estimate: as do_bench, the flush is part of each estimated call.
+  {
+    EventPool ev(2);
+    fn(stream);  // first call outside everything: JIT compile, module load, cuBLASLt heuristics
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(first call)");
+    cuda_check(cudaEventRecord(ev[0], stream), "cudaEventRecord");
+    for (int i = 0; i < options.estimate_calls; ++i) {
+      flush_l2();
+      fn(stream);
+    }
+    cuda_check(cudaEventRecord(ev[1], stream), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(ev[1]), "cudaEventSynchronize(estimate)");
+    float total_ms = 0;
+    cuda_check(cudaEventElapsedTime(&total_ms, ev[0], ev[1]), "cudaEventElapsedTime");
+    result.estimate_ms = total_ms / options.estimate_calls;
+  }
+  result.iterations = iteration_counts(result.estimate_ms, options.warmup_ms, options.rep_ms);
+
+  for (int i = 0; i < result.iterations.warmup; ++i) fn(stream);
+
+  const int reps = result.iterations.rep;
+  EventPool ev(2 * static_cast<std::size_t>(reps));
+  for (int i = 0; i < reps; ++i) {
+    flush_l2();
+    cuda_check(cudaEventRecord(ev[2 * i], stream), "cudaEventRecord(start)");
+    fn(stream);
+    cuda_check(cudaEventRecord(ev[2 * i + 1], stream), "cudaEventRecord(end)");
+  }
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize(timed calls)");
+  std::vector<double> samples_us(reps);
+  for (int i = 0; i < reps; ++i) {
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
+    samples_us[i] = 1e3 * ms;
+  }
+  result.stats = summarize(std::move(samples_us));
+  return result;
+}
+
+}  // namespace tilegemm
