@@ -1,0 +1,93 @@
+#pragma once
+// Heuristics (F4): GemmDesc → GemmConfig for the SM90 BF16 kernel family.
+//   enumerate (block_m × block_n × math warpgroups × stages × cluster) → reject what the kernel or the
+//   HardwareModel cannot run (each rejection carries its reason) → score the rest with a cost model built on
+//   the performance ledger → pick the cheapest, ties broken by a fixed order. select_config caches one answer
+//   per (desc, hardware, num_sms) so that repeated calls are a hash lookup; DG_PRINT_CONFIGS=1 prints each new
+//   desc → config once to stderr.
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tilegemm/gemm_config.hpp"
+#include "tilegemm/hw.hpp"
+
+namespace tilegemm {
+
+// The lead flips this once the SM90 BF16 kernel supports 2-CTA TMA multicast; while false every cluster>1
+// candidate is rejected with a reason saying so.
+constexpr bool kSm90Bf16MulticastImplemented = false;
+
+// The numbers that decided a candidate's rank. Times are in microseconds.
+struct CostBreakdown {
+  long long tiles = 0;            // output tiles the persistent scheduler hands out
+  int num_sms = 0;                // persistent CTAs
+  long long waves = 0;            // ceil(tiles / num_sms)
+  double last_wave_util = 0;      // fraction of SMs busy in the last wave
+  double flops = 0;               // useful FLOPs of the problem (2·M·N·K per group)
+  double l2_to_sm_bytes = 0;      // operand bytes all tiles load through L2 (ledger: b·MNK(1/bm+1/bn))
+  double dram_bytes = 0;          // estimated HBM traffic with the wave's panels reused in L2
+  int smem_bytes = 0;             // dynamic shared memory per CTA
+  int smem_per_stage_bytes = 0;   // one A tile + one B tile
+  int acc_regs_per_thread = 0;    // fp32 accumulator registers per math thread
+  double mma_efficiency = 0;      // fraction of the tensor peak one tile's inner loop can reach
+  double tile_compute_us = 0;     // one tile's MMA time at that efficiency
+  double tile_load_us = 0;        // one tile's operand loads at its SM's share of L2 bandwidth (full wave)
+  double tile_overhead_us = 0;    // prologue + epilogue (D tile store) per tile
+  double mainloop_us = 0;         // Σ over waves of max(compute, load) + overhead
+  double dram_floor_us = 0;       // dram_bytes / HBM bandwidth
+  double compute_floor_us = 0;    // flops / (tensor peak × efficiency ceiling)
+  double predicted_us = 0;        // max(mainloop, floors) + launch
+  double predicted_tflops = 0;
+  std::string bound;              // which term set predicted_us: "tiles", "dram" or "compute"
+};
+
+struct Candidate {
+  GemmConfig config;
+  bool legal = false;
+  std::string reject_reason;      // empty when legal
+  CostBreakdown cost;             // filled for legal candidates only
+};
+
+// Checks the problem itself (sizes, dtypes, TMA stride alignment). Throws InvalidArgument naming the
+// offending dimension, e.g. "k: expected a multiple of 8 (16-byte TMA row stride of K-major bf16 A/B), got 100".
+void validate_desc(const GemmDesc& desc);
+
+// Shared memory the SM90 BF16 kernel asks for with this config:
+// stages × (block_m + block_n) × block_k × sizeof(A) + block_m × block_n × sizeof(D) + 1024.
+int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
+
+// Whether the SM90 BF16 kernel can run `config` for `desc` on `hw` (config.num_sms must already be set).
+// On false, *why (if given) says which rule failed with the numbers involved.
+bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
+                            std::string* why);
+
+// The cost model on its own (config must be legal).
+CostBreakdown estimate_sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);
+
+// Every candidate the selector considers, legal or not, in enumeration order. num_sms = 0 → hw.num_sms.
+std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms = 0);
+
+// The legal candidates sorted best first (the selector's order: predicted time, then the tie-break order).
+std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms = 0);
+
+// The best config. Validates the desc first; throws InvalidArgument if no candidate is legal.
+// Cached per (desc, hardware, num_sms) in a process-wide, thread-safe map.
+GemmConfig select_config(const GemmDesc& desc, const HardwareModel& hw, int num_sms = 0);
+
+// The cache behind select_config, usable on its own (tests, tools) with its own print sink.
+class ConfigSelector {
+ public:
+  // print: write "tilegemm: config <desc> -> <config>" to `sink` the first time a key is selected.
+  GemmConfig select(const GemmDesc& desc, const HardwareModel& hw, int num_sms, bool print, std::FILE* sink);
+  std::size_t size() const;
+  void clear();
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, GemmConfig> cache_;
+};
+
+}  // namespace tilegemm

@@ -1,0 +1,154 @@
+// enumerate → reject → score → pick, and the per-desc cache in front of it.
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "heuristics/sm90_bf16_cost.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+namespace {
+constexpr int kBf16BlockK = 64;
+// More stages than this buy no latency hiding the cost model can see and only take shared memory.
+constexpr int kMaxPreferredStages = 6;
+// Predicted times closer than this (relative) are a tie, settled by the fixed order in `better_order`.
+constexpr double kTieTolerance = 1e-9;
+
+struct MathShape {
+  int block_m, num_math_warpgroups;
+};
+constexpr MathShape kMathShapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
+struct ClusterShape {
+  int cluster_m, cluster_n;
+  MulticastSide multicast;
+};
+constexpr ClusterShape kClusterShapes[] = {
+    {1, 1, MulticastSide::kNone}, {2, 1, MulticastSide::kB}, {1, 2, MulticastSide::kA}};
+
+int resolve_num_sms(const HardwareModel& hw, int num_sms) {
+  TILEGEMM_REQUIRE(num_sms >= 0 && num_sms <= hw.num_sms, "num_sms",
+                   fmt::format("0 (all) or a count in [1, {}] ({})", hw.num_sms, hw.name), std::to_string(num_sms));
+  return num_sms == 0 ? hw.num_sms : num_sms;
+}
+
+// Widest D swizzle (128/64/32 B) that divides a D tile row; fp32 D is stored unswizzled.
+int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
+  if (desc.d_dtype == DType::kFloat32) return 0;
+  const int row_bytes = block_n * dtype_bits(desc.d_dtype) / 8;
+  for (int mode : {128, 64, 32})
+    if (row_bytes % mode == 0) return mode;
+  return 0;
+}
+
+// The fixed tie-break order: larger block_m, larger block_n, more math warpgroups, more stages, no cluster.
+bool better_order(const GemmConfig& a, const GemmConfig& b) {
+  const auto key = [](const GemmConfig& c) {
+    return std::make_tuple(c.block_m, c.block_n, c.num_math_warpgroups, c.stages, -c.cluster_m, -c.cluster_n);
+  };
+  return key(a) > key(b);
+}
+
+bool cheaper(const Candidate& a, const Candidate& b) {
+  const double ta = a.cost.predicted_us, tb = b.cost.predicted_us;
+  if (std::abs(ta - tb) > kTieTolerance * std::max(ta, tb)) return ta < tb;
+  return better_order(a.config, b.config);
+}
+
+std::string cache_key(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
+  return fmt::format("{}|{}|{}", to_string(desc), hardware_to_json(hw), num_sms);
+}
+}  // namespace
+
+std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
+  validate_desc(desc);
+  const int sms = resolve_num_sms(hw, num_sms);
+  const ProblemShape shape = sm90_problem_shape(desc);
+  const ProblemLedger problem = problem_ledger(shape, sm90_operand_dtypes(desc), hw);
+  const int k_blocks = static_cast<int>(ceil_div(desc.k, kBf16BlockK));
+  const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
+
+  std::vector<Candidate> out;
+  for (const ClusterShape& cluster : kClusterShapes)
+    for (const MathShape& math : kMathShapes)
+      for (int block_n = 16; block_n <= 256; block_n += 16)
+        for (int stages = 2; stages <= max_stages; ++stages) {
+          Candidate cand;
+          GemmConfig& c = cand.config;
+          c.block_m = math.block_m;
+          c.num_math_warpgroups = math.num_math_warpgroups;
+          c.block_n = block_n;
+          c.block_k = kBf16BlockK;
+          c.stages = stages;
+          c.cluster_m = cluster.cluster_m;
+          c.cluster_n = cluster.cluster_n;
+          c.multicast = cluster.multicast;
+          c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
+          c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
+          c.num_sms = sms;
+          c.raster_group = choose_raster_group(shape, c.block_m, c.block_n, sms);
+          c.split_k = 1;
+          c.smem_bytes = sm90_bf16_smem_bytes(desc, c);
+          cand.legal = sm90_bf16_config_legal(desc, c, hw, &cand.reject_reason);
+          if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
+          out.push_back(std::move(cand));
+        }
+  return out;
+}
+
+std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
+  std::vector<Candidate> all = enumerate_candidates(desc, hw, num_sms);
+  std::vector<Candidate> legal;
+  std::string first_reason;
+  for (auto& c : all) {
+    if (c.legal)
+      legal.push_back(std::move(c));
+    else if (first_reason.empty())
+      first_reason = c.reject_reason;
+  }
+  if (legal.empty())
+    throw InvalidArgument("desc", "a problem some SM90 BF16 config can run",
+                          fmt::format("{} (every candidate rejected, e.g. {})", to_string(desc), first_reason));
+  std::sort(legal.begin(), legal.end(), cheaper);
+  return legal;
+}
+
+GemmConfig ConfigSelector::select(const GemmDesc& desc, const HardwareModel& hw, int num_sms, bool print,
+                                  std::FILE* sink) {
+  const std::string key = cache_key(desc, hw, num_sms);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  // Selection runs outside the lock: two threads racing on a new desc both compute the same (deterministic)
+  // answer and only the first insert prints.
+  const GemmConfig config = rank_candidates(desc, hw, num_sms).front().config;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto [it, inserted] = cache_.emplace(key, config);
+  if (inserted && print && sink) {
+    fmt::print(sink, "tilegemm: config {} -> {}\n", to_string(desc), to_string(config));
+    std::fflush(sink);
+  }
+  return it->second;
+}
+
+std::size_t ConfigSelector::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.size();
+}
+
+void ConfigSelector::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cache_.clear();
+}
+
+GemmConfig select_config(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
+  static ConfigSelector selector;
+  return selector.select(desc, hw, num_sms, env().print_configs, stderr);
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,190 @@
+// The cost model that ranks legal SM90 BF16 configs. It is built on the performance ledger (tile counts,
+// waves, tiled traffic, smem per stage) and the HardwareModel, plus a handful of named constants below;
+// it predicts a time so that configs can be compared, and `tilegemm plan` prints every term.
+//
+//   per tile:  t_tile = max(t_mma, t_load) + t_overhead
+//     t_mma      = 2·bm·bn·K / (per-SM tensor peak × efficiency(bn, math warpgroups))
+//     t_load     = operand bytes of the tile / the SM's share of L2→SM bandwidth (more share when the
+//                  wave is partial, capped per SM and by the bytes the pipeline keeps in flight)
+//     t_overhead = fixed epilogue/prologue cost + the D tile written at the SM's share of HBM bandwidth
+//   problem:   max(Σ waves t_tile, DRAM floor with the wave's panels reused in L2, compute floor) + launch
+#include <algorithm>
+#include <cmath>
+
+#include "heuristics/sm90_bf16_cost.hpp"
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+namespace {
+// cuBLAS bf16 reaches 690–790 TFLOP/s on large shapes on the H200 (anchors/h200.md, SPEC.md), of the 989
+// dense peak: the best any kernel sustains on this power-limited part.
+constexpr double kTensorEfficiencyCeiling = 0.78;
+// One consumer warpgroup cannot overlap its wgmma waits with another's issue (an estimate, not measured).
+constexpr double kSingleWarpgroupEfficiency = 0.9;
+// Shared memory delivers 128 B/cycle/SM; wgmma reads both operands from it (A 64×16 and B bn×16 per
+// m64nNk16), so narrow tiles become smem-bound: the efficiency factor below.
+constexpr double kSmemBytesPerCycle = 128;
+constexpr int kWgmmaM = 64, kWgmmaK = 16;
+// L2→SM bandwidth: DeepGEMM's SM90 heuristic models ~6150 B/cycle for the whole chip and 64 B/cycle per SM;
+// we keep the per-SM form so it scales with the SM count: ≈46.6 B/cycle/SM at 132 SMs, 64 B/cycle at most.
+constexpr double kL2BytesPerCyclePerSm = 46.6;
+constexpr double kL2MaxBytesPerCycleOneSm = 64;
+// Latency one TMA load sees under load (L2 miss to HBM); the pipeline must keep bandwidth × latency bytes
+// in flight (Little's law) or the SM's load rate drops below its share.
+constexpr double kLoadLatencyUs = 0.7;
+// Achievable fraction of datasheet HBM bandwidth: the H200 copies at 4272 GB/s of its 4800 (anchors/h200.md).
+constexpr double kHbmEfficiency = 4272.0 / 4800.0;
+// Per tile: accumulator → smem → TMA store handshake and the scheduler's next-tile fetch (estimate).
+constexpr double kTileFixedOverheadUs = 0.5;
+// Once per kernel: launch and the first pipeline fill (does not change the ranking).
+constexpr double kLaunchOverheadUs = 2.0;
+// Raster group sizes the persistent scheduler supports (m-blocks walked together along N).
+constexpr int kRasterGroups[] = {1, 2, 4, 8, 16};
+
+double mma_efficiency(const GemmConfig& c, const HardwareModel& hw) {
+  const double flops_per_wgmma = 2.0 * kWgmmaM * c.block_n * kWgmmaK;
+  const double smem_bytes_per_wgmma = (kWgmmaM + c.block_n) * kWgmmaK * 2.0;
+  const double needed_bytes_per_cycle =
+      smem_bytes_per_wgmma / flops_per_wgmma * hw.flop_per_cycle_bf16 * kTensorEfficiencyCeiling;
+  double eff = kTensorEfficiencyCeiling * std::min(1.0, kSmemBytesPerCycle / needed_bytes_per_cycle);
+  if (c.num_math_warpgroups == 1) eff *= kSingleWarpgroupEfficiency;
+  return eff;
+}
+
+}  // namespace
+
+ProblemShape sm90_problem_shape(const GemmDesc& desc) {
+  ProblemShape s;
+  s.n = desc.n;
+  s.k = desc.k;
+  switch (desc.type) {
+    case GemmType::kNormal:
+      s.m = desc.m;
+      break;
+    case GemmType::kBatched:
+      s.m = desc.m, s.batch = desc.num_groups;
+      break;
+    case GemmType::kMGroupedContiguous:
+      s.m = desc.m, s.batch = desc.num_groups, s.grouped = true;
+      break;
+    case GemmType::kMGroupedMasked:
+      // Each group is its own [expected_m, N, K] problem with its own B: the batched shape.
+      s.m = desc.expected_m > 0 ? desc.expected_m : desc.m, s.batch = desc.num_groups;
+      break;
+    case GemmType::kKGroupedContiguous:
+      s.m = desc.m, s.batch = desc.num_groups;
+      break;
+  }
+  return s;
+}
+
+OperandDtypes sm90_operand_dtypes(const GemmDesc& desc) {
+  OperandDtypes d;
+  d.a = desc.a_dtype;
+  d.b = desc.b_dtype;
+  d.d = d.c = desc.d_dtype;
+  d.with_c = desc.with_c;
+  return d;
+}
+
+std::int64_t sm90_output_tiles(const ProblemShape& shape, int block_m, int block_n) {
+  if (!shape.grouped) return output_tiles(shape, block_m, block_n);
+  // Contiguous groups are padded to 128 rows and block_m divides 128, so no tile straddles two groups and
+  // the total is exact (the ledger's grouped estimate adds a straddle tile per group boundary).
+  ProblemShape flat = shape;
+  flat.grouped = false;
+  flat.batch = 1;
+  return output_tiles(flat, block_m, block_n);
+}
+
+int choose_raster_group(const ProblemShape& shape, int block_m, int block_n, int num_sms) {
+  // A wave of num_sms tiles covers rg m-blocks × num_sms/rg n-blocks; DRAM reads per wave are proportional
+  // to rg·bm + (num_sms/rg)·bn, smallest when the two panels are about equally tall.
+  const std::int64_t m_blocks = ceil_div(shape.m, block_m);
+  int best = 1;
+  double best_footprint = 0;
+  for (int rg : kRasterGroups) {
+    if (rg > 1 && rg > m_blocks) break;
+    const double footprint = static_cast<double>(rg) * block_m + static_cast<double>(ceil_div(num_sms, rg)) * block_n;
+    if (best == 1 && rg == 1) best_footprint = footprint;
+    if (footprint <= best_footprint) best = rg, best_footprint = footprint;
+  }
+  return best;
+}
+
+CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw,
+                             const ProblemLedger& problem) {
+  CostBreakdown r;
+  const ProblemShape& shape = problem.shape;
+  const OperandDtypes& dtypes = problem.dtypes;
+  const double clock_hz = hw.sm_clock_mhz * 1e6;
+  const double per_sm_peak = problem.peak_flops / hw.num_sms;
+
+  r.num_sms = c.num_sms;
+  r.tiles = sm90_output_tiles(shape, c.block_m, c.block_n);
+  const WaveStats waves = wave_stats(r.tiles, c.num_sms);
+  r.waves = waves.waves;
+  r.last_wave_util = waves.last_wave_utilisation;
+  r.flops = problem.flops;
+  r.smem_bytes = sm90_bf16_smem_bytes(desc, c);
+  r.smem_per_stage_bytes = static_cast<int>(smem_bytes_per_stage(dtypes, c.block_m, c.block_n, c.block_k));
+  r.acc_regs_per_thread = accumulator_regs_per_thread(c.block_m, c.block_n, 128 * c.num_math_warpgroups);
+
+  // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
+  const std::int64_t k_blocks = ceil_div(shape.k, c.block_k);
+  double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;
+  double b_bytes = dtype_bytes(dtypes.b, static_cast<double>(c.block_n) * c.block_k) * k_blocks;
+  const double unshared_bytes = a_bytes + b_bytes;
+  if (c.multicast == MulticastSide::kA) a_bytes /= 2;
+  if (c.multicast == MulticastSide::kB) b_bytes /= 2;
+  const double tile_load_bytes = a_bytes + b_bytes;
+  r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * (tile_load_bytes / unshared_bytes);
+
+  r.mma_efficiency = mma_efficiency(c, hw);
+  r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) / (per_sm_peak * r.mma_efficiency) * 1e6;
+
+  const double in_flight_bytes = static_cast<double>(std::min<std::int64_t>(c.stages, k_blocks)) * r.smem_per_stage_bytes;
+  const double latency_rate = in_flight_bytes / (kLoadLatencyUs * 1e-6);
+  const double hbm_rate = hw.hbm_bytes_per_s() * kHbmEfficiency;
+  const double d_tile_bytes = dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) * (dtypes.with_c ? 2 : 1);
+  auto tile_time_us = [&](std::int64_t active, double* load_us, double* overhead_us) {
+    const double l2_share = kL2BytesPerCyclePerSm * hw.num_sms * clock_hz / static_cast<double>(active);
+    const double rate = std::min({l2_share, kL2MaxBytesPerCycleOneSm * clock_hz, latency_rate});
+    *load_us = tile_load_bytes / rate * 1e6;
+    *overhead_us = kTileFixedOverheadUs + d_tile_bytes / (hbm_rate / static_cast<double>(active)) * 1e6;
+    return std::max(r.tile_compute_us, *load_us) + *overhead_us;
+  };
+  const std::int64_t full_active = std::min<std::int64_t>(r.tiles, c.num_sms);
+  const double full_tile_us = tile_time_us(full_active, &r.tile_load_us, &r.tile_overhead_us);
+  double last_load_us = 0, last_overhead_us = 0;
+  const double last_tile_us = tile_time_us(std::max<std::int64_t>(waves.last_wave_units, 1), &last_load_us, &last_overhead_us);
+  const bool last_is_partial = waves.last_wave_units < waves.slots && r.waves > 0;
+  r.mainloop_us = static_cast<double>(r.waves - (last_is_partial ? 1 : 0)) * full_tile_us +
+                  (last_is_partial ? last_tile_us : 0.0);
+
+  // DRAM: the wave's A and B panels are read from HBM once per wave and reused through L2.
+  const std::int64_t m_blocks = ceil_div(shape.m, c.block_m), n_blocks = ceil_div(shape.n, c.block_n);
+  const std::int64_t wave_m_blocks = std::min<std::int64_t>(c.raster_group, m_blocks);
+  const std::int64_t wave_n_blocks = std::min<std::int64_t>(ceil_div(c.num_sms, c.raster_group), n_blocks);
+  const double wave_ab = tiled_ab_bytes(shape, dtypes, static_cast<int>(wave_m_blocks * c.block_m),
+                                        static_cast<int>(wave_n_blocks * c.block_n));
+  r.dram_bytes = std::max(wave_ab, problem.bytes.ab()) + problem.bytes.c + problem.bytes.d;
+  r.dram_floor_us = r.dram_bytes / hbm_rate * 1e6;
+  r.compute_floor_us = problem.flops / (problem.peak_flops * kTensorEfficiencyCeiling) * 1e6;
+
+  r.bound = "tiles";
+  double t = r.mainloop_us;
+  if (r.dram_floor_us > t) t = r.dram_floor_us, r.bound = "dram";
+  if (r.compute_floor_us > t) t = r.compute_floor_us, r.bound = "compute";
+  r.predicted_us = t + kLaunchOverheadUs;
+  r.predicted_tflops = problem.flops / (r.predicted_us * 1e-6) / 1e12;
+  return r;
+}
+
+CostBreakdown estimate_sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw) {
+  const ProblemLedger problem = problem_ledger(sm90_problem_shape(desc), sm90_operand_dtypes(desc), hw);
+  return sm90_bf16_cost(desc, config, hw, problem);
+}
+
+}  // namespace tilegemm

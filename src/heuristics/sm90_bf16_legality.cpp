@@ -1,0 +1,129 @@
+// The SM90 BF16 kernel's constraints, in one place. The kernel (device/tilegemm/kernels/sm90_bf16_gemm.cuh)
+// is written to exactly these rules; a config that passes here must compile and run there.
+#include <fmt/format.h>
+
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+namespace {
+// 128-byte rows of bf16 operands make every A/B tile row one 128B-swizzle atom row.
+constexpr int kBf16BlockK = 64;
+constexpr int kOperandSwizzleBytes = 128;
+constexpr int kMinStages = 2, kMaxStages = 8;
+constexpr int kMaxAccumulatorRegs = 128;
+// Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
+// setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
+constexpr int kMathNonAccumulatorRegs = 40;
+constexpr int kProducerRegs = 40;
+// Barriers and the 1024-byte alignment of 128B-swizzled TMA destinations.
+constexpr int kSmemReserveBytes = 1024;
+
+bool fail(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+// m-blocks of one problem (one batch, or one masked group of M_max rows) that a 2×1 cluster pairs up.
+long long m_blocks(const GemmDesc& desc, int block_m) { return ceil_div(desc.m, block_m); }
+}  // namespace
+
+int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
+  const long long operand = static_cast<long long>(c.stages) * (c.block_m + c.block_n) * c.block_k *
+                            (dtype_bits(desc.a_dtype) / 8);
+  const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
+  return static_cast<int>(operand + staging + kSmemReserveBytes);
+}
+
+bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
+  if (desc.type == GemmType::kKGroupedContiguous)
+    return fail(why, "K-grouped contiguous GEMMs are not implemented by the SM90 BF16 kernel yet");
+  if (c.block_k != kBf16BlockK)
+    return fail(why, fmt::format("block_k {} != {} (bf16 rows of 128 bytes for the 128B swizzle)", c.block_k,
+                                 kBf16BlockK));
+  const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
+                        (c.block_m == 128 && (c.num_math_warpgroups == 1 || c.num_math_warpgroups == 2)) ||
+                        (c.block_m == 256 && c.num_math_warpgroups == 2);
+  if (!shape_ok)
+    return fail(why, fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), "
+                                 "(256,2)}}", c.block_m, c.num_math_warpgroups));
+  if (desc.type == GemmType::kMGroupedContiguous && c.block_m > 128)
+    return fail(why, fmt::format("block_m {} > 128: contiguous groups are aligned to 128 rows, a tile must not "
+                                 "straddle two groups", c.block_m));
+  if (c.block_n < 16 || c.block_n > 256 || c.block_n % 16 != 0)
+    return fail(why, fmt::format("block_n {} is not a multiple of 16 in [16, 256]", c.block_n));
+
+  const int rows_per_wg = c.block_m / c.num_math_warpgroups;
+  const int acc_regs = rows_per_wg * c.block_n / 128;
+  if (acc_regs > kMaxAccumulatorRegs)
+    return fail(why, fmt::format("{} fp32 accumulator registers per thread ({} rows x block_n {} / 128) > {}",
+                                 acc_regs, rows_per_wg, c.block_n, kMaxAccumulatorRegs));
+  if (hw.max_regs_per_thread > 0 && acc_regs + kMathNonAccumulatorRegs > hw.max_regs_per_thread)
+    return fail(why, fmt::format("{} registers per math thread > {} allowed", acc_regs + kMathNonAccumulatorRegs,
+                                 hw.max_regs_per_thread));
+  const int regs_per_cta = 128 * c.num_math_warpgroups * (acc_regs + kMathNonAccumulatorRegs) + 128 * kProducerRegs;
+  if (hw.regs_per_sm > 0 && regs_per_cta > hw.regs_per_sm)
+    return fail(why, fmt::format("{} registers per CTA > {} per SM", regs_per_cta, hw.regs_per_sm));
+  if (hw.max_threads_per_sm > 0 && c.num_threads() > hw.max_threads_per_sm)
+    return fail(why, fmt::format("{} threads > {} per SM", c.num_threads(), hw.max_threads_per_sm));
+
+  if (desc.major_a == Major::kMNMajor && c.block_m % 64 != 0)
+    return fail(why, fmt::format("MN-major A needs block_m % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
+                                 "block_m is {}", c.block_m));
+  if (desc.major_b == Major::kMNMajor && c.block_n % 64 != 0)
+    return fail(why, fmt::format("MN-major B needs block_n % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
+                                 "block_n is {}", c.block_n));
+  if (c.swizzle_a_bytes != kOperandSwizzleBytes || c.swizzle_b_bytes != kOperandSwizzleBytes)
+    return fail(why, fmt::format("operand swizzle {}/{} bytes, the kernel uses {}B for A and B", c.swizzle_a_bytes,
+                                 c.swizzle_b_bytes, kOperandSwizzleBytes));
+  const int d_row_bytes = c.block_n * dtype_bits(desc.d_dtype) / 8;
+  if (c.swizzle_d_bytes != 0 &&
+      (c.swizzle_d_bytes % 32 != 0 || c.swizzle_d_bytes > 128 || d_row_bytes % c.swizzle_d_bytes != 0))
+    return fail(why, fmt::format("D swizzle {} bytes does not divide the {}-byte D tile row", c.swizzle_d_bytes,
+                                 d_row_bytes));
+
+  if (c.stages < kMinStages || c.stages > kMaxStages)
+    return fail(why, fmt::format("stages {} not in [{}, {}]", c.stages, kMinStages, kMaxStages));
+  const int smem = sm90_bf16_smem_bytes(desc, c);
+  if (smem > hw.smem_per_block_bytes)
+    return fail(why, fmt::format("shared memory {} B ({} stages x {} B + {} B D staging + {}) > {} B per block", smem,
+                                 c.stages, (c.block_m + c.block_n) * c.block_k * 2,
+                                 c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes,
+                                 hw.smem_per_block_bytes));
+  if (c.smem_bytes != 0 && c.smem_bytes != smem)
+    return fail(why, fmt::format("config.smem_bytes {} != the {} B the kernel needs", c.smem_bytes, smem));
+
+  if (c.num_sms < 1 || c.num_sms > hw.num_sms)
+    return fail(why, fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms));
+  if (c.raster_group < 1) return fail(why, fmt::format("raster_group {} < 1", c.raster_group));
+  if (c.split_k != 1) return fail(why, fmt::format("split_k {} != 1 (split-K is not implemented yet)", c.split_k));
+
+  const bool cluster_shape_ok = (c.cluster_m == 1 && c.cluster_n == 1 && c.multicast == MulticastSide::kNone) ||
+                                (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB) ||
+                                (c.cluster_m == 1 && c.cluster_n == 2 && c.multicast == MulticastSide::kA);
+  if (!cluster_shape_ok)
+    return fail(why, fmt::format("cluster {}x{} with multicast side {} not in {{1x1 none, 2x1 B, 1x2 A}}",
+                                 c.cluster_m, c.cluster_n, static_cast<int>(c.multicast)));
+  const int cluster_size = c.cluster_m * c.cluster_n;
+  if (cluster_size > 1) {
+    if (cluster_size > hw.max_cluster_size)
+      return fail(why, fmt::format("cluster size {} > {} on {}", cluster_size, hw.max_cluster_size, hw.name));
+    if (c.num_sms % 2 != 0)
+      return fail(why, fmt::format("2-CTA cluster needs an even num_sms, got {}", c.num_sms));
+    const long long paired = c.cluster_m == 2 ? m_blocks(desc, c.block_m) : ceil_div(desc.n, c.block_n);
+    if (paired % 2 != 0)
+      return fail(why, fmt::format("2-CTA cluster along {} needs an even block count, got {}",
+                                   c.cluster_m == 2 ? "M" : "N", paired));
+    if (desc.type == GemmType::kMGroupedContiguous && c.cluster_m == 2)
+      return fail(why, "2x1 cluster would pair m-blocks of different groups (they do not share B)");
+    if (!kSm90Bf16MulticastImplemented)
+      return fail(why, "2-CTA multicast is not implemented by the SM90 BF16 kernel yet "
+                       "(kSm90Bf16MulticastImplemented = false)");
+  }
+  if (why) why->clear();
+  return true;
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,70 @@
+// Problem-level checks: what no GemmConfig could fix. TMA requires every row stride to be a multiple of
+// 16 bytes, so the contiguous dimension of each tensor must hold a multiple of 16 bytes of elements.
+#include <fmt/format.h>
+
+#include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+namespace {
+// Contiguous groups are padded to this many rows (DeepGEMM's get_mk_alignment_for_contiguous_layout()).
+constexpr int kContiguousGroupAlignment = 128;
+constexpr int kTmaStrideAlignmentBytes = 16;
+
+void require_positive(int value, const char* name) {
+  TILEGEMM_REQUIRE(value > 0, name, "a positive size", std::to_string(value));
+}
+
+// The contiguous extent `value` (elements of `t`) must give a 16-byte aligned row stride.
+void require_tma_aligned(int value, DType t, const char* name, const char* what) {
+  const int elems = kTmaStrideAlignmentBytes * 8 / dtype_bits(t);
+  TILEGEMM_REQUIRE(value % elems == 0, name,
+                   fmt::format("a multiple of {} (16-byte TMA row stride of {})", elems, what),
+                   std::to_string(value));
+}
+}  // namespace
+
+void validate_desc(const GemmDesc& desc) {
+  require_positive(desc.m, "m");
+  require_positive(desc.n, "n");
+  require_positive(desc.k, "k");
+  require_positive(desc.num_groups, "num_groups");
+  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16, "a_dtype", "bf16 (SM90 BF16 kernel family)",
+                   std::string(dtype_name(desc.a_dtype)));
+  TILEGEMM_REQUIRE(desc.b_dtype == DType::kBFloat16, "b_dtype", "bf16 (SM90 BF16 kernel family)",
+                   std::string(dtype_name(desc.b_dtype)));
+  TILEGEMM_REQUIRE(desc.d_dtype == DType::kBFloat16 || desc.d_dtype == DType::kFloat32, "d_dtype",
+                   "bf16 or fp32", std::string(dtype_name(desc.d_dtype)));
+
+  switch (desc.type) {
+    case GemmType::kNormal:
+      TILEGEMM_REQUIRE(desc.num_groups == 1, "num_groups", "1 for a normal GEMM", std::to_string(desc.num_groups));
+      break;
+    case GemmType::kMGroupedContiguous:
+      TILEGEMM_REQUIRE(desc.m % kContiguousGroupAlignment == 0, "m",
+                       fmt::format("a multiple of {} (each contiguous group is padded to {} rows)",
+                                   kContiguousGroupAlignment, kContiguousGroupAlignment),
+                       std::to_string(desc.m));
+      break;
+    case GemmType::kMGroupedMasked:
+      TILEGEMM_REQUIRE(desc.expected_m >= 0 && desc.expected_m <= desc.m, "expected_m",
+                       fmt::format("0 (= m) or a row count in [1, m={}]", desc.m), std::to_string(desc.expected_m));
+      break;
+    case GemmType::kBatched:
+    case GemmType::kKGroupedContiguous:
+      break;
+  }
+  if (desc.type != GemmType::kMGroupedMasked)
+    TILEGEMM_REQUIRE(desc.expected_m == 0, "expected_m", "0 (only masked grouped GEMMs take a hint)",
+                     std::to_string(desc.expected_m));
+
+  if (desc.major_a == Major::kKMajor || desc.major_b == Major::kKMajor)
+    require_tma_aligned(desc.k, desc.a_dtype, "k", "K-major bf16 A/B");
+  if (desc.major_a == Major::kMNMajor) require_tma_aligned(desc.m, desc.a_dtype, "m", "MN-major bf16 A");
+  if (desc.major_b == Major::kMNMajor) require_tma_aligned(desc.n, desc.b_dtype, "n", "MN-major bf16 B");
+  require_tma_aligned(desc.n, desc.d_dtype, "n",
+                      desc.d_dtype == DType::kFloat32 ? "fp32 D (N-contiguous)" : "bf16 D (N-contiguous)");
+}
+
+}  // namespace tilegemm
