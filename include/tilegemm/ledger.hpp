@@ -34,6 +34,8 @@ struct ScaleFactors {
   int bits = 32;
   bool present() const { return gran_k > 0; }
 };
+// Bytes of the scale factors of `rows` rows (M for A, N for B) × k of one operand; 0 when absent.
+double scale_factor_bytes(const ScaleFactors& sf, std::int64_t rows, std::int64_t k);
 
 struct OperandDtypes {
   DType a = DType::kBFloat16;
