@@ -1,0 +1,186 @@
+// M-grouped BF16 GEMMs: the contiguous layout (per-row group index with -1 padding, and the prefix-sum
+// layout) and the masked layout, with random group sizes including empty groups. Rows a group does not
+// own (padding, rows beyond masked_m) must keep the poison: the kernel must not write them.
+#include <random>
+
+#include "gpu_harness.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/gemm.hpp"
+
+namespace gpu_test {
+namespace {
+
+std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+
+// Compares the rows each group owns with the float64 reference (a sample of rows for big groups) and
+// appends to got/want.
+void check_group(const GuardedTensor& a, std::int64_t a_batch, std::int64_t row0, std::int64_t rows,
+                 const GuardedTensor& b, std::int64_t g, bool b_mn, const GuardedTensor& d, std::int64_t d_batch,
+                 std::uint64_t seed, std::vector<double>& got, std::vector<double>& want) {
+  if (rows == 0) return;
+  const std::int64_t n = d.cols(), k = a.cols();
+  const TensorView a_host = a.host_slice(a_batch, row0, row0 + rows);
+  const TensorView b_storage = b.host_slice(g, 0, b.rows());
+  const TensorView b_host = b_mn ? tilegemm::transpose_last2(b_storage) : b_storage;
+  const auto sample = rows_to_check(rows, static_cast<double>(rows) * n * k, seed + static_cast<std::uint64_t>(g));
+  const auto ref = tilegemm::reference_gemm_rows(a_host, b_host, nullptr, sample);
+  want.insert(want.end(), ref.begin(), ref.end());
+  for (std::int64_t r : sample)
+    for (std::int64_t j = 0; j < n; ++j) got.push_back(d.get(d_batch, row0 + r, j));
+}
+
+struct ContiguousCase {
+  int groups;
+  std::int64_t n, k;
+  int mean_m;
+  bool b_mn;
+  bool psum;
+};
+
+std::string contiguous_name(const ::testing::TestParamInfo<ContiguousCase>& info) {
+  const auto& c = info.param;
+  return fmt::format("g{}_n{}_k{}_m{}_{}{}", c.groups, c.n, c.k, c.mean_m, c.b_mn ? "nn" : "nt", c.psum ? "_psum" : "");
+}
+
+class MGroupedContiguous : public ::testing::TestWithParam<ContiguousCase> {};
+
+TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  const ContiguousCase cs = GetParam();
+  const std::uint64_t seed = next_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
+
+  // Random group sizes in [0, 2·mean]; group 1 is empty and group 0 is not a multiple of the alignment.
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> size_dist(0, 2 * cs.mean_m);
+  std::vector<std::int64_t> sizes(cs.groups), starts(cs.groups);
+  for (auto& s : sizes) s = size_dist(rng);
+  if (cs.groups > 1) sizes[1] = 0;
+  if (sizes[0] % alignment == 0) sizes[0] += 1;
+  std::int64_t m_total = 0;
+  for (int g = 0; g < cs.groups; ++g) starts[g] = m_total, m_total += align_up(sizes[g], alignment);
+
+  // Per-row group index (-1 = padding), or with the prefix-sum layout each group's end row: group g then
+  // starts at the previous end rounded up to the alignment (DeepGEMM's psum convention).
+  std::vector<std::int32_t> row_group(static_cast<std::size_t>(m_total), -1), ends(cs.groups);
+  for (int g = 0; g < cs.groups; ++g) {
+    for (std::int64_t r = 0; r < sizes[g]; ++r) row_group[starts[g] + r] = g;
+    ends[g] = static_cast<std::int32_t>(starts[g] + sizes[g]);
+  }
+  DeviceInts layout(cs.psum ? ends : row_group);
+
+  GuardedTensor a(DType::kBFloat16, 0, m_total, cs.k);
+  GuardedTensor b(DType::kBFloat16, cs.groups, cs.b_mn ? cs.k : cs.n, cs.b_mn ? cs.n : cs.k);
+  GuardedTensor d(DType::kBFloat16, 0, m_total, cs.n);
+  a.fill_random(seed * 4 + 0);  // padding rows of A hold random values too: they must not leak into D
+  b.fill_random(seed * 4 + 1);
+  const TensorView b_view = cs.b_mn ? tilegemm::transpose_last2(b.device_view()) : b.device_view();
+  try {
+    tilegemm::m_grouped_bf16_gemm_contiguous(a.device_view(), b_view, d.device_view(), layout.view(), cs.psum);
+  } catch (const tilegemm::InvalidArgument& e) {
+    if (cs.psum && e.argument() == "use_psum_layout") GTEST_SKIP() << "prefix-sum layout rejected: " << e.what();
+    throw;
+  }
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+  d.download();
+
+  const auto cov = d.coverage([&](std::int64_t, std::int64_t r) { return row_group[r] >= 0; });
+  EXPECT_EQ(cov.unwritten, 0) << cov.describe();
+  EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
+  EXPECT_EQ(cov.stray_rows, 0) << "padding rows (group index -1) were written: " << cov.describe();
+
+  std::vector<double> got, want;
+  for (int g = 0; g < cs.groups; ++g) check_group(a, 0, starts[g], sizes[g], b, g, cs.b_mn, d, 0, seed, got, want);
+  const double diff = tilegemm::calc_diff(got, want);
+  EXPECT_LT(diff, kMaxDiff);
+  std::string size_list;
+  for (auto s : sizes) size_list += fmt::format("{}{}", size_list.empty() ? "" : ",", s);
+  report("m_grouped_bf16_gemm_contiguous", fmt::format("M={} [{}] x{} x{}", m_total, size_list, cs.n, cs.k),
+         cs.b_mn ? "nn" : "nt", cs.psum ? "d=bf16 psum" : "d=bf16 per-row",
+         fmt::format("calc_diff {:.3e}", diff), !HasFailure());
+}
+
+std::vector<ContiguousCase> contiguous_cases() {
+  const ContiguousCase shapes[] = {
+      {4, 576, 1000, 100, false, false}, {8, 2112, 7168, 200, false, false},
+      {3, 24, 136, 300, false, false},   {16, 7168, 2048, 64, false, false}};
+  std::vector<ContiguousCase> cases;
+  for (int i = 0; i < 4; ++i)
+    for (int variant = 0; variant < 4; ++variant) {
+      ContiguousCase c = shapes[i];
+      c.b_mn = variant & 1, c.psum = variant & 2;
+      // quick: every shape per-row nt, and each of the other three variants on two shapes.
+      if (full_level() || variant == 0 || (i + variant) % 2 == 0) cases.push_back(c);
+    }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguous, ::testing::ValuesIn(contiguous_cases()), contiguous_name);
+INSTANTIATE_TEST_SUITE_P(Representative, MGroupedContiguous,
+                         ::testing::Values(ContiguousCase{3, 24, 136, 300, false, false}), contiguous_name);
+
+struct MaskedCase {
+  int groups;
+  std::int64_t m_max, n, k;
+  bool b_mn;
+};
+
+std::string masked_name(const ::testing::TestParamInfo<MaskedCase>& info) {
+  const auto& c = info.param;
+  return fmt::format("g{}_mmax{}_n{}_k{}_{}", c.groups, c.m_max, c.n, c.k, c.b_mn ? "nn" : "nt");
+}
+
+class MGroupedMasked : public ::testing::TestWithParam<MaskedCase> {};
+
+TEST_P(MGroupedMasked, MatchesReferenceAndLeavesMaskedRowsAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  const MaskedCase cs = GetParam();
+  const std::uint64_t seed = next_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+
+  // Random valid rows per group in [0, M_max]; group 0 is empty and group 1 full.
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> dist(0, cs.m_max);
+  std::vector<std::int32_t> masked(cs.groups);
+  for (auto& m : masked) m = static_cast<std::int32_t>(dist(rng));
+  masked[0] = 0;
+  if (cs.groups > 1) masked[1] = static_cast<std::int32_t>(cs.m_max);
+  std::int64_t sum = 0;
+  for (auto m : masked) sum += m;
+  const int expected_m = static_cast<int>(std::max<std::int64_t>(1, (sum + cs.groups - 1) / cs.groups));
+  DeviceInts masked_m(masked);
+
+  GuardedTensor a(DType::kBFloat16, cs.groups, cs.m_max, cs.k);
+  GuardedTensor b(DType::kBFloat16, cs.groups, cs.b_mn ? cs.k : cs.n, cs.b_mn ? cs.n : cs.k);
+  GuardedTensor d(DType::kBFloat16, cs.groups, cs.m_max, cs.n);
+  a.fill_random(seed * 4 + 0);
+  b.fill_random(seed * 4 + 1);
+  const TensorView b_view = cs.b_mn ? tilegemm::transpose_last2(b.device_view()) : b.device_view();
+  tilegemm::m_grouped_bf16_gemm_masked(a.device_view(), b_view, d.device_view(), masked_m.view(), expected_m);
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+  d.download();
+
+  const auto cov = d.coverage([&](std::int64_t g, std::int64_t r) { return r < masked[g]; });
+  EXPECT_TRUE(cov.ok()) << cov.describe();
+  std::vector<double> got, want;
+  for (int g = 0; g < cs.groups; ++g) check_group(a, g, 0, masked[g], b, g, cs.b_mn, d, g, seed, got, want);
+  const double diff = tilegemm::calc_diff(got, want);
+  EXPECT_LT(diff, kMaxDiff);
+  std::string mask_list;
+  for (auto m : masked) mask_list += fmt::format("{}{}", mask_list.empty() ? "" : ",", m);
+  report("m_grouped_bf16_gemm_masked",
+         fmt::format("{}x{} masked [{}] x{} x{} expected_m {}", cs.groups, cs.m_max, mask_list, cs.n, cs.k, expected_m),
+         cs.b_mn ? "nn" : "nt", "d=bf16", fmt::format("calc_diff {:.3e}", diff), !HasFailure());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMasked,
+                         ::testing::Values(MaskedCase{4, 128, 7168, 2048, false}, MaskedCase{6, 256, 576, 1000, false},
+                                           MaskedCase{2, 64, 24, 136, false}, MaskedCase{8, 384, 4096, 7168, false},
+                                           MaskedCase{3, 192, 2112, 1000, true}),
+                         masked_name);
+INSTANTIATE_TEST_SUITE_P(Representative, MGroupedMasked, ::testing::Values(MaskedCase{2, 64, 24, 136, false}),
+                         masked_name);
+
+}  // namespace
+}  // namespace gpu_test
