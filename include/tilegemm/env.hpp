@@ -18,11 +18,22 @@ struct Env {
   bool jit_dump_ptx = false;         // DG_JIT_DUMP_PTX
   bool jit_dump_sass = false;        // DG_JIT_DUMP_SASS
   bool jit_disable = false;          // DG_JIT_DISABLE: any compile becomes an error naming the kernel
+  // TILEGEMM_DEVICE_INCLUDE_DIR; default the source tree's device/ (compile definition), so an installed
+  // copy of the device headers can be pointed at without rebuilding.
+  std::string device_include_dir;
+  // TILEGEMM_CUDA_INCLUDE_DIR; default the toolkit the library was built against.
+  std::string cuda_include_dir;
+  // Incremented by every reload_env(), so caches derived from the settings know when to rebuild.
+  unsigned generation = 0;
 };
 
-// The process-wide values, read from the environment on first call.
+// The process-wide values, read from the environment on first call. A malformed boolean (anything but
+// 0/1/true/false/yes/no/on/off, any case) throws InvalidArgument naming the variable.
 const Env& env();
-// Re-reads the environment (tests and the Python layer's setters use this).
+// Re-reads the environment (tests and the Python layer's setters use this). Not safe to call while another
+// thread is compiling or launching.
 void reload_env();
+// Reads the environment without installing the result (used by env() and reload_env(); exposed for tests).
+Env read_env_from_process();
 
 }  // namespace tilegemm

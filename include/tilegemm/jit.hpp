@@ -3,9 +3,12 @@
 // into a compiled artifact (memory cache → disk cache → NVRTC/NVCC) and launches it through the driver API.
 // Nothing here knows about GEMM.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tilegemm/errors.hpp"
 
 namespace tilegemm::jit {
 
@@ -51,5 +54,58 @@ struct RuntimeStats {
   std::int64_t disk_hits = 0;
 };
 RuntimeStats runtime_stats();
+
+// A compiler rejected a kernel (or ptxas reported spills with DG_JIT_PTXAS_CHECK=1). what() names the kernel
+// and the saved source and ends with the compiler log.
+class CompileError : public RuntimeError {
+ public:
+  CompileError(const std::string& kernel, const std::string& log, const std::string& source_path);
+  const std::string& kernel() const { return kernel_; }
+  const std::string& log() const { return log_; }
+  const std::string& source_path() const { return source_path_; }
+
+ private:
+  std::string kernel_, log_, source_path_;
+};
+
+// Forgets every kernel in the process's memory cache (kernels already handed out stay valid). Tests use it
+// to observe the disk cache; the next get_kernel of a dropped spec reads the disk or compiles.
+void clear_memory_cache();
+
+// --- Precompile: fill the disk cache ahead of serving (works without a GPU) ------------------------------
+struct PrecompileProgress {
+  std::size_t done = 0, total = 0;
+  std::size_t compiled = 0;       // of `done`, how many needed the compiler (the rest were cache hits)
+  double elapsed_s = 0;
+  const std::string* last_name = nullptr;  // the kernel that just finished
+};
+using ProgressCallback = std::function<void(const PrecompileProgress&)>;
+struct PrecompileResult {
+  std::size_t total = 0, compiled = 0, cached = 0;
+  std::vector<std::string> failures;  // "<kernel>: <first line of the error>"
+  double elapsed_s = 0;
+};
+// Compiles `specs` (duplicates by name+source are compiled once) on `jobs` threads (0 = all cores). The
+// callback runs under a lock, once per finished kernel. Failures are collected, not thrown.
+PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs = 0,
+                            const ProgressCallback& on_progress = {});
+
+// --- The disk cache, for `tilegemm jit info/clear` ---------------------------------------------------------
+struct CacheInfo {
+  std::string directory;       // DG_JIT_CACHE_DIR (or its default)
+  std::size_t entries = 0;     // published kernels
+  std::uintmax_t bytes = 0;    // every file under the directory
+  bool writable = false;
+};
+CacheInfo cache_info();
+// Removes every entry and leftover temp dir under the cache directory; returns the entries removed.
+std::size_t clear_disk_cache();
+
+// Small self-contained kernels (no project headers beyond shared_enums.hpp) for tests, `tilegemm jit
+// precompile --test-kernels` and `tilegemm jit bench`. `salt` makes the source (and so the key) unique.
+std::vector<KernelSpec> test_kernel_specs(const std::string& salt = "");
+// The heaviest kernel this build can generate without a GEMM family: it includes <cuda/ptx> and every
+// header under <device include dir>/tilegemm/prim/.
+KernelSpec heavy_test_kernel_spec(const std::string& salt = "");
 
 }  // namespace tilegemm::jit

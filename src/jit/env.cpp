@@ -1,0 +1,85 @@
+// The one place that reads tilegemm's environment variables.
+#include "tilegemm/env.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include "tilegemm/errors.hpp"
+
+namespace tilegemm {
+namespace {
+
+std::string get(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::string(value) : std::string();
+}
+
+bool get_bool(const char* name, bool fallback) {
+  std::string value = get(name);
+  if (value.empty()) return fallback;
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (value == "1" || value == "true" || value == "yes" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "no" || value == "off") return false;
+  throw InvalidArgument(name, "0 or 1 (or true/false/yes/no/on/off)", "'" + get(name) + "'");
+}
+
+std::string default_cache_dir() {
+  if (std::string xdg = get("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/tilegemm";
+  if (std::string home = get("HOME"); !home.empty()) return home + "/.cache/tilegemm";
+  // No home directory (some service accounts): a per-user directory under the system temp dir.
+  return (std::filesystem::temp_directory_path() / ("tilegemm-cache-" + std::to_string(::getuid()))).string();
+}
+
+std::mutex& env_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+Env& installed() {
+  static Env value = read_env_from_process();
+  return value;
+}
+
+}  // namespace
+
+Env read_env_from_process() {
+  Env e;
+  e.jit_cache_dir = get("DG_JIT_CACHE_DIR");
+  if (e.jit_cache_dir.empty()) e.jit_cache_dir = default_cache_dir();
+  e.jit_use_nvrtc = get_bool("DG_JIT_USE_NVRTC", true);
+  e.jit_nvcc_compiler = get("DG_JIT_NVCC_COMPILER");
+  if (e.jit_nvcc_compiler.empty()) e.jit_nvcc_compiler = std::string(TILEGEMM_CUDA_BIN_DIR) + "/nvcc";
+  e.jit_debug = get_bool("DG_JIT_DEBUG", false);
+  e.print_configs = get_bool("DG_PRINT_CONFIGS", false);
+  e.jit_print_compiler_command = get_bool("DG_JIT_PRINT_COMPILER_COMMAND", false);
+  e.jit_ptxas_verbose = get_bool("DG_JIT_PTXAS_VERBOSE", false);
+  e.jit_ptxas_check = get_bool("DG_JIT_PTXAS_CHECK", false);
+  e.jit_with_lineinfo = get_bool("DG_JIT_WITH_LINEINFO", false);
+  e.jit_dump_ptx = get_bool("DG_JIT_DUMP_PTX", false);
+  e.jit_dump_sass = get_bool("DG_JIT_DUMP_SASS", false);
+  e.jit_disable = get_bool("DG_JIT_DISABLE", false);
+  e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
+  if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
+  e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");
+  if (e.cuda_include_dir.empty()) e.cuda_include_dir = TILEGEMM_CUDA_INCLUDE_DIR;
+  return e;
+}
+
+const Env& env() {
+  std::lock_guard lock(env_mutex());
+  return installed();
+}
+
+void reload_env() {
+  std::lock_guard lock(env_mutex());
+  Env fresh = read_env_from_process();
+  fresh.generation = installed().generation + 1;
+  installed() = std::move(fresh);
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,137 @@
+#include "jit/loaded_kernel.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "jit/driver_api.hpp"
+
+namespace tilegemm::jit {
+namespace {
+
+struct ContextModule {
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  unsigned smem_limit_set = 0;  // the max-dynamic-smem attribute already applied to `function`
+};
+
+class LoadedKernel final : public CompiledKernel {
+ public:
+  LoadedKernel(std::string name, std::string entry, std::vector<char> cubin, std::string cubin_path)
+      : name_(std::move(name)), entry_(std::move(entry)), cubin_(std::move(cubin)), cubin_path_(std::move(cubin_path)) {}
+
+  const std::string& name() const override { return name_; }
+  const std::string& cubin_path() const override { return cubin_path_; }
+  const std::vector<char>& cubin() const override { return cubin_; }
+
+  void launch(const LaunchConfig& config, void** args) const override {
+    validate_launch_config(config);
+    const std::string who = fmt::format("kernel '{}'", name_);
+    const DriverApi& api = driver_api(who);
+    CUcontext context = nullptr;
+    api.cuCtxGetCurrent(&context);
+    if (context == nullptr) {
+      // No current context yet: let the runtime create and bind the device's primary context, as every
+      // cudart call does, so our launches share streams and memory with the caller's runtime API use.
+      const cudaError_t rc = cudaFree(nullptr);
+      if (rc != cudaSuccess)
+        throw RuntimeError(fmt::format("{}: cannot launch: no usable CUDA device ({})", who, cudaGetErrorString(rc)));
+      api.cuCtxGetCurrent(&context);
+      if (context == nullptr) throw RuntimeError(who + ": cannot launch: no current CUDA context");
+    }
+
+    CUfunction function = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      ContextModule* slot = nullptr;
+      for (auto& m : modules_)
+        if (m.context == context) slot = &m;
+      if (slot == nullptr) slot = &load(api, context, who);
+      if (config.smem_bytes > slot->smem_limit_set) {
+        check(api, api.cuFuncSetAttribute(slot->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(config.smem_bytes)),
+              who, fmt::format("setting {} bytes of dynamic shared memory", config.smem_bytes));
+        slot->smem_limit_set = config.smem_bytes;
+      }
+      function = slot->function;
+    }
+
+    CUlaunchAttribute attributes[2] = {};
+    unsigned num_attributes = 0;
+    if (config.cluster[0] * config.cluster[1] * config.cluster[2] > 1) {
+      CUlaunchAttribute& a = attributes[num_attributes++];
+      a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      a.value.clusterDim.x = config.cluster[0];
+      a.value.clusterDim.y = config.cluster[1];
+      a.value.clusterDim.z = config.cluster[2];
+    }
+    if (config.pdl) {
+      CUlaunchAttribute& a = attributes[num_attributes++];
+      a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      a.value.programmaticStreamSerializationAllowed = 1;
+    }
+    CUlaunchConfig launch = {};
+    launch.gridDimX = config.grid[0];
+    launch.gridDimY = config.grid[1];
+    launch.gridDimZ = config.grid[2];
+    launch.blockDimX = config.block[0];
+    launch.blockDimY = config.block[1];
+    launch.blockDimZ = config.block[2];
+    launch.sharedMemBytes = config.smem_bytes;
+    launch.hStream = static_cast<CUstream>(config.stream);
+    launch.attrs = num_attributes ? attributes : nullptr;
+    launch.numAttrs = num_attributes;
+    check(api, api.cuLaunchKernelEx(&launch, function, args, nullptr), who,
+          fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}",
+                      config.grid[0], config.grid[1], config.grid[2], config.block[0], config.block[1],
+                      config.block[2], config.cluster[0], config.cluster[1], config.cluster[2], config.smem_bytes,
+                      config.pdl));
+  }
+
+ private:
+  static void check(const DriverApi& api, CUresult status, const std::string& who, const std::string& what) {
+    if (status != CUDA_SUCCESS)
+      throw RuntimeError(fmt::format("{}: {} failed: {}", who, what, driver_error_text(api, status)));
+  }
+
+  ContextModule& load(const DriverApi& api, CUcontext context, const std::string& who) const {
+    ContextModule m;
+    m.context = context;
+    check(api, api.cuModuleLoadData(&m.module, cubin_.data()), who, "loading the cubin (cuModuleLoadData)");
+    check(api, api.cuModuleGetFunction(&m.function, m.module, entry_.c_str()), who,
+          fmt::format("finding entry '{}' in the cubin", entry_));
+    modules_.push_back(m);
+    return modules_.back();
+  }
+
+  std::string name_, entry_;
+  std::vector<char> cubin_;
+  std::string cubin_path_;
+  mutable std::mutex mutex_;
+  // Modules are never unloaded: a kernel may be launched until process exit, and unloading during static
+  // destruction races the driver's own teardown.
+  mutable std::vector<ContextModule> modules_;
+};
+
+}  // namespace
+
+void validate_launch_config(const LaunchConfig& c) {
+  const char* axes = "xyz";
+  for (int i = 0; i < 3; ++i) {
+    TILEGEMM_REQUIRE(c.grid[i] > 0, fmt::format("launch.grid.{}", axes[i]), "> 0", std::to_string(c.grid[i]));
+    TILEGEMM_REQUIRE(c.block[i] > 0, fmt::format("launch.block.{}", axes[i]), "> 0", std::to_string(c.block[i]));
+    TILEGEMM_REQUIRE(c.cluster[i] > 0, fmt::format("launch.cluster.{}", axes[i]), "> 0", std::to_string(c.cluster[i]));
+    TILEGEMM_REQUIRE(c.grid[i] % c.cluster[i] == 0, fmt::format("launch.grid.{}", axes[i]),
+                     fmt::format("a multiple of cluster.{} = {}", axes[i], c.cluster[i]), std::to_string(c.grid[i]));
+  }
+}
+
+std::shared_ptr<const CompiledKernel> make_loaded_kernel(std::string name, std::string entry, std::vector<char> cubin,
+                                                         std::string cubin_path) {
+  return std::make_shared<LoadedKernel>(std::move(name), std::move(entry), std::move(cubin), std::move(cubin_path));
+}
+
+}  // namespace tilegemm::jit
