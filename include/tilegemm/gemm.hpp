@@ -32,6 +32,10 @@ void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, co
 void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
                                 const TensorView& masked_m, int expected_m, const GemmOptions& options = {});
 
+// Row alignment of every group in the M-grouped contiguous layout (128, DeepGEMM's default). Block_m of
+// the grouped kernels never exceeds it, so each tile belongs to exactly one group.
+int get_mk_alignment_for_contiguous_layout();
+
 // The plan a call would use, without a GPU: desc → config (and the kernel name it compiles to).
 struct GemmPlan {
   GemmDesc desc;

@@ -1,20 +1,210 @@
-// Interim: the SM90 BF16 kernel family is being written; these entry points fail loudly until it lands.
+// The BF16 operations users call: validate → GemmDesc → GemmConfig → JIT kernel → launch.
 #include "tilegemm/gemm.hpp"
 
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "api/device_context.hpp"
+#include "kernels/sm90_bf16_gemm.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
-void bf16_gemm(const TensorView&, const TensorView&, const TensorView&, const TensorView*, const GemmOptions&) {
-  throw RuntimeError("bf16_gemm: the SM90 BF16 kernel is not available in this build yet");
+namespace {
+
+std::string shape_str(const TensorView& v) {
+  std::string s = "[";
+  for (int i = 0; i < v.ndim; ++i) s += fmt::format("{}{}", i ? ", " : "", v.shape[i]);
+  return s + "]";
 }
-void m_grouped_bf16_gemm_contiguous(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                                    bool, const GemmOptions&) {
-  throw RuntimeError("m_grouped_bf16_gemm_contiguous: the SM90 BF16 kernel is not available in this build yet");
+
+void require_dtype(const TensorView& v, const char* name, DType want) {
+  TILEGEMM_REQUIRE(v.dtype == want, name, std::string(dtype_name(want)), std::string(dtype_name(v.dtype)));
 }
-void m_grouped_bf16_gemm_masked(const TensorView&, const TensorView&, const TensorView&, const TensorView&, int,
-                                const GemmOptions&) {
-  throw RuntimeError("m_grouped_bf16_gemm_masked: the SM90 BF16 kernel is not available in this build yet");
+
+void require_ndim(const TensorView& v, const char* name, int ndim) {
+  TILEGEMM_REQUIRE(v.ndim == ndim, name, fmt::format("a {}-D tensor", ndim),
+                   fmt::format("{}-D {}", v.ndim, shape_str(v)));
+  TILEGEMM_REQUIRE(v.data != nullptr || v.numel() == 0, name, "a device pointer", "null");
 }
+
+// K-major when the last dim (K) is contiguous, MN-major when the row dim is; anything else TMA can't tile.
+Major operand_major(const TensorView& v, const char* name) {
+  if (v.stride(-1) == 1) return Major::kKMajor;
+  if (v.stride(-2) == 1) return Major::kMNMajor;
+  throw InvalidArgument(name, "a view contiguous in its last (K) or second-to-last (M/N) dimension",
+                        fmt::format("strides [{}, {}]", v.stride(-2), v.stride(-1)));
+}
+
+// Views the operand as [B, rows, cols] (B = 1 for 2-D).
+TensorView as_3d(const TensorView& v) {
+  if (v.ndim == 3) return v;
+  return TensorView::batched(v.data, v.dtype, 1, v.shape[0], v.shape[1], v.shape[0] * v.strides[0], v.strides[0],
+                             v.strides[1]);
+}
+
+// Writes C (or zeros) into D without a GEMM: K = 0, or the copy before accumulating when C is not D.
+void copy_or_zero(const TensorView& d, const TensorView* c, cudaStream_t stream) {
+  const auto e = static_cast<size_t>(dtype_bits(d.dtype) / 8);
+  const TensorView d3 = as_3d(d);
+  for (std::int64_t b = 0; b < d3.size(0); ++b) {
+    auto* dst = static_cast<char*>(d3.data) + b * d3.stride(0) * e;
+    cudaError_t err;
+    if (c != nullptr) {
+      const TensorView c3 = as_3d(*c);
+      const auto* src = static_cast<const char*>(c3.data) + b * c3.stride(0) * e;
+      err = cudaMemcpy2DAsync(dst, d3.stride(1) * e, src, c3.stride(1) * e, d3.size(2) * e, d3.size(1),
+                              cudaMemcpyDeviceToDevice, stream);
+    } else {
+      err = cudaMemset2DAsync(dst, d3.stride(1) * e, 0, d3.size(2) * e, d3.size(1), stream);
+    }
+    if (err != cudaSuccess) throw RuntimeError(fmt::format("copying c into d failed: {}", cudaGetErrorString(err)));
+  }
+}
+
+void run(GemmDesc desc, const kernels::Sm90GemmOperands& ops, const GemmOptions& options) {
+  const DeviceContext& ctx = current_device_context();
+  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
+  GemmConfig config = select_config(desc, ctx.hw, num_sms);
+  if (config.smem_bytes == 0) config.smem_bytes = sm90_bf16_smem_bytes(desc, config);
+  kernels::launch_sm90_bf16_gemm(desc, config, ops, options.stream);
+}
+
+}  // namespace
+
+void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+               const GemmOptions& options) {
+  const int ndim = a.ndim;
+  TILEGEMM_REQUIRE(ndim == 2 || ndim == 3, "a", "a 2-D [M, K] or 3-D [B, M, K] tensor",
+                   fmt::format("{}-D {}", a.ndim, shape_str(a)));
+  require_ndim(b, "b", ndim);
+  require_ndim(d, "d", ndim);
+  require_dtype(a, "a", DType::kBFloat16);
+  require_dtype(b, "b", DType::kBFloat16);
+  TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32, "d", "bf16 or fp32",
+                   std::string(dtype_name(d.dtype)));
+  const std::int64_t m = a.size(-2), k = a.size(-1), n = b.size(-2);
+  TILEGEMM_REQUIRE(b.size(-1) == k, "b", fmt::format("[N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  if (ndim == 3) {
+    TILEGEMM_REQUIRE(b.size(0) == a.size(0), "b", fmt::format("batch {} to match a", a.size(0)), shape_str(b));
+    TILEGEMM_REQUIRE(d.size(0) == a.size(0), "d", fmt::format("batch {} to match a", a.size(0)), shape_str(d));
+  }
+  TILEGEMM_REQUIRE(d.stride(-1) == 1, "d", "contiguous rows (last stride 1)",
+                   fmt::format("last stride {}", d.stride(-1)));
+  if (c != nullptr) {
+    TILEGEMM_REQUIRE(c->dtype == d.dtype, "c", fmt::format("the dtype of d ({})", dtype_name(d.dtype)),
+                     std::string(dtype_name(c->dtype)));
+    TILEGEMM_REQUIRE(c->ndim == ndim && c->size(-2) == m && c->size(-1) == n, "c",
+                     fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));
+    TILEGEMM_REQUIRE(c->stride(-1) == 1, "c", "contiguous rows (last stride 1)",
+                     fmt::format("last stride {}", c->stride(-1)));
+  }
+  const Major major_a = operand_major(a, "a"), major_b = operand_major(b, "b");
+  const std::int64_t batch = ndim == 3 ? a.size(0) : 1;
+  for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
+    TILEGEMM_REQUIRE(v >= 0 && v < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(v));
+
+  auto stream = static_cast<cudaStream_t>(options.stream);
+  if (m == 0 || n == 0 || batch == 0) return;
+  const bool accumulate = c != nullptr;
+  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
+  if (k == 0) {
+    if (c == nullptr) copy_or_zero(d, nullptr, stream);
+    return;
+  }
+
+  GemmDesc desc;
+  desc.type = ndim == 3 ? GemmType::kBatched : GemmType::kNormal;
+  desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
+  desc.num_groups = static_cast<int>(batch);
+  desc.d_dtype = d.dtype;
+  desc.major_a = major_a, desc.major_b = major_b;
+  desc.with_c = accumulate;
+  validate_desc(desc);
+  run(desc, {as_3d(a), as_3d(b), as_3d(d), nullptr, accumulate}, options);
+}
+
+void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                    const TensorView& grouped_layout, bool use_psum_layout,
+                                    const GemmOptions& options) {
+  TILEGEMM_REQUIRE(!use_psum_layout, "use_psum_layout",
+                   "false (the prefix-sum layout is not implemented yet; pass per-row group indices)", "true");
+  require_ndim(a, "a", 2);
+  require_ndim(b, "b", 3);
+  require_ndim(d, "d", 2);
+  require_dtype(a, "a", DType::kBFloat16);
+  require_dtype(b, "b", DType::kBFloat16);
+  require_dtype(d, "d", DType::kBFloat16);
+  require_ndim(grouped_layout, "grouped_layout", 1);
+  require_dtype(grouped_layout, "grouped_layout", DType::kInt32);
+  const std::int64_t m = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(1);
+  TILEGEMM_REQUIRE(b.size(2) == k, "b", fmt::format("[G, N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  TILEGEMM_REQUIRE(grouped_layout.size(0) == m, "grouped_layout", fmt::format("[M={}] (one group index per row)", m),
+                   shape_str(grouped_layout));
+  TILEGEMM_REQUIRE(grouped_layout.stride(0) == 1, "grouped_layout", "a contiguous tensor",
+                   fmt::format("stride {}", grouped_layout.stride(0)));
+  TILEGEMM_REQUIRE(a.stride(1) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
+                   fmt::format("strides [{}, {}]", a.stride(0), a.stride(1)));
+  TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(1)));
+  const int alignment = get_mk_alignment_for_contiguous_layout();
+  TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
+                   std::to_string(m));
+  if (m == 0 || n == 0) return;
+  if (k == 0) return copy_or_zero(d, nullptr, static_cast<cudaStream_t>(options.stream));
+
+  GemmDesc desc;
+  desc.type = GemmType::kMGroupedContiguous;
+  desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
+  desc.num_groups = static_cast<int>(groups);
+  desc.major_a = Major::kKMajor;
+  desc.major_b = operand_major(b, "b");
+  validate_desc(desc);
+  TensorView a3 = as_3d(a), d3 = as_3d(d);
+  run(desc, {a3, b, d3, static_cast<const int*>(grouped_layout.data), false}, options);
+}
+
+void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
+                                const TensorView& masked_m, int expected_m, const GemmOptions& options) {
+  require_ndim(a, "a", 3);
+  require_ndim(b, "b", 3);
+  require_ndim(d, "d", 3);
+  require_dtype(a, "a", DType::kBFloat16);
+  require_dtype(b, "b", DType::kBFloat16);
+  require_dtype(d, "d", DType::kBFloat16);
+  require_ndim(masked_m, "masked_m", 1);
+  require_dtype(masked_m, "masked_m", DType::kInt32);
+  const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
+  TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
+                   fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, "d",
+                   fmt::format("[G={}, M={}, N={}]", groups, m_max, n), shape_str(d));
+  TILEGEMM_REQUIRE(masked_m.size(0) == groups, "masked_m", fmt::format("[G={}] (one row count per group)", groups),
+                   shape_str(masked_m));
+  TILEGEMM_REQUIRE(expected_m > 0, "expected_m", "a positive row-count hint", std::to_string(expected_m));
+  TILEGEMM_REQUIRE(a.stride(2) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
+                   fmt::format("last stride {}", a.stride(2)));
+  TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
+  if (groups == 0 || m_max == 0 || n == 0) return;
+  if (k == 0) return copy_or_zero(d, nullptr, static_cast<cudaStream_t>(options.stream));
+
+  GemmDesc desc;
+  desc.type = GemmType::kMGroupedMasked;
+  desc.m = static_cast<int>(m_max), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
+  desc.num_groups = static_cast<int>(groups);
+  desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
+  desc.major_a = Major::kKMajor;
+  desc.major_b = operand_major(b, "b");
+  validate_desc(desc);
+  run(desc, {a, b, d, static_cast<const int*>(masked_m.data), false}, options);
+}
+
+int get_mk_alignment_for_contiguous_layout() { return 128; }
 
 }  // namespace tilegemm

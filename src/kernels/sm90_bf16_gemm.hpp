@@ -1,0 +1,24 @@
+#pragma once
+// Host side of the SM90 BF16 GEMM family (device/tilegemm/kernels/sm90_bf16_gemm.cuh): generated source,
+// tensor maps and the launch. Callers (src/api) validate arguments first.
+#include "tilegemm/gemm_config.hpp"
+#include "tilegemm/jit.hpp"
+#include "tilegemm/tensor_view.hpp"
+
+namespace tilegemm::kernels {
+
+// The kernel for one (desc, config) pair: a unique name and a short source that fills the kernel's Config.
+jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config);
+
+// Operands as 3-D views [batch, rows, cols]: a [B, M, K], b [B, N, K], d [B, M, N] (B = 1 for plain and
+// contiguous-grouped A/D; B = groups for batched, masked, and grouped B). Strides say which dim is contiguous.
+struct Sm90GemmOperands {
+  TensorView a, b, d;
+  const int* grouped_layout = nullptr;  // device pointer: per-row group index or masked_m
+  bool accumulate = false;              // D += A·Bᵀ through TMA reduce-add
+};
+
+void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops,
+                           void* stream);
+
+}  // namespace tilegemm::kernels
