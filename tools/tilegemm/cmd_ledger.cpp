@@ -1,0 +1,394 @@
+// `tilegemm ledger`: the performance ledger of a GEMM (or of the DeepSeek suite) on a hardware model —
+// FLOPs, bytes, intensity, bound class and floors; with a tile: traffic, shared memory, registers,
+// occupancy and waves; with --time-us: achieved TFLOP/s and GB/s against the floors. No GPU needed.
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/hw.hpp"
+#include "tilegemm/ledger.hpp"
+
+namespace tilegemm::cli {
+namespace {
+
+struct LedgerArgs {
+  std::optional<std::int64_t> m, n, k;
+  std::int64_t batch = 1;
+  bool grouped = false;
+  double extra_bytes = 0;
+  std::string dtype = "bf16";
+  std::optional<std::string> a_dtype, b_dtype, out_dtype, c_dtype, math_dtype;
+  bool with_c = false;
+  std::string sf_a, sf_b;
+  int sf_bits = 32;
+  std::string hw = "h200";
+  std::string hw_json;
+  std::optional<double> hbm_gbps, sm_clock_mhz;
+  std::optional<int> num_sms;
+  std::string tile;
+  std::optional<int> block_m, block_n, block_k, stages, threads, split_k, regs, l0_k;
+  std::optional<double> time_us;
+  std::string suite;
+  bool json = false;
+};
+
+// "128x128x64" → {128, 128, 64}; `count` numbers separated by 'x', each a positive integer.
+std::vector<int> parse_dims(const std::string& text, int count, const std::string& argument, const char* example) {
+  std::vector<int> dims;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    try {
+      size_t used = 0;
+      const int v = std::stoi(part, &used);
+      if (used != part.size() || v <= 0) throw std::invalid_argument(part);
+      dims.push_back(v);
+    } catch (const std::exception&) {
+      throw InvalidArgument(argument, fmt::format("{} positive integers joined by 'x' such as {}", count, example),
+                            fmt::format("'{}'", text));
+    }
+  }
+  if (static_cast<int>(dims.size()) != count)
+    throw InvalidArgument(argument, fmt::format("{} positive integers joined by 'x' such as {}", count, example),
+                          fmt::format("'{}'", text));
+  return dims;
+}
+
+std::string read_file(const std::string& path, const std::string& argument) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument(argument, "a readable JSON file", fmt::format("'{}' (cannot open)", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+HardwareModel hardware_from(const LedgerArgs& a) {
+  HardwareModel hw;
+  if (a.hw == "device") {
+    if (!gpu_available())
+      throw InvalidArgument("--hw", "a preset name when no GPU is present", "'device' (no CUDA GPU found)");
+    hw = hardware_from_device(0);
+  } else {
+    hw = hardware_preset(a.hw, "--hw");
+  }
+  if (!a.hw_json.empty()) apply_hardware_overrides_json(hw, read_file(a.hw_json, "--hw-json"), "--hw-json");
+  if (a.hbm_gbps) {
+    TILEGEMM_REQUIRE(*a.hbm_gbps > 0, "--hbm-gbps", "a bandwidth > 0 GB/s", fmt::format("{}", *a.hbm_gbps));
+    hw.hbm_gbps = *a.hbm_gbps;
+  }
+  if (a.sm_clock_mhz) {
+    TILEGEMM_REQUIRE(*a.sm_clock_mhz > 0, "--sm-clock-mhz", "a clock > 0 MHz", fmt::format("{}", *a.sm_clock_mhz));
+    hw.sm_clock_mhz = *a.sm_clock_mhz;
+  }
+  if (a.num_sms) {
+    TILEGEMM_REQUIRE(*a.num_sms > 0, "--num-sms", "a positive SM count", std::to_string(*a.num_sms));
+    hw.num_sms = *a.num_sms;
+  }
+  return hw;
+}
+
+OperandDtypes dtypes_from(const LedgerArgs& a) {
+  const DType base = parse_dtype(a.dtype, "--dtype");
+  OperandDtypes d = OperandDtypes::uniform(base);
+  if (a.a_dtype) d.a = parse_dtype(*a.a_dtype, "--a-dtype");
+  if (a.b_dtype) d.b = parse_dtype(*a.b_dtype, "--b-dtype");
+  if (a.out_dtype) d.d = parse_dtype(*a.out_dtype, "--out-dtype");
+  d.with_c = a.with_c || a.c_dtype.has_value();
+  d.c = a.c_dtype ? parse_dtype(*a.c_dtype, "--c-dtype") : d.d;
+  if (a.math_dtype) d.math = parse_dtype(*a.math_dtype, "--math-dtype");
+  TILEGEMM_REQUIRE(a.sf_bits == 8 || a.sf_bits == 32, "--sf-bits", "8 (UE8M0) or 32 (fp32)", std::to_string(a.sf_bits));
+  if (!a.sf_a.empty()) {
+    const auto g = parse_dims(a.sf_a, 2, "--sf-a", "1x128");
+    d.sf_a = ScaleFactors{g[0], g[1], a.sf_bits};
+  }
+  if (!a.sf_b.empty()) {
+    const auto g = parse_dims(a.sf_b, 2, "--sf-b", "128x128");
+    d.sf_b = ScaleFactors{g[0], g[1], a.sf_bits};
+  }
+  return d;
+}
+
+std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) {
+  const bool any = !a.tile.empty() || a.block_m || a.block_n || a.block_k || a.stages || a.threads || a.split_k ||
+                   a.regs || a.l0_k;
+  if (!any) return std::nullopt;
+  TileShape t;
+  t.block_k = dtype_bits(d.a) >= 16 ? 64 : 128;  // 128 bytes of K per row, the TMA swizzle width
+  t.stages = 1;
+  if (!a.tile.empty()) {
+    const auto dims = parse_dims(a.tile, 3, "--tile", "128x128x64");
+    t.block_m = dims[0], t.block_n = dims[1], t.block_k = dims[2];
+  }
+  if (a.block_m) t.block_m = *a.block_m;
+  if (a.block_n) t.block_n = *a.block_n;
+  if (a.block_k) t.block_k = *a.block_k;
+  if (a.stages) t.stages = *a.stages;
+  if (a.threads) t.threads = *a.threads;
+  if (a.split_k) t.split_k = *a.split_k;
+  if (a.regs) t.regs_per_thread = *a.regs;
+  return t;
+}
+
+std::vector<ProblemShape> shapes_from(const LedgerArgs& a) {
+  if (!a.suite.empty()) {
+    TILEGEMM_REQUIRE(a.suite == "deepseek", "--suite", "'deepseek'", fmt::format("'{}'", a.suite));
+    TILEGEMM_REQUIRE(!a.m && !a.n && !a.k, "--suite", "no --m/--n/--k alongside a suite",
+                     fmt::format("'{}' with a shape", a.suite));
+    TILEGEMM_REQUIRE(!a.time_us, "--time-us", "a single shape (one time cannot belong to a whole suite)",
+                     fmt::format("--suite {}", a.suite));
+    std::vector<ProblemShape> shapes = deepseek_suite();
+    for (auto& s : shapes) s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
+    return shapes;
+  }
+  auto size = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("(missing)"); };
+  TILEGEMM_REQUIRE(a.m && a.n && a.k, "--m/--n/--k", "all three sizes (or --suite deepseek)",
+                   fmt::format("--m {} --n {} --k {}", size(a.m), size(a.n), size(a.k)));
+  ProblemShape s;
+  s.m = *a.m, s.n = *a.n, s.k = *a.k;
+  s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
+  return {s};
+}
+
+std::string dtype_label(const OperandDtypes& d) {
+  if (d.a == d.b && d.b == d.d && !d.math) return std::string(dtype_name(d.a));
+  std::string label = fmt::format("{}x{}->{}", dtype_name(d.a), dtype_name(d.b), dtype_name(d.d));
+  if (d.math) label += fmt::format(" ({})", dtype_name(*d.math));
+  return label;
+}
+
+// Everything computed for one shape; `tile`, `timing` and `ascend` only when asked for.
+struct Row {
+  ProblemLedger problem;
+  VariantDecision variant;
+  std::optional<TileLedger> tile;
+  std::optional<TimingLedger> timing;
+  std::optional<AscendTilingCheck> ascend;
+};
+
+bool is_ascend(const HardwareModel& hw) { return hw.ascend_l1_bytes > 0; }
+
+Row compute_row(const ProblemShape& s, const OperandDtypes& d, const std::optional<TileShape>& tile,
+                const LedgerArgs& a, const HardwareModel& hw) {
+  Row r;
+  r.problem = problem_ledger(s, d, hw);
+  const TileShape for_variant = tile.value_or(TileShape{128, 128, dtype_bits(d.a) >= 16 ? 64 : 128});
+  r.variant = choose_variant(s, for_variant.block_m, for_variant.block_n, for_variant.block_k, hw);
+  if (tile) {
+    r.tile = tile_ledger(s, d, *tile, hw);
+    if (is_ascend(hw)) {
+      const int k0 = a.l0_k.value_or(std::min(tile->block_k, 64));
+      r.ascend = ascend_tiling_check(d, tile->block_m, tile->block_n, tile->block_k, k0,
+                                     a.stages.value_or(2), hw, "--hw");
+      if (!r.ascend->ok())
+        throw InvalidArgument("--tile", fmt::format("a tile within the L1/L0 buffers of {}", hw.name),
+                              fmt::format("{}x{}x{} with k0={}: {}", tile->block_m, tile->block_n, tile->block_k,
+                                          k0, r.ascend->why_not()));
+    } else if (!r.tile->fits()) {
+      throw InvalidArgument("--tile", fmt::format("a tile that fits one SM of {}", hw.name),
+                            fmt::format("{}x{}x{} with {} stages and {} threads: {}", tile->block_m, tile->block_n,
+                                        tile->block_k, tile->stages, tile->threads, r.tile->why_not_fit()));
+    }
+  } else if (a.l0_k) {
+    throw InvalidArgument("--l0-k", "a tile (--tile or --block-m/n/k) to check", "no tile");
+  }
+  if (a.time_us) r.timing = timing_ledger(r.problem, *a.time_us);
+  return r;
+}
+
+nlohmann::ordered_json row_json(const Row& r) {
+  const ProblemLedger& p = r.problem;
+  nlohmann::ordered_json j;
+  j["m"] = p.shape.m, j["n"] = p.shape.n, j["k"] = p.shape.k, j["batch"] = p.shape.batch;
+  j["grouped"] = p.shape.grouped;
+  j["a_dtype"] = dtype_name(p.dtypes.a), j["b_dtype"] = dtype_name(p.dtypes.b);
+  j["out_dtype"] = dtype_name(p.dtypes.d);
+  j["c_dtype"] = p.dtypes.with_c ? nlohmann::ordered_json(dtype_name(p.dtypes.c)) : nlohmann::ordered_json();
+  j["math_dtype"] = dtype_name(p.math);
+  j["flops"] = p.flops;
+  j["bytes"] = {{"a", p.bytes.a}, {"b", p.bytes.b}, {"sf_a", p.bytes.sf_a}, {"sf_b", p.bytes.sf_b},
+                {"c", p.bytes.c}, {"d", p.bytes.d}, {"extra", p.bytes.extra}, {"total", p.min_bytes}};
+  j["intensity_ab"] = p.intensity_ab, j["intensity_all"] = p.intensity_all;
+  j["peak_tflops"] = p.peak_flops / 1e12, j["bandwidth_gbps"] = p.bandwidth / 1e9;
+  j["machine_balance"] = p.machine_balance;
+  j["bound"] = bound_name(p.bound);
+  j["compute_floor_us"] = p.compute_floor_s * 1e6, j["memory_floor_us"] = p.memory_floor_s * 1e6;
+  j["time_floor_us"] = p.time_floor_s * 1e6;
+  j["naive_ab_bytes"] = p.naive_ab_bytes;
+  j["variant"] = {{"variant", variant_name(r.variant.variant)}, {"tiles", r.variant.tiles},
+                  {"k_iters", r.variant.k_iters}, {"suggested_split_k", r.variant.suggested_split_k},
+                  {"reason", r.variant.reason}};
+  if (r.tile) {
+    const TileLedger& t = *r.tile;
+    j["tile"] = {{"block_m", t.tile.block_m}, {"block_n", t.tile.block_n}, {"block_k", t.tile.block_k},
+                 {"stages", t.tile.stages}, {"threads", t.tile.threads}, {"split_k", t.tile.split_k},
+                 {"ab_bytes", t.ab_bytes}, {"output_bytes", t.output_bytes}, {"dram_bytes", t.dram_bytes},
+                 {"traffic_over_minimum", t.traffic_over_minimum}, {"smem_per_stage", t.smem_per_stage},
+                 {"smem_total", t.smem_total}, {"smem_limit", t.smem_limit},
+                 {"accum_regs_per_thread", t.accum_regs_per_thread},
+                 {"regs_per_thread", t.occupancy.regs_per_thread},
+                 {"blocks_per_sm", t.occupancy.blocks_per_sm}, {"occupancy_limiter", t.occupancy.limiter},
+                 {"tiles_m", t.tiles_m}, {"tiles_n", t.tiles_n}, {"tiles", t.tiles},
+                 {"waves", t.waves.waves}, {"last_wave_units", t.waves.last_wave_units},
+                 {"last_wave_utilisation", t.waves.last_wave_utilisation}, {"wave_efficiency", t.waves.efficiency},
+                 {"splitk_extra_write_bytes", t.splitk_extra_write_bytes},
+                 {"splitk_extra_read_bytes", t.splitk_extra_read_bytes}};
+  }
+  if (r.ascend) {
+    const AscendTilingCheck& c = *r.ascend;
+    j["ascend"] = {{"m1", c.m1}, {"n1", c.n1}, {"k1", c.k1}, {"k0", c.k0}, {"l1_stages", c.l1_stages},
+                   {"l1_bytes", c.l1_bytes}, {"l1_limit", c.l1_limit}, {"l0a_bytes", c.l0a_bytes},
+                   {"l0a_limit", c.l0a_limit}, {"l0b_bytes", c.l0b_bytes}, {"l0b_limit", c.l0b_limit},
+                   {"l0c_bytes", c.l0c_bytes}, {"l0c_limit", c.l0c_limit}, {"ok", c.ok()}};
+  }
+  if (r.timing) {
+    const TimingLedger& t = *r.timing;
+    j["timing"] = {{"time_us", t.time_s * 1e6}, {"tflops", t.tflops}, {"gbps", t.gbps},
+                   {"fraction_of_peak", t.fraction_of_peak}, {"fraction_of_bandwidth", t.fraction_of_bandwidth},
+                   {"fraction_of_floor", t.fraction_of_floor}};
+  }
+  return j;
+}
+
+void print_detail(const Row& r, const HardwareModel& hw) {
+  const ProblemLedger& p = r.problem;
+  fmt::print("GEMM M={} N={} K={}{}  {}  on {} ({} SMs, {:.0f} MHz, {:.0f} GB/s)\n", p.shape.m, p.shape.n, p.shape.k,
+             p.shape.batch > 1 ? fmt::format(" x{} {}", p.shape.batch, p.shape.grouped ? "groups" : "batch") : "",
+             dtype_label(p.dtypes), hw.name, hw.num_sms, hw.sm_clock_mhz, hw.hbm_gbps);
+  fmt::print("  FLOPs              {:.6g} ({:.3f} GFLOP)\n", p.flops, p.flops / 1e9);
+  fmt::print("  minimum bytes      {:.6g} ({:.2f} MB): A {:.4g}  B {:.4g}  SF {:.4g}  C {:.4g}  D {:.4g}  extra {:.4g}\n",
+             p.min_bytes, p.min_bytes / 1e6, p.bytes.a, p.bytes.b, p.bytes.sf_a + p.bytes.sf_b, p.bytes.c, p.bytes.d,
+             p.bytes.extra);
+  fmt::print("  intensity          {:.1f} FLOP/B over all operands, {:.1f} over A+B\n", p.intensity_all,
+             p.intensity_ab);
+  fmt::print("  machine balance    {:.1f} FLOP/B ({:.1f} TFLOP/s {} / {:.0f} GB/s) -> {}-bound\n", p.machine_balance,
+             p.peak_flops / 1e12, dtype_name(p.math), p.bandwidth / 1e9, bound_name(p.bound));
+  fmt::print("  floors             compute {:.2f} us, memory {:.2f} us, time floor {:.2f} us\n",
+             p.compute_floor_s * 1e6, p.memory_floor_s * 1e6, p.time_floor_s * 1e6);
+  fmt::print("  naive (rung 0)     {:.4g} B of A+B reads ({:.0f}x the minimum)\n", p.naive_ab_bytes,
+             p.naive_ab_bytes / p.min_bytes);
+  if (r.timing) {
+    const TimingLedger& t = *r.timing;
+    fmt::print("  at {:<15} {:.1f} TFLOP/s ({:.1f}% of peak), {:.0f} GB/s ({:.1f}% of HBM), {:.1f}% of "
+               "the time floor\n",
+               fmt::format("{:.2f} us", t.time_s * 1e6), t.tflops, 100 * t.fraction_of_peak, t.gbps, 100 * t.fraction_of_bandwidth,
+               100 * t.fraction_of_floor);
+  }
+  if (r.tile) {
+    const TileLedger& t = *r.tile;
+    fmt::print("  tile {}x{}x{}, {} stages, {} threads, split-K {}\n", t.tile.block_m, t.tile.block_n,
+               t.tile.block_k, t.tile.stages, t.tile.threads, t.tile.split_k);
+    fmt::print("    DRAM traffic     {:.4g} B (A+B {:.4g}, out {:.4g}, split-K {:.4g}) = {:.2f}x the minimum\n",
+               t.dram_bytes, t.ab_bytes, t.output_bytes, t.splitk_extra_write_bytes + t.splitk_extra_read_bytes,
+               t.traffic_over_minimum);
+    fmt::print("    shared memory    {:.0f} B/stage, {:.0f} B total of {} B per block\n", t.smem_per_stage,
+               t.smem_total, t.smem_limit);
+    if (hw.regs_per_sm > 0)
+      fmt::print("    registers        {} fp32 accumulators/thread, ~{} allocated/thread\n", t.accum_regs_per_thread,
+                 t.occupancy.regs_per_thread);
+    else
+      fmt::print("    registers        not modelled on {} (the accumulator lives in L0C)\n", hw.name);
+    fmt::print("    occupancy        {} blocks/SM (limited by {})\n", t.occupancy.blocks_per_sm, t.occupancy.limiter);
+    fmt::print("    tiles            {} x {} = {}; {} work units in {} waves on {} SMs, last wave {}/{} ({:.1f}%)\n",
+               t.tiles_m, t.tiles_n, t.tiles, t.waves.work_units, t.waves.waves, t.waves.slots,
+               t.waves.last_wave_units, t.waves.slots, 100 * t.waves.last_wave_utilisation);
+  }
+  if (r.ascend) {
+    const AscendTilingCheck& c = *r.ascend;
+    fmt::print("    CATLASS L1/L0    L1 {:.0f}/{}  L0A {:.0f}/{}  L0B {:.0f}/{}  L0C {:.0f}/{} B (k0={}, {} L1 stages): "
+               "ok\n",
+               c.l1_bytes, c.l1_limit, c.l0a_bytes, c.l0a_limit, c.l0b_bytes, c.l0b_limit, c.l0c_bytes, c.l0c_limit,
+               c.k0, c.l1_stages);
+  }
+  fmt::print("  variant            {}: {}\n", variant_name(r.variant.variant), r.variant.reason);
+}
+
+void print_table(const std::vector<Row>& rows, const HardwareModel& hw) {
+  const bool tiled = rows.front().tile.has_value();
+  fmt::print("ledger on {} ({} SMs, {:.0f} MHz, {:.0f} GB/s)\n", hw.name, hw.num_sms, hw.sm_clock_mhz, hw.hbm_gbps);
+  fmt::print("{:>6} {:>6} {:>6} {:>14} {:>9} {:>9} {:>8} {:>8} {:>10}", "M", "N", "K", "dtype", "GFLOP", "MB", "FLOP/B",
+             "bound", "floor_us");
+  if (tiled) fmt::print(" {:>6} {:>5} {:>10}", "tiles", "waves", "last_wave");
+  fmt::print(" {:>13}\n", "variant");
+  for (const Row& r : rows) {
+    const ProblemLedger& p = r.problem;
+    fmt::print("{:>6} {:>6} {:>6} {:>14} {:>9.2f} {:>9.2f} {:>8.1f} {:>8} {:>10.2f}", p.shape.m, p.shape.n, p.shape.k,
+               dtype_label(p.dtypes), p.flops / 1e9, p.min_bytes / 1e6, p.intensity_all, bound_name(p.bound),
+               p.time_floor_s * 1e6);
+    if (tiled)
+      fmt::print(" {:>6} {:>5} {:>10}", r.tile->tiles, r.tile->waves.waves,
+                 fmt::format("{}/{}", r.tile->waves.last_wave_units, r.tile->waves.slots));
+    fmt::print(" {:>13}\n", variant_name(r.variant.variant));
+  }
+}
+
+void run_ledger(const LedgerArgs& a) {
+  const std::vector<ProblemShape> shapes = shapes_from(a);
+  const OperandDtypes dtypes = dtypes_from(a);
+  const HardwareModel hw = hardware_from(a);
+  const std::optional<TileShape> tile = tile_from(a, dtypes);
+
+  std::vector<Row> rows;
+  for (const ProblemShape& s : shapes) rows.push_back(compute_row(s, dtypes, tile, a, hw));
+
+  if (a.json) {
+    nlohmann::ordered_json out;
+    out["hardware"] = nlohmann::ordered_json::parse(hardware_to_json(hw));
+    out["results"] = nlohmann::ordered_json::array();
+    for (const Row& r : rows) out["results"].push_back(row_json(r));
+    fmt::print("{}\n", out.dump(2));
+  } else if (a.suite.empty()) {
+    print_detail(rows.front(), hw);
+  } else {
+    print_table(rows, hw);
+  }
+}
+
+const CommandRegistrar kRegistrar([](CLI::App& root) {
+  auto a = std::make_shared<LedgerArgs>();
+  CLI::App* cmd = root.add_subcommand("ledger", "The performance ledger of a GEMM: FLOPs, bytes, intensity, bound, "
+                                                "floors, tile resources and waves (no GPU needed)");
+  cmd->add_option("--m", a->m, "Rows of A and D (grouped: rows of all groups)");
+  cmd->add_option("--n", a->n, "Columns of D");
+  cmd->add_option("--k", a->k, "Reduction size");
+  cmd->add_option("--batch", a->batch, "Number of problems (batched) or groups (with --grouped)")->capture_default_str();
+  cmd->add_flag("--grouped", a->grouped, "M-grouped: --m counts all groups' rows, B holds --batch matrices");
+  cmd->add_option("--extra-bytes", a->extra_bytes, "Other DRAM bytes the operator moves (e.g. an fp32 [M] row sum)");
+  cmd->add_option("--dtype", a->dtype, "Dtype of A, B and D unless overridden")->capture_default_str();
+  cmd->add_option("--a-dtype", a->a_dtype, "Dtype of A");
+  cmd->add_option("--b-dtype", a->b_dtype, "Dtype of B");
+  cmd->add_option("--out-dtype", a->out_dtype, "Dtype of D");
+  cmd->add_option("--c-dtype", a->c_dtype, "Dtype of C (implies --with-c)");
+  cmd->add_flag("--with-c", a->with_c, "D = C + A*B: C is read once");
+  cmd->add_option("--math-dtype", a->math_dtype, "Tensor-core path (default: the wider of A and B; fp32 = CUDA cores)");
+  cmd->add_option("--sf-a", a->sf_a, "Block scales of A as MxK granularity, e.g. 1x128");
+  cmd->add_option("--sf-b", a->sf_b, "Block scales of B as NxK granularity, e.g. 128x128");
+  cmd->add_option("--sf-bits", a->sf_bits, "Bits per scale: 32 (fp32) or 8 (UE8M0)")->capture_default_str();
+  cmd->add_option("--hw", a->hw, "Hardware: h100-sxm, h800, h200, h20, ascend-950dt, or 'device'")
+      ->capture_default_str();
+  cmd->add_option("--hw-json", a->hw_json, "JSON file of HardwareModel field overrides, e.g. {\"hbm_gbps\": 4272}");
+  cmd->add_option("--hbm-gbps", a->hbm_gbps, "Override the DRAM bandwidth (GB/s)");
+  cmd->add_option("--num-sms", a->num_sms, "Override the SM count");
+  cmd->add_option("--sm-clock-mhz", a->sm_clock_mhz, "Override the SM clock the peaks use (MHz)");
+  cmd->add_option("--tile", a->tile, "Tile as BLOCK_MxBLOCK_NxBLOCK_K, e.g. 128x128x64");
+  cmd->add_option("--block-m", a->block_m, "Tile rows");
+  cmd->add_option("--block-n", a->block_n, "Tile columns");
+  cmd->add_option("--block-k", a->block_k, "Tile depth");
+  cmd->add_option("--stages", a->stages, "Pipeline stages (default 1; Ascend L1 stages default 2)");
+  cmd->add_option("--threads", a->threads, "Threads per block (default 128)");
+  cmd->add_option("--split-k", a->split_k, "K slices (default 1)");
+  cmd->add_option("--regs", a->regs, "Registers per thread if known (default: accumulators + 32)");
+  cmd->add_option("--l0-k", a->l0_k, "Ascend: L0 K step k0 (default min(block_k, 64))");
+  cmd->add_option("--time-us", a->time_us, "A measured time: report TFLOP/s, GB/s and fractions of the floors");
+  cmd->add_option("--suite", a->suite, "Every shape of a suite: deepseek");
+  cmd->add_flag("--json", a->json, "Print JSON instead of text");
+  cmd->callback([a] { run_ledger(*a); });
+});
+
+}  // namespace
+}  // namespace tilegemm::cli
