@@ -4,6 +4,7 @@
 // the float64 reference. Used for both bf16_gemm and the cuBLASLt baseline.
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ inline std::string case_name(const DenseCase& c) {
                      c.c_mode == CMode::kNone ? "none" : c.c_mode == CMode::kSeparate ? "sep" : "inplace",
                      c.d_pad ? fmt::format("_pad{}", c.d_pad) : "");
 }
+
+// GoogleTest prints parameters with this (readable names in gpu-tests.json instead of raw bytes).
+inline void PrintTo(const DenseCase& c, std::ostream* os) { *os << case_name(c); }
 
 // What TMA can describe: every non-contiguous stride a multiple of 16 bytes. A K-major operand needs
 // K % 8 == 0 (bf16), an MN-major A needs M % 8 == 0, an MN-major B N % 8 == 0, D its row stride.

@@ -42,6 +42,10 @@ std::string contiguous_name(const ::testing::TestParamInfo<ContiguousCase>& info
   return fmt::format("g{}_n{}_k{}_m{}_{}{}", c.groups, c.n, c.k, c.mean_m, c.b_mn ? "nn" : "nt", c.psum ? "_psum" : "");
 }
 
+void PrintTo(const ContiguousCase& c, std::ostream* os) {
+  *os << fmt::format("g{} n{} k{} mean_m{} {}{}", c.groups, c.n, c.k, c.mean_m, c.b_mn ? "nn" : "nt", c.psum ? " psum" : "");
+}
+
 class MGroupedContiguous : public ::testing::TestWithParam<ContiguousCase> {};
 
 TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
@@ -129,6 +133,10 @@ struct MaskedCase {
 std::string masked_name(const ::testing::TestParamInfo<MaskedCase>& info) {
   const auto& c = info.param;
   return fmt::format("g{}_mmax{}_n{}_k{}_{}", c.groups, c.m_max, c.n, c.k, c.b_mn ? "nn" : "nt");
+}
+
+void PrintTo(const MaskedCase& c, std::ostream* os) {
+  *os << fmt::format("g{} m_max{} n{} k{} {}", c.groups, c.m_max, c.n, c.k, c.b_mn ? "nn" : "nt");
 }
 
 class MGroupedMasked : public ::testing::TestWithParam<MaskedCase> {};
