@@ -53,9 +53,20 @@ bool better_order(const GemmConfig& a, const GemmConfig& b) {
   return key(a) > key(b);
 }
 
+bool differs(double a, double b) { return std::abs(a - b) > kTieTolerance * std::max(a, b); }
+
+double slot_utilisation(const CostBreakdown& c) {
+  return static_cast<double>(c.tiles) / (static_cast<double>(c.waves) * c.num_sms);
+}
+
+// Predicted time first. When a whole-problem floor (DRAM, compute) hides the differences between tilings,
+// prefer the tiling that keeps more SMs busy (more loads in flight, more headroom if the floor is
+// optimistic), then the faster tile schedule, then the fixed order.
 bool cheaper(const Candidate& a, const Candidate& b) {
-  const double ta = a.cost.predicted_us, tb = b.cost.predicted_us;
-  if (std::abs(ta - tb) > kTieTolerance * std::max(ta, tb)) return ta < tb;
+  if (differs(a.cost.predicted_us, b.cost.predicted_us)) return a.cost.predicted_us < b.cost.predicted_us;
+  const double ua = slot_utilisation(a.cost), ub = slot_utilisation(b.cost);
+  if (differs(ua, ub)) return ua > ub;
+  if (differs(a.cost.mainloop_us, b.cost.mainloop_us)) return a.cost.mainloop_us < b.cost.mainloop_us;
   return better_order(a.config, b.config);
 }
 

@@ -1,0 +1,232 @@
+// `tilegemm plan`: the config the heuristics pick for a shape (or a suite of shapes) and the ledger numbers
+// that decided it — on any machine, no GPU needed.
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "tilegemm/bench.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm::cli {
+namespace {
+
+struct PlanArgs {
+  std::optional<int> m, n, k;
+  std::string dtype = "bf16";
+  std::string out_dtype = "bf16";
+  std::string layout = "nt";
+  std::string hw = "h200";
+  std::string gemm_type = "normal";
+  int num_groups = 1;
+  int expected_m = 0;
+  int num_sms = 0;
+  bool with_c = false;
+  std::string suite;
+  bool json = false;
+  int top = 0;
+};
+
+GemmType parse_gemm_type(const std::string& name) {
+  for (GemmType t : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
+                     GemmType::kKGroupedContiguous})
+    if (gemm_type_name(t) == name) return t;
+  throw InvalidArgument("--gemm-type",
+                        "one of normal, batched, m_grouped_contiguous, m_grouped_masked, k_grouped_contiguous",
+                        fmt::format("'{}'", name));
+}
+
+// --m is rows per group (per batch); a contiguous desc holds the rows of all groups.
+GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, const PlanArgs& args) {
+  TILEGEMM_REQUIRE(m > 0, "--m", "a positive size", std::to_string(m));
+  TILEGEMM_REQUIRE(groups > 0, "--num-groups", "a positive count", std::to_string(groups));
+  GemmDesc desc;
+  desc.type = type;
+  desc.num_groups = groups;
+  desc.m = type == GemmType::kMGroupedContiguous ? m * groups : m;
+  desc.n = n;
+  desc.k = k;
+  desc.expected_m = args.expected_m;
+  desc.a_dtype = desc.b_dtype = parse_dtype(args.dtype, "--dtype");
+  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16, "--dtype", "bf16 (the only planned input type so far)",
+                   fmt::format("'{}'", args.dtype));
+  desc.d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
+  const Layout layout = parse_layout(args.layout, "--layout");
+  desc.major_a = layout_major_a(layout);
+  desc.major_b = layout_major_b(layout);
+  desc.with_c = args.with_c;
+  return desc;
+}
+
+std::vector<GemmDesc> descs_from(const PlanArgs& args) {
+  const GemmType type = parse_gemm_type(args.gemm_type);
+  if (!args.suite.empty()) {
+    TILEGEMM_REQUIRE(!args.m && !args.n && !args.k, "--suite", "no --m/--n/--k alongside a suite",
+                     fmt::format("'{}' with a shape", args.suite));
+    std::vector<GemmDesc> descs;
+    for (const BenchShape& s : suite_shapes(args.suite, "--suite"))
+      descs.push_back(make_desc(s.type, s.groups, s.m, s.n, s.k, args));
+    return descs;
+  }
+  TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes (or --suite)",
+                   fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
+                               args.n ? std::to_string(*args.n) : "(missing)",
+                               args.k ? std::to_string(*args.k) : "(missing)"));
+  if (type == GemmType::kNormal)
+    TILEGEMM_REQUIRE(args.num_groups == 1, "--num-groups", "1 for --gemm-type normal", std::to_string(args.num_groups));
+  return {make_desc(type, args.num_groups, *args.m, *args.n, *args.k, args)};
+}
+
+// Runners-up that differ in tile shape or cluster (each with its best stage count), best first.
+std::vector<const Candidate*> distinct_tiles(const std::vector<Candidate>& ranked, int top) {
+  std::vector<const Candidate*> out;
+  std::set<std::tuple<int, int, int, int, int>> seen;
+  for (const Candidate& c : ranked) {
+    if (static_cast<int>(out.size()) >= top) break;
+    const auto key = std::make_tuple(c.config.block_m, c.config.block_n, c.config.num_math_warpgroups,
+                                     c.config.cluster_m, c.config.cluster_n);
+    if (seen.insert(key).second) out.push_back(&c);
+  }
+  return out;
+}
+
+std::string short_config(const GemmConfig& c) {
+  return fmt::format("{}x{}x{} wg{} s{} c{}x{}", c.block_m, c.block_n, c.block_k, c.num_math_warpgroups, c.stages,
+                     c.cluster_m, c.cluster_n);
+}
+
+nlohmann::json cost_json(const CostBreakdown& r) {
+  return {{"tiles", r.tiles},
+          {"num_sms", r.num_sms},
+          {"waves", r.waves},
+          {"last_wave_util", r.last_wave_util},
+          {"flops", r.flops},
+          {"l2_to_sm_bytes", r.l2_to_sm_bytes},
+          {"dram_bytes", r.dram_bytes},
+          {"smem_bytes", r.smem_bytes},
+          {"smem_per_stage_bytes", r.smem_per_stage_bytes},
+          {"acc_regs_per_thread", r.acc_regs_per_thread},
+          {"mma_efficiency", r.mma_efficiency},
+          {"tile_compute_us", r.tile_compute_us},
+          {"tile_load_us", r.tile_load_us},
+          {"tile_overhead_us", r.tile_overhead_us},
+          {"mainloop_us", r.mainloop_us},
+          {"dram_floor_us", r.dram_floor_us},
+          {"compute_floor_us", r.compute_floor_us},
+          {"predicted_us", r.predicted_us},
+          {"predicted_tflops", r.predicted_tflops},
+          {"bound", r.bound}};
+}
+
+nlohmann::json config_json(const GemmConfig& c) {
+  return {{"block_m", c.block_m},
+          {"block_n", c.block_n},
+          {"block_k", c.block_k},
+          {"stages", c.stages},
+          {"num_math_warpgroups", c.num_math_warpgroups},
+          {"threads", c.num_threads()},
+          {"cluster_m", c.cluster_m},
+          {"cluster_n", c.cluster_n},
+          {"multicast", c.multicast == MulticastSide::kA ? "A" : c.multicast == MulticastSide::kB ? "B" : "none"},
+          {"swizzle_d_bytes", c.swizzle_d_bytes},
+          {"num_sms", c.num_sms},
+          {"raster_group", c.raster_group},
+          {"split_k", c.split_k},
+          {"smem_bytes", c.smem_bytes}};
+}
+
+void print_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vector<Candidate>& ranked,
+                  std::size_t enumerated, int top) {
+  const Candidate& best = ranked.front();
+  const CostBreakdown& r = best.cost;
+  fmt::print("problem   {} on {} ({} SMs)\n", to_string(desc), hw.name, r.num_sms);
+  fmt::print("config    {}\n", to_string(best.config));
+  fmt::print("tiles     {} over {} SMs: {} wave(s), last wave {:.1f}% busy\n", r.tiles, r.num_sms, r.waves,
+             100 * r.last_wave_util);
+  fmt::print("traffic   L2->SM {:.2f} MB (b*MNK(1/bm+1/bn)), DRAM ~{:.2f} MB (raster group {})\n",
+             r.l2_to_sm_bytes / 1e6, r.dram_bytes / 1e6, best.config.raster_group);
+  fmt::print("resources smem {} B ({} B/stage x {}), {} fp32 accumulator regs/thread, {} threads\n", r.smem_bytes,
+             r.smem_per_stage_bytes, best.config.stages, r.acc_regs_per_thread, best.config.num_threads());
+  fmt::print("per tile  mma {:.2f} us (efficiency {:.2f}), load {:.2f} us, overhead {:.2f} us\n", r.tile_compute_us,
+             r.mma_efficiency, r.tile_load_us, r.tile_overhead_us);
+  fmt::print("time      tiles {:.2f} us, DRAM floor {:.2f} us, compute floor {:.2f} us -> predicted {:.2f} us "
+             "({} bound), {:.1f} TFLOP/s\n",
+             r.mainloop_us, r.dram_floor_us, r.compute_floor_us, r.predicted_us, r.bound, r.predicted_tflops);
+  fmt::print("searched  {} candidates, {} legal\n", enumerated, ranked.size());
+  if (top > 0) {
+    fmt::print("\n{:>4}  {:<24} {:>6} {:>5} {:>6} {:>10} {:>8}  {}\n", "rank", "config", "tiles", "waves", "util",
+               "pred us", "TFLOP/s", "bound");
+    int rank = 1;
+    for (const Candidate* c : distinct_tiles(ranked, top))
+      fmt::print("{:>4}  {:<24} {:>6} {:>5} {:>5.1f}% {:>10.2f} {:>8.1f}  {}\n", rank++, short_config(c->config),
+                 c->cost.tiles, c->cost.waves, 100 * c->cost.last_wave_util, c->cost.predicted_us,
+                 c->cost.predicted_tflops, c->cost.bound);
+  }
+}
+
+void run_plan(const PlanArgs& args) {
+  TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
+  const HardwareModel hw = hardware_preset(args.hw, "--hw");
+  const std::vector<GemmDesc> descs = descs_from(args);
+  nlohmann::json out = nlohmann::json::array();
+  if (!args.json && descs.size() > 1)
+    fmt::print("{:<44} {:<24} {:>6} {:>5} {:>6} {:>10} {:>8}  {}\n", "problem", "config", "tiles", "waves", "util",
+               "pred us", "TFLOP/s", "bound");
+  for (const GemmDesc& desc : descs) {
+    const std::size_t enumerated = enumerate_candidates(desc, hw, args.num_sms).size();
+    const std::vector<Candidate> ranked = rank_candidates(desc, hw, args.num_sms);
+    const Candidate& best = ranked.front();
+    if (args.json) {
+      nlohmann::json runners = nlohmann::json::array();
+      for (const Candidate* c : distinct_tiles(ranked, args.top))
+        runners.push_back({{"config", config_json(c->config)}, {"cost", cost_json(c->cost)}});
+      out.push_back({{"problem", to_string(desc)},
+                     {"hw", hw.name},
+                     {"config", config_json(best.config)},
+                     {"config_string", to_string(best.config)},
+                     {"cost", cost_json(best.cost)},
+                     {"candidates", enumerated},
+                     {"legal_candidates", ranked.size()},
+                     {"top", runners}});
+    } else if (descs.size() > 1) {
+      fmt::print("{:<44} {:<24} {:>6} {:>5} {:>5.1f}% {:>10.2f} {:>8.1f}  {}\n",
+                 fmt::format("{} m={} n={} k={}", desc.num_groups > 1 ? fmt::format("{}x", desc.num_groups) : "",
+                             desc.m, desc.n, desc.k),
+                 short_config(best.config), best.cost.tiles, best.cost.waves, 100 * best.cost.last_wave_util,
+                 best.cost.predicted_us, best.cost.predicted_tflops, best.cost.bound);
+    } else {
+      print_detail(desc, hw, ranked, enumerated, args.top);
+    }
+  }
+  if (args.json) fmt::print("{}\n", out.dump(2));
+}
+
+const CommandRegistrar kRegistrar([](CLI::App& root) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = root.add_subcommand("plan", "Show the GEMM config the heuristics choose and why (no GPU needed)");
+  cmd->add_option("--m", args->m, "Rows of A and D (per group / per batch for grouped and batched GEMMs)");
+  cmd->add_option("--n", args->n, "Columns of D");
+  cmd->add_option("--k", args->k, "Reduction size");
+  cmd->add_option("--dtype", args->dtype, "Input dtype of A and B (bf16)")->capture_default_str();
+  cmd->add_option("--out-dtype", args->out_dtype, "Dtype of D: bf16 or fp32")->capture_default_str();
+  cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (DeepGEMM naming)")->capture_default_str();
+  cmd->add_option("--hw", args->hw, "Hardware preset (h200, h100-sxm, h800, h20)")->capture_default_str();
+  cmd->add_option("--gemm-type", args->gemm_type,
+                  "normal, batched, m_grouped_contiguous, m_grouped_masked or k_grouped_contiguous")
+      ->capture_default_str();
+  cmd->add_option("--num-groups", args->num_groups, "Groups (or batches)")->capture_default_str();
+  cmd->add_option("--expected-m", args->expected_m, "Masked grouped GEMM: expected rows per group (0 = m)");
+  cmd->add_option("--num-sms", args->num_sms, "Persistent CTAs (0 = every SM of --hw)");
+  cmd->add_flag("--with-c", args->with_c, "D = C + A*B (C read once)");
+  cmd->add_option("--suite", args->suite, "Plan every shape of a suite: deepseek, grouped or all");
+  cmd->add_flag("--json", args->json, "Print JSON instead of text");
+  cmd->add_option("--top", args->top, "Also list the best N distinct tile shapes")->capture_default_str();
+  cmd->callback([args] { run_plan(*args); });
+});
+
+}  // namespace
+}  // namespace tilegemm::cli
