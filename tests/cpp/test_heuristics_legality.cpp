@@ -1,0 +1,205 @@
+// The SM90 BF16 legality rules and desc validation, checked against an independent restatement of the
+// kernel's constraints (so a change to either side shows up here).
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
+
+using namespace tilegemm;
+
+namespace {
+
+GemmDesc bf16_desc(int m, int n, int k, Major a = Major::kKMajor, Major b = Major::kKMajor,
+                   DType d = DType::kBFloat16) {
+  GemmDesc desc;
+  desc.m = m, desc.n = n, desc.k = k;
+  desc.major_a = a, desc.major_b = b;
+  desc.d_dtype = d;
+  return desc;
+}
+
+GemmConfig base_config(int block_m, int block_n, int wgs, int stages, int num_sms = 132) {
+  GemmConfig c;
+  c.block_m = block_m, c.block_n = block_n, c.block_k = 64;
+  c.num_math_warpgroups = wgs;
+  c.stages = stages;
+  c.num_sms = num_sms;
+  c.swizzle_d_bytes = 0;
+  return c;
+}
+
+// The kernel's rules restated from the issue, independently of sm90_bf16_legality.cpp.
+bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel& hw) {
+  const std::set<std::pair<int, int>> shapes = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
+  if (!shapes.count({c.block_m, c.num_math_warpgroups})) return false;
+  if (c.block_k != 64) return false;
+  if (c.block_n % 16 != 0 || c.block_n < 16 || c.block_n > 256) return false;
+  if ((c.block_m / c.num_math_warpgroups) * c.block_n / 128 > 128) return false;
+  if (d.major_a == Major::kMNMajor && c.block_m % 64 != 0) return false;
+  if (d.major_b == Major::kMNMajor && c.block_n % 64 != 0) return false;
+  const int d_bytes = d.d_dtype == DType::kFloat32 ? 4 : 2;
+  const int smem = c.stages * (c.block_m + c.block_n) * 64 * 2 + c.block_m * c.block_n * d_bytes + 1024;
+  if (smem > hw.smem_per_block_bytes) return false;
+  if (c.stages < 2 || c.stages > 8) return false;
+  if (d.type == GemmType::kMGroupedContiguous && c.block_m > 128) return false;
+  if (d.type == GemmType::kKGroupedContiguous) return false;
+  if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented) return false;
+  return true;
+}
+
+void check_every_candidate(const GemmDesc& desc, const HardwareModel& hw) {
+  const auto candidates = enumerate_candidates(desc, hw);
+  ASSERT_FALSE(candidates.empty());
+  int legal = 0;
+  for (const Candidate& cand : candidates) {
+    const GemmConfig& c = cand.config;
+    SCOPED_TRACE(to_string(desc) + " | " + to_string(c));
+    EXPECT_EQ(cand.legal, expected_legal(desc, c, hw));
+    EXPECT_EQ(cand.legal, cand.reject_reason.empty()) << cand.reject_reason;
+    EXPECT_EQ(c.num_threads(), 128 * (c.num_math_warpgroups + 1));
+    EXPECT_EQ(c.smem_bytes, sm90_bf16_smem_bytes(desc, c));
+    EXPECT_EQ(c.split_k, 1);
+    EXPECT_EQ(c.num_sms, hw.num_sms);
+    // more stages than K-blocks are never offered (but always at least 2)
+    EXPECT_LE(c.stages, std::max(2, (desc.k + 63) / 64));
+    if (cand.legal) {
+      ++legal;
+      EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
+      EXPECT_LE(cand.cost.acc_regs_per_thread, 128);
+      EXPECT_GT(cand.cost.predicted_us, 0);
+      EXPECT_GE(cand.cost.predicted_us, cand.cost.dram_floor_us);
+      EXPECT_GE(cand.cost.predicted_us, cand.cost.compute_floor_us);
+    }
+  }
+  EXPECT_GT(legal, 0);
+}
+
+}  // namespace
+
+TEST(HeuristicsLegality, SmemFormulaMatchesTheKernelLayout) {
+  const GemmDesc desc = bf16_desc(4096, 4096, 4096);
+  EXPECT_EQ(sm90_bf16_smem_bytes(desc, base_config(128, 128, 2, 4)), 4 * 256 * 64 * 2 + 128 * 128 * 2 + 1024);
+  const GemmDesc fp32_out = bf16_desc(4096, 4096, 4096, Major::kKMajor, Major::kKMajor, DType::kFloat32);
+  EXPECT_EQ(sm90_bf16_smem_bytes(fp32_out, base_config(64, 112, 1, 6)), 6 * 176 * 64 * 2 + 64 * 112 * 4 + 1024);
+}
+
+TEST(HeuristicsLegality, EveryEnumeratedCandidateFollowsTheRules) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (int m : {64, 128, 4096})
+    for (auto [n, k] : {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
+      check_every_candidate(bf16_desc(m, n, k), hw);
+  check_every_candidate(bf16_desc(256, 1024, 64), hw);  // one K-block: stages stay at 2
+  check_every_candidate(bf16_desc(512, 4096, 4096, Major::kMNMajor, Major::kMNMajor, DType::kFloat32), hw);
+  check_every_candidate(bf16_desc(512, 4096, 4096, Major::kKMajor, Major::kMNMajor), hw);
+  GemmDesc contiguous = bf16_desc(4 * 8192, 4096, 7168);
+  contiguous.type = GemmType::kMGroupedContiguous, contiguous.num_groups = 4;
+  check_every_candidate(contiguous, hw);
+  GemmDesc masked = bf16_desc(4096, 7168, 2048);
+  masked.type = GemmType::kMGroupedMasked, masked.num_groups = 8, masked.expected_m = 256;
+  check_every_candidate(masked, hw);
+}
+
+TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
+  const HardwareModel hw = hardware_preset("h200");
+  const GemmDesc desc = bf16_desc(4096, 4096, 4096);
+  std::string why;
+  EXPECT_TRUE(sm90_bf16_config_legal(desc, base_config(64, 256, 1, 4), hw, &why)) << why;   // 128 regs
+  EXPECT_TRUE(sm90_bf16_config_legal(desc, base_config(128, 128, 1, 4), hw, &why)) << why;  // 128 regs
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 144, 1, 4), hw, &why));        // 144 regs
+  EXPECT_NE(why.find("accumulator registers"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(256, 128, 1, 4), hw, &why));
+  EXPECT_NE(why.find("math warpgroups"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 120, 2, 4), hw, &why));
+  EXPECT_NE(why.find("multiple of 16"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(256, 128, 2, 8), hw, &why));
+  EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 128, 2, 1), hw, &why));
+  EXPECT_NE(why.find("stages"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 128, 2, 4, 200), hw, &why));
+  EXPECT_NE(why.find("num_sms"), std::string::npos) << why;
+
+  GemmConfig bad_k = base_config(128, 128, 2, 4);
+  bad_k.block_k = 128;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, bad_k, hw, &why));
+  EXPECT_NE(why.find("block_k"), std::string::npos) << why;
+
+  const GemmDesc nn = bf16_desc(4096, 4096, 4096, Major::kKMajor, Major::kMNMajor);
+  EXPECT_FALSE(sm90_bf16_config_legal(nn, base_config(128, 80, 2, 4), hw, &why));
+  EXPECT_NE(why.find("MN-major B"), std::string::npos) << why;
+  const GemmDesc tn = bf16_desc(4096, 4096, 4096, Major::kMNMajor, Major::kKMajor);
+  EXPECT_TRUE(sm90_bf16_config_legal(tn, base_config(64, 80, 1, 4), hw, &why)) << why;
+
+  GemmConfig cluster = base_config(128, 128, 2, 4);
+  cluster.cluster_m = 2, cluster.multicast = MulticastSide::kB;
+  EXPECT_EQ(sm90_bf16_config_legal(desc, cluster, hw, &why), kSm90Bf16MulticastImplemented);
+  if (!kSm90Bf16MulticastImplemented) {
+    EXPECT_NE(why.find("not implemented"), std::string::npos) << why;
+  }
+  cluster.multicast = MulticastSide::kA;  // 2x1 shares B, not A
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, cluster, hw, &why));
+  EXPECT_NE(why.find("cluster"), std::string::npos) << why;
+  GemmConfig odd_pairs = base_config(128, 128, 2, 4);
+  odd_pairs.cluster_n = 2, odd_pairs.multicast = MulticastSide::kA;
+  EXPECT_FALSE(sm90_bf16_config_legal(bf16_desc(4096, 4096 - 128, 4096), odd_pairs, hw, &why));
+  EXPECT_NE(why.find("even block count"), std::string::npos) << why;
+
+  GemmDesc contiguous = bf16_desc(8192, 4096, 4096);
+  contiguous.type = GemmType::kMGroupedContiguous, contiguous.num_groups = 4;
+  EXPECT_FALSE(sm90_bf16_config_legal(contiguous, base_config(256, 128, 2, 3), hw, &why));
+  EXPECT_NE(why.find("128 rows"), std::string::npos) << why;
+  GemmDesc k_grouped = bf16_desc(4096, 4096, 4096);
+  k_grouped.type = GemmType::kKGroupedContiguous, k_grouped.num_groups = 4;
+  EXPECT_FALSE(sm90_bf16_config_legal(k_grouped, base_config(128, 128, 2, 4), hw, &why));
+  EXPECT_NE(why.find("K-grouped"), std::string::npos) << why;
+}
+
+namespace {
+void expect_invalid(const GemmDesc& desc, const std::string& argument, const std::string& mentions) {
+  try {
+    validate_desc(desc);
+    ADD_FAILURE() << "expected InvalidArgument for " << to_string(desc);
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
+TEST(HeuristicsValidateDesc, AlignmentErrorsNameTheDimension) {
+  EXPECT_NO_THROW(validate_desc(bf16_desc(64, 2112, 7168)));
+  EXPECT_NO_THROW(validate_desc(bf16_desc(3, 8, 8)));  // M of K-major A needs no alignment
+  expect_invalid(bf16_desc(64, 2112, 100), "k", "multiple of 8");
+  expect_invalid(bf16_desc(100, 2112, 7168, Major::kMNMajor), "m", "MN-major bf16 A");
+  expect_invalid(bf16_desc(64, 2100, 7168, Major::kKMajor, Major::kMNMajor), "n", "MN-major bf16 B");
+  expect_invalid(bf16_desc(64, 2110, 7168), "n", "bf16 D");
+  EXPECT_NO_THROW(validate_desc(bf16_desc(64, 2116, 7168, Major::kKMajor, Major::kKMajor, DType::kFloat32)));
+  expect_invalid(bf16_desc(64, 2114, 7168, Major::kKMajor, Major::kKMajor, DType::kFloat32), "n", "multiple of 4");
+  // both operands MN-major: K is no tensor's contiguous dimension
+  EXPECT_NO_THROW(validate_desc(bf16_desc(64, 2112, 100, Major::kMNMajor, Major::kMNMajor)));
+}
+
+TEST(HeuristicsValidateDesc, SizesTypesAndGroups) {
+  expect_invalid(bf16_desc(0, 2112, 7168), "m", "positive");
+  expect_invalid(bf16_desc(64, -8, 7168), "n", "positive");
+  GemmDesc fp8 = bf16_desc(64, 2112, 7168);
+  fp8.a_dtype = DType::kFloat8E4M3;
+  expect_invalid(fp8, "a_dtype", "bf16");
+  GemmDesc fp16_out = bf16_desc(64, 2112, 7168);
+  fp16_out.d_dtype = DType::kFloat16;
+  expect_invalid(fp16_out, "d_dtype", "bf16 or fp32");
+  GemmDesc groups = bf16_desc(64, 2112, 7168);
+  groups.num_groups = 2;
+  expect_invalid(groups, "num_groups", "1 for a normal GEMM");
+  GemmDesc contiguous = bf16_desc(1000, 4096, 7168);
+  contiguous.type = GemmType::kMGroupedContiguous, contiguous.num_groups = 4;
+  expect_invalid(contiguous, "m", "multiple of 128");
+  GemmDesc masked = bf16_desc(256, 4096, 7168);
+  masked.type = GemmType::kMGroupedMasked, masked.num_groups = 4, masked.expected_m = 300;
+  expect_invalid(masked, "expected_m", "[1, m=256]");
+  GemmDesc hint = bf16_desc(256, 4096, 7168);
+  hint.expected_m = 64;
+  expect_invalid(hint, "expected_m", "only masked");
+}
