@@ -1,0 +1,160 @@
+// `tilegemm ledger` end to end: the built binary (TILEGEMM_CLI_PATH), its output and every bad-input path
+// (one line on stderr naming the argument, exit status 2, never a crash).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string temp_path(const std::string& name) {
+  return (testing::TempDir().empty() ? std::string("/tmp/") : testing::TempDir()) + "tilegemm_cli_ledger_" +
+         std::to_string(::getpid()) + "_" + name;
+}
+
+// Runs `tilegemm ledger <args>` through sh, stdout and stderr captured separately.
+Result run_ledger(const std::string& args) {
+  const std::string out_path = temp_path("stdout"), err_path = temp_path("stderr");
+  const std::string cmd =
+      std::string("'") + TILEGEMM_CLI_PATH + "' ledger " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+  const int raw = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
+  return r;
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+// One line on stderr, exit status 2, the argument and `fragment` named in it, nothing on stdout.
+void expect_usage_error(const std::string& args, const std::string& argument, const std::string& fragment) {
+  SCOPED_TRACE("tilegemm ledger " + args);
+  const Result r = run_ledger(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("tilegemm: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(argument), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliLedger, HumanReportOfTheSeedSquareGemm) {
+  const Result r = run_ledger("--m 4096 --n 4096 --k 4096 --dtype fp16 --hw h100-sxm --tile 128x128x32 --stages 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("137.439 GFLOP"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1365.3 FLOP/B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compute-bound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("16384 B/stage, 49152 B total"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("128 fp32 accumulators/thread"), std::string::npos) << r.out;
+}
+
+TEST(CliLedger, JsonCarriesTheNumbersAndTheHardware) {
+  const Result r = run_ledger("--m 4096 --n 7168 --k 16384 --hw ascend-950dt --time-us 2229.9 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["hardware"]["name"], "ascend-950dt");
+  ASSERT_EQ(j["results"].size(), 1u);
+  const auto& row = j["results"][0];
+  EXPECT_DOUBLE_EQ(row["flops"].get<double>(), 2.0 * 4096 * 7168 * 16384);
+  EXPECT_NEAR(row["peak_tflops"].get<double>(), 432.5, 432.5 * 0.005);
+  const double frac = row["timing"]["fraction_of_peak"].get<double>();
+  EXPECT_GE(frac, 0.997);
+  EXPECT_LE(frac, 0.998);
+  EXPECT_EQ(row["bound"], "compute");
+}
+
+TEST(CliLedger, DeepSeekSuiteTablePrintsOneLinePerShape) {
+  Result r = run_ledger("--suite deepseek --dtype fp8 --out-dtype bf16 --hw h200 --tile 128x128x128");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count_lines(r.out), 2 + 18) << r.out;  // title, header, 18 shapes
+  EXPECT_NE(r.out.find("1792"), std::string::npos);
+  EXPECT_NE(r.out.find("76/132"), std::string::npos) << r.out;
+  r = run_ledger("--suite deepseek --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["results"].size(), 18u);
+}
+
+TEST(CliLedger, HardwareOverridesFromFlagsAndJsonFile) {
+  const std::string path = temp_path("hw.json");
+  std::ofstream(path) << R"({"hbm_gbps": 4272})";
+  Result r = run_ledger("--m 64 --n 7168 --k 16384 --dtype fp8 --hw h200 --hw-json '" + path + "' --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(r.out)["results"][0]["bandwidth_gbps"].get<double>(), 4272);
+  r = run_ledger("--m 64 --n 7168 --k 16384 --hw h200 --num-sms 114 --sm-clock-mhz 1000 --hbm-gbps 1000 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["hardware"]["num_sms"], 114);
+  EXPECT_NEAR(j["results"][0]["peak_tflops"].get<double>(), 114 * 4096 * 1000e6 / 1e12, 1e-6);
+  EXPECT_DOUBLE_EQ(j["results"][0]["bandwidth_gbps"].get<double>(), 1000);
+  std::remove(path.c_str());
+}
+
+TEST(CliLedger, BadSizesAreUsageErrors) {
+  expect_usage_error("--m 0 --n 7168 --k 16384", "--m", "got 0");
+  expect_usage_error("--m 64 --n -5 --k 16384", "--n", "got -5");
+  expect_usage_error("--m 64 --n 7168 --k=-1", "--k", "got -1");
+  expect_usage_error("--m 64 --n 7168", "--m/--n/--k", "(missing)");
+  expect_usage_error("--m abc --n 1 --k 1", "--m", "abc");
+  expect_usage_error("--m 64 --n 64 --k 64 --batch 0", "--batch", "got 0");
+  expect_usage_error("--m 64 --n 64 --k 64 --time-us 0", "--time-us", "got 0");
+  expect_usage_error("--suite deepseek --m 64", "--suite", "no --m/--n/--k");
+  expect_usage_error("--suite llama", "--suite", "'llama'");
+}
+
+TEST(CliLedger, BadDtypesAndPresetsAreUsageErrors) {
+  expect_usage_error("--m 64 --n 64 --k 64 --dtype fp7", "--dtype", "'fp7'");
+  expect_usage_error("--m 64 --n 64 --k 64 --a-dtype bogus", "--a-dtype", "'bogus'");
+  expect_usage_error("--m 64 --n 64 --k 64 --out-dtype x", "--out-dtype", "'x'");
+  expect_usage_error("--m 64 --n 64 --k 64 --hw b200", "--hw", "'b200'");
+  expect_usage_error("--m 64 --n 64 --k 64 --dtype fp4 --hw h200", "math dtype", "fp4");
+  expect_usage_error("--m 64 --n 64 --k 64 --sf-a 1by128", "--sf-a", "'1by128'");
+  expect_usage_error("--m 64 --n 64 --k 64 --hbm-gbps 0", "--hbm-gbps", "got 0");
+}
+
+TEST(CliLedger, TilesThatCannotFitAreUsageErrors) {
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 256x256x128 --stages 4", "--tile",
+                     "exceeds the 232448 B per-block limit");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 256x256x64 --threads 128", "--tile", "512 fp32 accumulators");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128", "--tile", "'128x128'");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x0x64", "--tile", "'128x0x64'");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128x64 --threads 100", "--threads", "multiple of 32");
+  expect_usage_error("--m 4096 --n 4096 --k 256 --tile 128x128x64 --split-k 8", "--split-k", "at most");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --hw ascend-950dt --tile 256x512x64", "--tile", "L0C needs");
+}
+
+TEST(CliLedger, BadHardwareJsonIsAUsageError) {
+  const std::string path = temp_path("bad.json");
+  std::ofstream(path) << R"({"hbm_gbps": 4272,)";
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "malformed JSON");
+  std::ofstream(path) << R"({"hbm": 4272})";
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "unknown key 'hbm'");
+  std::remove(path.c_str());
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json /nonexistent/hw.json", "--hw-json", "cannot open");
+}
+
+}  // namespace
