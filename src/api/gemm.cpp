@@ -113,11 +113,6 @@ void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, co
   auto stream = static_cast<cudaStream_t>(options.stream);
   if (m == 0 || n == 0 || batch == 0) return;
   const bool accumulate = c != nullptr;
-  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
-  if (k == 0) {
-    if (c == nullptr) copy_or_zero(d, nullptr, stream);
-    return;
-  }
 
   GemmDesc desc;
   desc.type = ndim == 3 ? GemmType::kBatched : GemmType::kNormal;
@@ -126,7 +121,13 @@ void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, co
   desc.d_dtype = d.dtype;
   desc.major_a = major_a, desc.major_b = major_b;
   desc.with_c = accumulate;
-  validate_desc(desc);
+  // Validate everything before touching d: a rejected call leaves d as it was.
+  if (k > 0) validate_desc(desc);
+  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
+  if (k == 0) {
+    if (c == nullptr) copy_or_zero(d, nullptr, stream);
+    return;
+  }
   run(desc, {as_3d(a), as_3d(b), as_3d(d), nullptr, accumulate}, options);
 }
 

@@ -1,6 +1,7 @@
 // M-grouped BF16 GEMMs: the contiguous layout (per-row group index with -1 padding, and the prefix-sum
-// layout) and the masked layout, with random group sizes including empty groups. Rows a group does not
-// own (padding, rows beyond masked_m) must keep the poison: the kernel must not write them.
+// layout) and the masked layout, with random group sizes including empty groups. As in DeepGEMM, rows a
+// group does not own (padding rows, rows beyond masked_m inside M_max) hold unspecified values afterwards;
+// every owned row must be written and nothing outside D (guards, row padding of the stride) may be.
 #include <random>
 
 #include "gpu_harness.hpp"
@@ -92,7 +93,6 @@ TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
   const auto cov = d.coverage([&](std::int64_t, std::int64_t r) { return row_group[r] >= 0; });
   EXPECT_EQ(cov.unwritten, 0) << cov.describe();
   EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
-  EXPECT_EQ(cov.stray_rows, 0) << "padding rows (group index -1) were written: " << cov.describe();
 
   std::vector<double> got, want;
   for (int g = 0; g < cs.groups; ++g) check_group(a, 0, starts[g], sizes[g], b, g, cs.b_mn, d, 0, seed, got, want);
@@ -141,7 +141,7 @@ void PrintTo(const MaskedCase& c, std::ostream* os) {
 
 class MGroupedMasked : public ::testing::TestWithParam<MaskedCase> {};
 
-TEST_P(MGroupedMasked, MatchesReferenceAndLeavesMaskedRowsAlone) {
+TEST_P(MGroupedMasked, MatchesReferenceAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
   const MaskedCase cs = GetParam();
   const std::uint64_t seed = next_seed();
@@ -170,7 +170,8 @@ TEST_P(MGroupedMasked, MatchesReferenceAndLeavesMaskedRowsAlone) {
   d.download();
 
   const auto cov = d.coverage([&](std::int64_t g, std::int64_t r) { return r < masked[g]; });
-  EXPECT_TRUE(cov.ok()) << cov.describe();
+  EXPECT_EQ(cov.unwritten, 0) << cov.describe();
+  EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
   std::vector<double> got, want;
   for (int g = 0; g < cs.groups; ++g) check_group(a, g, 0, masked[g], b, g, cs.b_mn, d, g, seed, got, want);
   const double diff = tilegemm::calc_diff(got, want);
