@@ -135,6 +135,9 @@ struct BenchEnvironment {
 
 // The parts of the environment that need no GPU (commit, date, version) — used by capture below.
 std::string git_commit_of(const std::string& source_dir);
+// The commit a report records: $TILEGEMM_COMMIT when set (for copies of the tree without .git, e.g. on the
+// GPU machine), else git_commit_of(source_dir).
+std::string report_commit(const std::string& source_dir);
 std::string utc_now_iso8601();
 // Fills every field from `device` (GPU name, SMs, versions, clocks_before). Throws RuntimeError without a GPU.
 BenchEnvironment capture_environment(int device, const BenchOptions& timing, int num_sms);

@@ -69,6 +69,12 @@ std::string git_commit_of(const std::string& source_dir) {
   return trim(*head) + (dirty ? "-dirty" : "");
 }
 
+std::string report_commit(const std::string& source_dir) {
+  const char* from_env = std::getenv("TILEGEMM_COMMIT");
+  if (from_env && *from_env) return trim(from_env);
+  return git_commit_of(source_dir);
+}
+
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -95,7 +101,7 @@ BenchEnvironment capture_environment(int device, const BenchOptions& timing, int
   cudaRuntimeGetVersion(&e.runtime_version);
   e.cublaslt_version = static_cast<std::int64_t>(cublasLtGetVersion());
   e.tilegemm_version = TILEGEMM_VERSION;
-  e.commit = git_commit_of(TILEGEMM_SOURCE_DIR);
+  e.commit = report_commit(TILEGEMM_SOURCE_DIR);
   e.flush_bytes = timing.flush_bytes > 0 ? timing.flush_bytes : default_flush_bytes(prop.l2CacheSize);
   e.warmup_ms = timing.warmup_ms;
   e.rep_ms = timing.rep_ms;

@@ -1,5 +1,6 @@
 // run_suite(): per shape, allocate the operands once, fill A and B with random bf16, run ours and cuBLASLt
 // once and compare them (a loose sanity check), then time ours and cuBLASLt back to back with bench().
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -160,7 +161,11 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
   bool ours_ok = !options.baseline_only;
   if (ours_ok) {
     try {
-      const GemmConfig config = select_config(desc_of(shape, options), hw, options.num_sms);
+      // The same choice bf16_gemm makes (src/api/gemm.cpp): num_sms clamped to the device, smem filled in.
+      const GemmDesc desc = desc_of(shape, options);
+      const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, hw.num_sms) : hw.num_sms;
+      GemmConfig config = select_config(desc, hw, num_sms);
+      if (config.smem_bytes == 0) config.smem_bytes = sm90_bf16_smem_bytes(desc, config);
       row.config = compact_config(config);
       row.config_full = to_string(config);
       // All-ones bytes are NaN in bf16 and fp32: a kernel that skips part of D cannot pass the check.
@@ -208,13 +213,16 @@ void validate_suite_options(const SuiteOptions& options) {
     TILEGEMM_REQUIRE(s.n > 0, "--n", "a positive size", std::to_string(s.n));
     TILEGEMM_REQUIRE(s.k > 0, "--k", "a positive size", std::to_string(s.k));
     TILEGEMM_REQUIRE(s.groups > 0, "groups", "a positive count", std::to_string(s.groups));
-    if (s.type == GemmType::kMGroupedContiguous)
+    if (s.type == GemmType::kMGroupedContiguous) {
       TILEGEMM_REQUIRE(layout_major_a(options.layout) == Major::kKMajor, "--layout",
                        "nt or nn for M-grouped shapes (A must be K-major)",
                        fmt::format("'{}'", layout_name(options.layout)));
-    else
+      TILEGEMM_REQUIRE(options.out_dtype == DType::kBFloat16, "--out-dtype", "bf16 for M-grouped shapes",
+                       fmt::format("'{}'", dtype_name(options.out_dtype)));
+    } else {
       TILEGEMM_REQUIRE(s.type == GemmType::kNormal, "shape type", "normal or m_grouped_contiguous",
                        std::string(gemm_type_name(s.type)));
+    }
   }
 }
 

@@ -51,6 +51,7 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--m 0 --n 256 --k 512", "--m");
   expect_usage_error("--suite deepseek --m 128 --n 256 --k 512", "--suite");
   expect_usage_error("--suite grouped --layout tn", "--layout");
+  expect_usage_error("--suite grouped --out-dtype fp32", "--out-dtype");
   expect_usage_error("--m abc --n 1 --k 1", "--m");  // CLI11's own parse error
   expect_usage_error("--no-such-flag", "no-such-flag");
 }

@@ -1,6 +1,7 @@
 // Environment capture pieces that need no GPU: nvidia-smi parsing, git commit, UTC date.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <regex>
 
 #include "tilegemm/bench.hpp"
@@ -42,6 +43,16 @@ TEST(BenchEnv, GitCommitOfTheSourceTreeAndUnknownElsewhere) {
   if (commit == "unknown") GTEST_SKIP() << "no git or not a checkout";
   EXPECT_TRUE(std::regex_match(commit, std::regex("[0-9a-f]{7,40}(-dirty)?"))) << commit;
   EXPECT_EQ(git_commit_of("/nonexistent/tilegemm"), "unknown");
+}
+
+TEST(BenchEnv, CommitFromTheEnvironmentWinsForTreesWithoutGit) {
+  const char* saved = std::getenv("TILEGEMM_COMMIT");
+  const std::string restore = saved ? saved : "";
+  setenv("TILEGEMM_COMMIT", " 1a2b3c4-dirty\n", 1);
+  EXPECT_EQ(report_commit("/nonexistent/tilegemm"), "1a2b3c4-dirty");
+  unsetenv("TILEGEMM_COMMIT");
+  EXPECT_EQ(report_commit("/nonexistent/tilegemm"), "unknown");
+  if (saved) setenv("TILEGEMM_COMMIT", restore.c_str(), 1);
 }
 
 TEST(BenchEnv, DateIsIso8601Utc) {

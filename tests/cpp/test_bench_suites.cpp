@@ -98,6 +98,13 @@ TEST(BenchSuiteOptions, GroupedShapesRejectMNMajorA) {
   }
   o.layout = Layout::kNN;
   EXPECT_NO_THROW(validate_suite_options(o));
+  o.out_dtype = DType::kFloat32;  // the M-grouped entry point writes bf16 only
+  try {
+    validate_suite_options(o);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "--out-dtype");
+  }
 }
 
 TEST(BenchSuiteOptions, BadValuesNameTheirArgument) {
