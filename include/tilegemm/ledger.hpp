@@ -156,6 +156,8 @@ struct TileLedger {
   int smem_limit = 0;               // per block (opt-in)
   bool smem_fits = false;
   int accum_regs_per_thread = 0;
+  int regs_per_thread = 0;          // the count occupancy used: given, or accumulators + kTileRegOverhead
+  int regs_limit = 0;               // max registers per thread (0 = not modelled)
   bool regs_fit = false;            // accumulators + overhead within max registers per thread
   OccupancyEstimate occupancy;
   std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;

@@ -143,6 +143,8 @@ TileLedger tile_ledger(const ProblemShape& shape, const OperandDtypes& dtypes, c
 
   t.accum_regs_per_thread = accumulator_regs_per_thread(tile.block_m, tile.block_n, tile.threads);
   const int regs = tile.regs_per_thread > 0 ? tile.regs_per_thread : t.accum_regs_per_thread + kTileRegOverhead;
+  t.regs_per_thread = regs;
+  t.regs_limit = hw.max_regs_per_thread;
   t.regs_fit = hw.max_regs_per_thread <= 0 || regs <= hw.max_regs_per_thread;
   t.occupancy = blocks_per_sm(hw, tile.threads, regs, t.smem_total);
 
@@ -162,8 +164,10 @@ std::string TileLedger::why_not_fit() const {
     add(fmt::format("shared memory {} B ({} stages x {} B) exceeds the {} B per-block limit", smem_total,
                     tile.stages, smem_per_stage, smem_limit));
   if (!regs_fit)
-    add(fmt::format("{} fp32 accumulators per thread (+{} overhead) exceed the register limit per thread",
-                    accum_regs_per_thread, tile.regs_per_thread > 0 ? 0 : kTileRegOverhead));
+    add(tile.regs_per_thread > 0
+            ? fmt::format("{} registers per thread exceed the limit of {}", regs_per_thread, regs_limit)
+            : fmt::format("{} fp32 accumulators per thread (+{} overhead = {}) exceed the limit of {} registers",
+                          accum_regs_per_thread, kTileRegOverhead, regs_per_thread, regs_limit));
   if (smem_fits && regs_fit && occupancy.blocks_per_sm <= 0)
     add(fmt::format("no block fits on an SM (limited by {})", occupancy.limiter));
   return why;
