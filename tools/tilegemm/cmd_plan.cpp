@@ -55,9 +55,11 @@ GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, const PlanArg
   TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16, "--dtype", "bf16 (the only planned input type so far)",
                    fmt::format("'{}'", args.dtype));
   desc.d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
-  const Layout layout = parse_layout(args.layout, "--layout");
-  desc.major_a = layout_major_a(layout);
-  desc.major_b = layout_major_b(layout);
+  // DeepGEMM's rule: first letter 'n' = A K-major, 't' = A MN-major; second letter 't' = B K-major, 'n' =
+  // B MN-major (its tests: major_opt = 'N' if a K-major else 'T'; += 'T' if b K-major else 'N').
+  const std::string_view layout = layout_name(parse_layout(args.layout, "--layout"));
+  desc.major_a = layout[0] == 'n' ? Major::kKMajor : Major::kMNMajor;
+  desc.major_b = layout[1] == 't' ? Major::kKMajor : Major::kMNMajor;
   desc.with_c = args.with_c;
   return desc;
 }

@@ -1,0 +1,105 @@
+// `tilegemm plan` as a user runs it, on a machine without a GPU: a plan for a shape or a suite (text and
+// JSON), and exit status 2 with the argument named for bad input.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct CliResult {
+  int status = -1;
+  std::string output;
+};
+
+CliResult run_plan(const std::string& args, bool merge_stderr = true) {
+  const std::string command =
+      std::string("'") + TILEGEMM_CLI_PATH + "' plan " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  CliResult r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+void expect_usage_error(const std::string& args, const std::string& mentions) {
+  const CliResult r = run_plan(args);
+  EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(mentions), std::string::npos) << args << "\n" << r.output;
+  EXPECT_EQ(r.output.find("terminate"), std::string::npos) << r.output;
+}
+
+}  // namespace
+
+TEST(CliPlan, PrintsTheChosenConfigAndItsLedgerNumbers) {
+  const CliResult r = run_plan("--m 64 --n 2112 --k 7168 --dtype bf16 --hw h200 --top 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* expected : {"config    block=64x", "tiles", "wave", "last wave", "L2->SM", "DRAM", "smem",
+                               "accumulator regs", "predicted", "TFLOP/s", "rank"})
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\n" << r.output;
+}
+
+TEST(CliPlan, JsonForOneShape) {
+  const CliResult r = run_plan("--m 4096 --n 7168 --k 2048 --layout tn --out-dtype fp32 --json --top 4", false);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 1u);
+  const auto& plan = j[0];
+  EXPECT_NE(plan["problem"].get<std::string>().find("layout=tn"), std::string::npos);
+  EXPECT_NE(plan["problem"].get<std::string>().find("d=fp32"), std::string::npos);
+  EXPECT_EQ(plan["config"]["block_m"].get<int>() % 64, 0);  // MN-major A
+  EXPECT_EQ(plan["config"]["num_math_warpgroups"].get<int>(), 2);
+  EXPECT_GT(plan["cost"]["predicted_us"].get<double>(), 0);
+  EXPECT_GE(plan["cost"]["tiles"].get<long long>(), 132);
+  EXPECT_EQ(plan["top"].size(), 4u);
+  EXPECT_EQ(plan["top"][0]["config"], plan["config"]);
+  EXPECT_GT(plan["candidates"].get<int>(), plan["legal_candidates"].get<int>());
+}
+
+TEST(CliPlan, DeepSeekSuite) {
+  const CliResult r = run_plan("--suite deepseek --json", false);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.size(), 18u);
+  for (const auto& plan : j) EXPECT_GT(plan["cost"]["predicted_tflops"].get<double>(), 0) << plan["problem"];
+  const CliResult text = run_plan("--suite grouped");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("4x m=32768 n=4096 k=7168"), std::string::npos) << text.output;
+}
+
+TEST(CliPlan, GroupedAndNumSmsOptions) {
+  const CliResult masked =
+      run_plan("--m 4096 --n 7168 --k 2048 --gemm-type m_grouped_masked --num-groups 8 --expected-m 64 --json", false);
+  ASSERT_EQ(masked.status, 0) << masked.output;
+  EXPECT_EQ(nlohmann::json::parse(masked.output)[0]["config"]["block_m"].get<int>(), 64);
+  const CliResult sms = run_plan("--m 4096 --n 4096 --k 7168 --num-sms 64 --json", false);
+  ASSERT_EQ(sms.status, 0) << sms.output;
+  EXPECT_EQ(nlohmann::json::parse(sms.output)[0]["config"]["num_sms"].get<int>(), 64);
+}
+
+TEST(CliPlan, BadInputExitsTwoNamingTheArgument) {
+  expect_usage_error("--m 64 --n 2112 --k 100", "k: expected a multiple of 8");
+  expect_usage_error("--m 64 --n 2112", "--m/--n/--k");
+  expect_usage_error("--m 0 --n 2112 --k 7168", "--m");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --hw h900", "--hw");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --dtype fp8", "--dtype");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --dtype nope", "--dtype");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --out-dtype fp16", "d_dtype");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --layout xy", "--layout");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --gemm-type dense", "--gemm-type");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --num-groups 2", "--num-groups");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --num-sms 500", "num_sms");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --top -1", "--top");
+  expect_usage_error("--suite nope", "--suite");
+  expect_usage_error("--suite deepseek --m 64", "--suite");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --gemm-type k_grouped_contiguous --num-groups 2", "K-grouped");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --bogus", "bogus");
+}
