@@ -22,10 +22,10 @@ namespace tilegemm {
 // Timing one callable.
 
 struct BenchOptions {
-  double warmup_ms = 25;        // warm-up budget (do_bench's `warmup`)
-  double rep_ms = 200;          // timed budget (do_bench's `rep`)
-  std::int64_t flush_bytes = 0; // buffer zeroed before each timed call; 0 = max(256 MiB, 2 × L2)
-  int estimate_calls = 5;       // calls (each after a flush) used to estimate the per-call time
+  double warmup_ms = 25;         // warm-up budget (do_bench's `warmup`)
+  double rep_ms = 200;           // timed budget (do_bench's `rep`)
+  std::int64_t flush_bytes = 0;  // buffer zeroed before each timed call; 0 = max(256 MiB, 2 × L2)
+  int estimate_calls = 5;        // calls (each after a flush) used to estimate the per-call time
   cudaStream_t stream = nullptr;
 };
 
@@ -55,8 +55,8 @@ BenchStats summarize(std::vector<double> samples_us);
 struct BenchResult {
   BenchStats stats;
   IterationCounts iterations;
-  double estimate_ms = 0;         // per-call time estimate (flush included, as in do_bench)
-  std::int64_t flush_bytes = 0;   // bytes actually zeroed before each timed call
+  double estimate_ms = 0;        // per-call time estimate (flush included, as in do_bench)
+  std::int64_t flush_bytes = 0;  // bytes actually zeroed before each timed call
 };
 
 // Default flush size for an L2 of `l2_bytes`: at least 2 × L2 and never less than 256 MiB (do_bench's size).
@@ -123,13 +123,13 @@ struct BenchEnvironment {
   int runtime_version = 0;  // cudaRuntimeGetVersion
   std::int64_t cublaslt_version = 0;
   std::string tilegemm_version;
-  std::string commit;       // `git rev-parse --short HEAD` (+ "-dirty"), "unknown" when git is unavailable
+  std::string commit;  // `git rev-parse --short HEAD` (+ "-dirty"), "unknown" when git is unavailable
   std::string timer = "cuda-events";
   std::int64_t flush_bytes = 0;
   double warmup_ms = 0, rep_ms = 0;
-  std::string date_utc;     // ISO 8601, e.g. 2026-11-30T12:00:00Z
+  std::string date_utc;  // ISO 8601, e.g. 2026-11-30T12:00:00Z
   // The ledger's hardware numbers the floors were computed from.
-  double peak_tflops = 0;   // dense bf16 tensor-core peak
+  double peak_tflops = 0;  // dense bf16 tensor-core peak
   double hbm_gbps = 0;
 };
 
@@ -139,35 +139,36 @@ std::string git_commit_of(const std::string& source_dir);
 // GPU machine), else git_commit_of(source_dir).
 std::string report_commit(const std::string& source_dir);
 std::string utc_now_iso8601();
-// Fills every field from `device` (GPU name, SMs, versions, clocks_before). Throws RuntimeError without a GPU.
+// Fills every field from `device` (GPU name, SMs, versions, clocks_before). Throws RuntimeError without a
+// GPU.
 BenchEnvironment capture_environment(int device, const BenchOptions& timing, int num_sms);
 
 struct BenchRow {
   std::string kind = "dense";  // "dense" or "m_grouped_contiguous"
   int groups = 1;
-  int m = 0, n = 0, k = 0;     // m = total rows (groups × rows per group)
+  int m = 0, n = 0, k = 0;  // m = total rows (groups × rows per group)
   std::string dtype = "bf16";
   std::string out_dtype = "bf16";
   std::string layout = "nt";
-  std::string config;          // our kernel's config, compact: "128x256x64 st4 wg2 cl1x1 sk1" ("" = unknown)
-  std::string config_full;     // to_string(GemmConfig)
+  std::string config;       // our kernel's config, compact: "128x256x64 st4 wg2 cl1x1 sk1" ("" = unknown)
+  std::string config_full;  // to_string(GemmConfig)
   double flops = 0;
   double min_bytes = 0;
-  double floor_us = 0;         // the ledger's time floor: max(FLOPs / peak, min bytes / HBM bandwidth)
-  BenchStats ours;             // samples == 0 when ours was not run (baseline-only or an error)
+  double floor_us = 0;  // the ledger's time floor: max(FLOPs / peak, min bytes / HBM bandwidth)
+  BenchStats ours;      // samples == 0 when ours was not run (baseline-only or an error)
   BenchStats cublas;
-  std::string cublas_method;   // how the baseline was issued, e.g. "cublasLt, 1 call" / "cublasLt, 4 calls"
-  double calc_diff = -1;       // ours vs cuBLASLt, DeepGEMM's calc_diff; -1 = not checked
-  std::string error;           // why ours has no numbers or failed the check; "" = fine
+  std::string cublas_method;  // how the baseline was issued, e.g. "cublasLt, 1 call" / "cublasLt, 4 calls"
+  double calc_diff = -1;      // ours vs cuBLASLt, DeepGEMM's calc_diff; -1 = not checked
+  std::string error;          // why ours has no numbers or failed the check; "" = fine
 
   bool has_ours() const { return ours.samples > 0; }
   bool has_cublas() const { return cublas.samples > 0; }
-  double ours_tflops() const;      // flops / median, 0 without numbers
-  double ours_gbps() const;        // min bytes / median
-  double ours_pct_floor() const;   // 100 × floor / median
+  double ours_tflops() const;     // flops / median, 0 without numbers
+  double ours_gbps() const;       // min bytes / median
+  double ours_pct_floor() const;  // 100 × floor / median
   double cublas_tflops() const;
-  double ratio() const;            // cuBLAS median / ours median (> 1: we are faster); 0 when not both
-  std::string shape_label() const; // "4096x7168x2048" or "4x8192x4096x7168"
+  double ratio() const;             // cuBLAS median / ours median (> 1: we are faster); 0 when not both
+  std::string shape_label() const;  // "4096x7168x2048" or "4x8192x4096x7168"
 };
 
 struct BenchSummary {
@@ -175,7 +176,7 @@ struct BenchSummary {
   double geomean_ratio = 0;  // geometric mean of BenchRow::ratio over those rows
   double min_ratio = 0;
   std::string min_ratio_shape;
-  int errors = 0;            // rows with a non-empty error
+  int errors = 0;  // rows with a non-empty error
 };
 BenchSummary summarize_rows(const std::vector<BenchRow>& rows);
 
@@ -195,13 +196,13 @@ std::string report_to_markdown(const BenchReport& report);
 // Running a suite on the GPU.
 
 struct SuiteOptions {
-  std::string suite_name;        // recorded in the report ("custom" for --m/--n/--k)
+  std::string suite_name;  // recorded in the report ("custom" for --m/--n/--k)
   std::vector<BenchShape> shapes;
   Layout layout = Layout::kNT;
   DType out_dtype = DType::kBFloat16;
   BenchOptions timing;
-  bool baseline_only = false;    // time cuBLASLt only
-  int num_sms = 0;               // passed to our kernels; 0 = every SM
+  bool baseline_only = false;  // time cuBLASLt only
+  int num_sms = 0;             // passed to our kernels; 0 = every SM
   int device = 0;
   double diff_threshold = 1e-3;  // loose sanity check; the strict numerics check is the test suite's job
   std::function<void(const BenchRow&)> on_row;  // progress callback, called after each shape

@@ -13,7 +13,8 @@ namespace tilegemm::bench_detail {
 
 inline void cuda_check(cudaError_t status, const char* what) {
   if (status != cudaSuccess)
-    throw RuntimeError(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(status), static_cast<int>(status)));
+    throw RuntimeError(
+        fmt::format("{} failed: {} ({})", what, cudaGetErrorString(status), static_cast<int>(status)));
 }
 
 class DeviceBuffer {
@@ -25,7 +26,8 @@ class DeviceBuffer {
   ~DeviceBuffer() {
     if (data_) cudaFree(data_);
   }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(bytes_, o.bytes_);

@@ -50,7 +50,8 @@ double calc_diff_impl(std::size_t count, Load load) {
 
 void fill_random_bf16(std::uint16_t* out, std::size_t count, std::uint64_t seed) {
   const std::size_t chunks = (count + kChunk - 1) / kChunk;
-  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), chunks);
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), chunks);
   auto work = [&](std::size_t first) {
     for (std::size_t c = first; c < chunks; c += threads) {
       std::uint64_t chunk_seed = seed ^ (0xD1B54A32D192ED03ULL * (c + 1));

@@ -12,8 +12,8 @@ using nlohmann::json;
 namespace {
 
 json to_json(const BenchStats& s) {
-  return {{"samples", s.samples}, {"median_us", s.median_us}, {"mean_us", s.mean_us}, {"min_us", s.min_us},
-          {"max_us", s.max_us},   {"stddev_us", s.stddev_us}};
+  return {{"samples", s.samples}, {"median_us", s.median_us}, {"mean_us", s.mean_us},
+          {"min_us", s.min_us},   {"max_us", s.max_us},       {"stddev_us", s.stddev_us}};
 }
 BenchStats stats_from(const json& j) {
   BenchStats s;
@@ -28,8 +28,8 @@ BenchStats stats_from(const json& j) {
 
 json to_json(const GpuClocks& c) {
   if (!c.available) return {{"available", false}};
-  return {{"available", true}, {"sm_mhz", c.sm_mhz},   {"mem_mhz", c.mem_mhz}, {"max_sm_mhz", c.max_sm_mhz},
-          {"power_w", c.power_w}, {"temperature_c", c.temperature_c}};
+  return {{"available", true},          {"sm_mhz", c.sm_mhz},   {"mem_mhz", c.mem_mhz},
+          {"max_sm_mhz", c.max_sm_mhz}, {"power_w", c.power_w}, {"temperature_c", c.temperature_c}};
 }
 GpuClocks clocks_from(const json& j) {
   GpuClocks c;

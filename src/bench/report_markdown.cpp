@@ -10,35 +10,43 @@ namespace tilegemm {
 namespace {
 
 // CUDA encodes versions as 1000·major + 10·minor; cuBLASLt as 10000·major + 100·minor + patch.
-std::string cuda_version(int v) { return v > 0 ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : "unknown"; }
+std::string cuda_version(int v) {
+  return v > 0 ? fmt::format("{}.{}", v / 1000, (v % 1000) / 10) : "unknown";
+}
 std::string cublaslt_version(std::int64_t v) {
   return v > 0 ? fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100) : "unknown";
 }
 
 std::string clocks(const GpuClocks& c) {
   if (!c.available) return "unavailable (no nvidia-smi)";
-  return fmt::format("SM {:.0f} MHz (max {:.0f}), memory {:.0f} MHz, {:.1f} W, {:.0f} °C", c.sm_mhz, c.max_sm_mhz,
-                     c.mem_mhz, c.power_w, c.temperature_c);
+  return fmt::format("SM {:.0f} MHz (max {:.0f}), memory {:.0f} MHz, {:.1f} W, {:.0f} °C", c.sm_mhz,
+                     c.max_sm_mhz, c.mem_mhz, c.power_w, c.temperature_c);
 }
 
-std::string mib(std::int64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+std::string mib(std::int64_t bytes) {
+  return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20));
+}
 
 std::string m_cell(const BenchRow& r) {
   if (r.kind == "dense") return std::to_string(r.m);
   return fmt::format("{}×{}", r.groups, r.groups > 0 ? r.m / r.groups : r.m);
 }
 
-std::string or_dash(bool present, const std::string& text) { return present ? text : "-"; }
+std::string or_dash(bool present, const std::string& text) {
+  return present ? text : "-";
+}
 
 std::string table_row(const BenchRow& r) {
   const bool ours = r.has_ours(), cublas = r.has_cublas();
-  return fmt::format(
-      "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m_cell(r), r.n, r.k, r.layout,
-      r.config.empty() ? "-" : fmt::format("`{}`", r.config), or_dash(ours, fmt::format("{:.1f}", r.ours.median_us)),
-      or_dash(ours, fmt::format("{:.0f}", r.ours_tflops())), or_dash(ours, fmt::format("{:.0f}%", r.ours_pct_floor())),
-      or_dash(cublas, fmt::format("{:.1f}", r.cublas.median_us)),
-      or_dash(cublas, fmt::format("{:.0f}", r.cublas_tflops())), or_dash(r.ratio() > 0, fmt::format("{:.3f}×", r.ratio())),
-      or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)));
+  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m_cell(r), r.n, r.k,
+                     r.layout, r.config.empty() ? "-" : fmt::format("`{}`", r.config),
+                     or_dash(ours, fmt::format("{:.1f}", r.ours.median_us)),
+                     or_dash(ours, fmt::format("{:.0f}", r.ours_tflops())),
+                     or_dash(ours, fmt::format("{:.0f}%", r.ours_pct_floor())),
+                     or_dash(cublas, fmt::format("{:.1f}", r.cublas.median_us)),
+                     or_dash(cublas, fmt::format("{:.0f}", r.cublas_tflops())),
+                     or_dash(r.ratio() > 0, fmt::format("{:.3f}×", r.ratio())),
+                     or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)));
 }
 
 }  // namespace
@@ -55,15 +63,17 @@ std::string report_to_markdown(const BenchReport& report) {
   out += fmt::format("| driver / runtime / cuBLASLt | {} / {} / {} |\n", cuda_version(e.driver_version),
                      cuda_version(e.runtime_version), cublaslt_version(e.cublaslt_version));
   out += fmt::format("| tilegemm | {} (commit {}) |\n", e.tilegemm_version, e.commit);
-  out += fmt::format("| timing | {}, {} zeroed before each timed call, warm-up {} ms, rep {} ms, median |\n", e.timer,
-                     mib(e.flush_bytes), e.warmup_ms, e.rep_ms);
-  out += fmt::format("| ledger floor | max(FLOPs / {:.0f} TFLOP/s, min bytes / {:.0f} GB/s) |\n", e.peak_tflops,
-                     e.hbm_gbps);
+  out += fmt::format("| timing | {}, {} zeroed before each timed call, warm-up {} ms, rep {} ms, median |\n",
+                     e.timer, mib(e.flush_bytes), e.warmup_ms, e.rep_ms);
+  out += fmt::format("| ledger floor | max(FLOPs / {:.0f} TFLOP/s, min bytes / {:.0f} GB/s) |\n",
+                     e.peak_tflops, e.hbm_gbps);
   out += fmt::format("| date (UTC) | {} |\n\n", e.date_utc);
 
-  out += "Times are medians in µs; TFLOP/s = FLOPs / median; % floor = ledger floor / median; "
-         "ratio = cuBLAS time / our time (> 1: faster than cuBLAS); diff = calc_diff(ours, cuBLASLt).\n\n";
-  out += "| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | ratio | diff |\n";
+  out +=
+      "Times are medians in µs; TFLOP/s = FLOPs / median; % floor = ledger floor / median; "
+      "ratio = cuBLAS time / our time (> 1: faster than cuBLAS); diff = calc_diff(ours, cuBLASLt).\n\n";
+  out +=
+      "| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | ratio | diff |\n";
   out += "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& row : report.rows) out += table_row(row);
 

@@ -9,14 +9,24 @@
 namespace tilegemm {
 
 namespace {
-double per_us(double amount, const BenchStats& s) { return s.samples > 0 && s.median_us > 0 ? amount / s.median_us : 0; }
+double per_us(double amount, const BenchStats& s) {
+  return s.samples > 0 && s.median_us > 0 ? amount / s.median_us : 0;
+}
 }  // namespace
 
 // amount / µs × 1e-6 = TFLOP/s for FLOPs; bytes / µs × 1e-3 = GB/s.
-double BenchRow::ours_tflops() const { return per_us(flops, ours) * 1e-6; }
-double BenchRow::ours_gbps() const { return per_us(min_bytes, ours) * 1e-3; }
-double BenchRow::ours_pct_floor() const { return per_us(floor_us, ours) * 100.0; }
-double BenchRow::cublas_tflops() const { return per_us(flops, cublas) * 1e-6; }
+double BenchRow::ours_tflops() const {
+  return per_us(flops, ours) * 1e-6;
+}
+double BenchRow::ours_gbps() const {
+  return per_us(min_bytes, ours) * 1e-3;
+}
+double BenchRow::ours_pct_floor() const {
+  return per_us(floor_us, ours) * 100.0;
+}
+double BenchRow::cublas_tflops() const {
+  return per_us(flops, cublas) * 1e-6;
+}
 
 double BenchRow::ratio() const {
   if (!has_ours() || !has_cublas() || ours.median_us <= 0) return 0;

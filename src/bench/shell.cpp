@@ -1,8 +1,8 @@
 #include "bench/shell.hpp"
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
-#include <sys/wait.h>
 
 namespace tilegemm::bench_detail {
 

@@ -39,7 +39,9 @@ TensorView int32_vector(void* data, std::int64_t size) {
   return v;
 }
 
-void* byte_offset(void* base, std::size_t bytes) { return static_cast<char*>(base) + bytes; }
+void* byte_offset(void* base, std::size_t bytes) {
+  return static_cast<char*>(base) + bytes;
+}
 
 DeviceBuffer random_bf16_buffer(std::size_t count, std::uint64_t seed) {
   std::vector<std::uint16_t> host(count);
@@ -52,7 +54,8 @@ DeviceBuffer random_bf16_buffer(std::size_t count, std::uint64_t seed) {
 
 std::vector<unsigned char> to_host(const DeviceBuffer& buffer) {
   std::vector<unsigned char> host(buffer.bytes());
-  cuda_check(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(D to host)");
+  cuda_check(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost),
+             "cudaMemcpy(D to host)");
   return host;
 }
 
@@ -80,7 +83,8 @@ GemmDesc desc_of(const BenchShape& shape, const SuiteOptions& options) {
   return desc;
 }
 
-ShapeRun prepare(const BenchShape& shape, const SuiteOptions& options, ShapeBuffers& buf, std::uint64_t seed) {
+ShapeRun prepare(const BenchShape& shape, const SuiteOptions& options, ShapeBuffers& buf,
+                 std::uint64_t seed) {
   const std::int64_t m = shape.total_m(), n = shape.n, k = shape.k, g = shape.groups;
   const Major major_a = layout_major_a(options.layout), major_b = layout_major_b(options.layout);
   const std::size_t d_elem = dtype_bits(options.out_dtype) / 8;
@@ -112,8 +116,9 @@ ShapeRun prepare(const BenchShape& shape, const SuiteOptions& options, ShapeBuff
   std::vector<std::int32_t> group_of_row(static_cast<std::size_t>(m));
   for (std::int64_t r = 0; r < m; ++r) group_of_row[r] = static_cast<std::int32_t>(r / mg);
   buf.group_index = DeviceBuffer(group_of_row.size() * sizeof(std::int32_t));
-  cuda_check(cudaMemcpy(buf.group_index.get(), group_of_row.data(), buf.group_index.bytes(), cudaMemcpyHostToDevice),
-             "cudaMemcpy(grouped_layout)");
+  cuda_check(
+      cudaMemcpy(buf.group_index.get(), group_of_row.data(), buf.group_index.bytes(), cudaMemcpyHostToDevice),
+      "cudaMemcpy(grouped_layout)");
   const TensorView layout = int32_vector(buf.group_index.get(), m);
   const TensorView b_all = major_b == Major::kKMajor
                                ? TensorView::batched(buf.b.get(), DType::kBFloat16, g, n, k, n * k, k, 1)
@@ -126,13 +131,15 @@ ShapeRun prepare(const BenchShape& shape, const SuiteOptions& options, ShapeBuff
   // Baseline: the same FLOPs as one cuBLASLt call per group on slices of A, B and D.
   std::vector<TensorView> a_slices, b_slices, d_slices;
   for (std::int64_t i = 0; i < g; ++i) {
-    a_slices.push_back(operand_view(byte_offset(buf.a.get(), i * mg * k * kBf16Bytes), mg, k, Major::kKMajor));
+    a_slices.push_back(
+        operand_view(byte_offset(buf.a.get(), i * mg * k * kBf16Bytes), mg, k, Major::kKMajor));
     b_slices.push_back(operand_view(byte_offset(buf.b.get(), i * n * k * kBf16Bytes), n, k, major_b));
-    d_slices.push_back(TensorView::matrix(byte_offset(buf.d_cublas.get(), i * mg * n * d_elem), options.out_dtype,
-                                          mg, n, n, 1));
+    d_slices.push_back(TensorView::matrix(byte_offset(buf.d_cublas.get(), i * mg * n * d_elem),
+                                          options.out_dtype, mg, n, n, 1));
   }
   run.cublas = [=](cudaStream_t s) {
-    for (std::size_t i = 0; i < a_slices.size(); ++i) cublaslt_gemm(a_slices[i], b_slices[i], d_slices[i], nullptr, s);
+    for (std::size_t i = 0; i < a_slices.size(); ++i)
+      cublaslt_gemm(a_slices[i], b_slices[i], d_slices[i], nullptr, s);
   };
   run.cublas_method = fmt::format("cublasLt, {} calls (one per group)", g);
   return run;
@@ -189,8 +196,8 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
     const auto ours_host = to_host(buf.d_ours), cublas_host = to_host(buf.d_cublas);
     row.calc_diff = bench_detail::calc_diff(ours_host.data(), cublas_host.data(), d_count, options.out_dtype);
     if (!(row.calc_diff < options.diff_threshold))
-      row.error = fmt::format("calc_diff(ours, cuBLASLt) = {:.3g}, above the sanity threshold {:.0e}", row.calc_diff,
-                              options.diff_threshold);
+      row.error = fmt::format("calc_diff(ours, cuBLASLt) = {:.3g}, above the sanity threshold {:.0e}",
+                              row.calc_diff, options.diff_threshold);
     row.ours = bench(run.ours, options.timing).stats;
   }
   row.cublas = bench(run.cublas, options.timing).stats;
@@ -201,12 +208,13 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
 
 void validate_suite_options(const SuiteOptions& options) {
   TILEGEMM_REQUIRE(!options.shapes.empty(), "--suite", "at least one shape", "none");
-  TILEGEMM_REQUIRE(options.out_dtype == DType::kBFloat16 || options.out_dtype == DType::kFloat32, "--out-dtype",
-                   "bf16 or fp32", fmt::format("'{}'", dtype_name(options.out_dtype)));
+  TILEGEMM_REQUIRE(options.out_dtype == DType::kBFloat16 || options.out_dtype == DType::kFloat32,
+                   "--out-dtype", "bf16 or fp32", fmt::format("'{}'", dtype_name(options.out_dtype)));
   TILEGEMM_REQUIRE(options.num_sms >= 0, "--num-sms", "0 (every SM) or a positive SM count",
                    std::to_string(options.num_sms));
   TILEGEMM_REQUIRE(options.device >= 0, "--device", "a device index >= 0", std::to_string(options.device));
-  TILEGEMM_REQUIRE(options.diff_threshold > 0, "diff_threshold", "> 0", fmt::format("{}", options.diff_threshold));
+  TILEGEMM_REQUIRE(options.diff_threshold > 0, "diff_threshold", "> 0",
+                   fmt::format("{}", options.diff_threshold));
   iteration_counts(1.0, options.timing.warmup_ms, options.timing.rep_ms);
   for (const BenchShape& s : options.shapes) {
     TILEGEMM_REQUIRE(s.m > 0, "--m", "a positive size", std::to_string(s.m));

@@ -20,7 +20,8 @@ constexpr std::array<std::pair<int, int>, 2> kGroupedNK{{{4096, 7168}, {7168, 20
 std::vector<BenchShape> deepseek_shapes() {
   std::vector<BenchShape> shapes;
   for (const ProblemShape& p : deepseek_suite())
-    shapes.push_back({GemmType::kNormal, 1, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)});
+    shapes.push_back(
+        {GemmType::kNormal, 1, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)});
   return shapes;
 }
 
@@ -32,7 +33,9 @@ std::vector<BenchShape> grouped_shapes() {
 }
 }  // namespace
 
-std::string_view layout_name(Layout layout) { return kLayoutNames.at(static_cast<int>(layout)); }
+std::string_view layout_name(Layout layout) {
+  return kLayoutNames.at(static_cast<int>(layout));
+}
 
 Layout parse_layout(std::string_view name, const std::string& argument) {
   std::string lower(name);
@@ -49,7 +52,9 @@ Major layout_major_b(Layout layout) {
   return layout == Layout::kNT || layout == Layout::kTN ? Major::kKMajor : Major::kMNMajor;
 }
 
-std::vector<std::string> suite_names() { return {"deepseek", "grouped", "all"}; }
+std::vector<std::string> suite_names() {
+  return {"deepseek", "grouped", "all"};
+}
 
 std::vector<BenchShape> suite_shapes(std::string_view suite, const std::string& argument) {
   if (suite == "deepseek") return deepseek_shapes();

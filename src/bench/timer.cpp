@@ -15,7 +15,8 @@ using bench_detail::EventPool;
 
 BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options) {
   TILEGEMM_REQUIRE(static_cast<bool>(fn), "fn", "a callable", "an empty std::function");
-  TILEGEMM_REQUIRE(options.estimate_calls >= 1, "estimate_calls", ">= 1", std::to_string(options.estimate_calls));
+  TILEGEMM_REQUIRE(options.estimate_calls >= 1, "estimate_calls", ">= 1",
+                   std::to_string(options.estimate_calls));
   TILEGEMM_REQUIRE(options.flush_bytes >= 0, "--flush-bytes", ">= 0 (0 = 2 × L2, at least 256 MiB)",
                    std::to_string(options.flush_bytes));
   iteration_counts(1.0, options.warmup_ms, options.rep_ms);  // validates the budgets before any GPU work
@@ -29,7 +30,9 @@ BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOption
   result.flush_bytes = options.flush_bytes > 0 ? options.flush_bytes : default_flush_bytes(l2_bytes);
   DeviceBuffer flush(static_cast<std::size_t>(result.flush_bytes));
   const cudaStream_t stream = options.stream;
-  auto flush_l2 = [&] { cuda_check(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream), "cudaMemsetAsync(flush)"); };
+  auto flush_l2 = [&] {
+    cuda_check(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream), "cudaMemsetAsync(flush)");
+  };
 
   // Estimate: as do_bench, the flush is part of each estimated call.
   {

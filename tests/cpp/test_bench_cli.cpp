@@ -2,10 +2,10 @@
 // machine without a GPU exits 1 with "no CUDA GPU found".
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 #include "tilegemm/hw.hpp"
 
@@ -58,7 +58,8 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
 
 TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
   if (tilegemm::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
-  for (const char* args : {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512"}) {
+  for (const char* args :
+       {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512"}) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("no CUDA GPU found"), std::string::npos) << r.output;
@@ -68,6 +69,7 @@ TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
 TEST(BenchCli, HelpListsTheOptions) {
   const CliResult r = run_cli("bench --help");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only", "--num-sms"})
+  for (const char* option :
+       {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only", "--num-sms"})
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
 }

@@ -176,10 +176,12 @@ TEST(BenchJson, MalformedOrIncompleteInputNamesTheArgument) {
 TEST(BenchMarkdown, EnvironmentBlockOnTop) {
   const std::string md = report_to_markdown(fixture());
   EXPECT_EQ(md.rfind("# tilegemm bench: deepseek\n", 0), 0u);
-  EXPECT_NE(md.find("| GPU | NVIDIA H200 (132 SMs, L2 60 MiB, PCI 00000000:19:00.0); ours limited to all SMs |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| GPU | NVIDIA H200 (132 SMs, L2 60 MiB, PCI 00000000:19:00.0); ours limited to all SMs |"),
+      std::string::npos)
       << md;
-  EXPECT_NE(md.find("| clocks before | SM 1980 MHz (max 1980), memory 3201 MHz, 120.5 W, 35 °C |"), std::string::npos);
+  EXPECT_NE(md.find("| clocks before | SM 1980 MHz (max 1980), memory 3201 MHz, 120.5 W, 35 °C |"),
+            std::string::npos);
   EXPECT_NE(md.find("| driver / runtime / cuBLASLt | 13.0 / 13.0 / 13.1.0 |"), std::string::npos);
   EXPECT_NE(md.find("commit abc1234-dirty"), std::string::npos);
   EXPECT_NE(md.find("cuda-events, 256 MiB zeroed before each timed call, warm-up 25 ms, rep 200 ms, median"),
@@ -189,24 +191,32 @@ TEST(BenchMarkdown, EnvironmentBlockOnTop) {
 
 TEST(BenchMarkdown, OneTableRowPerShape) {
   const std::string md = report_to_markdown(fixture());
-  EXPECT_NE(md.find("| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | ratio | diff |"),
+  EXPECT_NE(md.find("| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | "
+                    "ratio | diff |"),
             std::string::npos);
   // 4096x7168x2048: 120.3 GFLOP in 80 µs = 1503 TFLOP/s; floor 40 µs = 50 %.
-  EXPECT_NE(md.find("| 4096 | 7168 | 2048 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 80.0 | 1503 | 50% | 100.0 | 1203 | "
-                    "1.250× | 2.5e-06 |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find(
+          "| 4096 | 7168 | 2048 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 80.0 | 1503 | 50% | 100.0 | 1203 | "
+          "1.250× | 2.5e-06 |"),
+      std::string::npos)
       << md;
   // 1.94 GFLOP in 125 µs = 15.5 TFLOP/s; its 40 µs floor is 32 % of 125 µs.
-  EXPECT_NE(md.find("| 64 | 2112 | 7168 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 125.0 | 16 | 32% | 100.0 | 19 | 0.800× |"),
+  EXPECT_NE(md.find("| 64 | 2112 | 7168 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 125.0 | 16 | 32% | 100.0 | "
+                    "19 | 0.800× |"),
             std::string::npos);
-  // The failed grouped row (1.92 TFLOP in 2000 µs = 962 TFLOP/s): M as groups × rows, dashes where ours has no numbers, cuBLAS still shown.
-  EXPECT_NE(md.find("| 4×8192 | 4096 | 7168 | nt | - | - | - | - | 2000.0 | 962 | - | - |"), std::string::npos) << md;
+  // The failed grouped row (1.92 TFLOP in 2000 µs = 962 TFLOP/s): M as groups × rows, dashes where ours has
+  // no numbers, cuBLAS still shown.
+  EXPECT_NE(md.find("| 4×8192 | 4096 | 7168 | nt | - | - | - | - | 2000.0 | 962 | - | - |"),
+            std::string::npos)
+      << md;
 }
 
 TEST(BenchMarkdown, SummaryAndErrorsAtTheBottom) {
   const std::string md = report_to_markdown(fixture());
   const auto table = md.find("| M | N | K |");
-  const auto summary = md.find("Geometric mean ratio vs cuBLAS: **1.000×** over 2 shapes; minimum 0.800× at 64x2112x7168.");
+  const auto summary =
+      md.find("Geometric mean ratio vs cuBLAS: **1.000×** over 2 shapes; minimum 0.800× at 64x2112x7168.");
   ASSERT_NE(summary, std::string::npos) << md;
   EXPECT_GT(summary, table);
   EXPECT_NE(md.find("- m_grouped_contiguous 4x8192x4096x7168: m_grouped_bf16_gemm_contiguous: not available"),

@@ -19,7 +19,8 @@ TEST(BenchSuites, DeepSeekIsEighteenDenseShapes) {
     seen.insert({s.m, s.n, s.k});
   }
   for (int m : {64, 128, 4096})
-    for (auto [n, k] : {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
+    for (auto [n, k] :
+         {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
       EXPECT_TRUE(seen.count({m, n, k})) << m << "x" << n << "x" << k;
 }
 
@@ -38,7 +39,9 @@ TEST(BenchSuites, GroupedIsFourMGroupedShapes) {
   EXPECT_TRUE(seen.count({8, 4096, 7168, 2048}));
 }
 
-TEST(BenchSuites, AllIsBoth) { EXPECT_EQ(suite_shapes("all").size(), 22u); }
+TEST(BenchSuites, AllIsBoth) {
+  EXPECT_EQ(suite_shapes("all").size(), 22u);
+}
 
 TEST(BenchSuites, UnknownSuiteNamesTheArgumentAndTheChoices) {
   try {

@@ -67,9 +67,10 @@ void write_file(const std::string& path, const std::string& text, const char* ar
 void run_bench(const BenchArgs& args) {
   SuiteOptions options = suite_options_from(args);
   options.on_row = [](const BenchRow& row) {
-    fmt::print(stderr, "bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}\n", row.kind, row.shape_label(),
-               row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"), row.cublas.median_us,
-               row.error.empty() ? "" : "  (error: " + row.error + ")");
+    fmt::print(stderr, "bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}\n", row.kind,
+               row.shape_label(),
+               row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"),
+               row.cublas.median_us, row.error.empty() ? "" : "  (error: " + row.error + ")");
   };
   const BenchReport report = run_suite(options);
   const std::string markdown = report_to_markdown(report);
@@ -91,9 +92,11 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   cmd->add_option("--n", args->n, "One custom shape: columns of D");
   cmd->add_option("--k", args->k, "One custom shape: the reduction size");
   cmd->add_option("--dtype", args->dtype, "Input dtype (bf16)")->capture_default_str();
-  cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")->capture_default_str();
+  cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")
+      ->capture_default_str();
   cmd->add_option("--out-dtype", args->out_dtype, "bf16 or fp32")->capture_default_str();
-  cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")->capture_default_str();
+  cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")
+      ->capture_default_str();
   cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
   cmd->add_option("--json", args->json_path, "Also write the report as JSON to FILE");
   cmd->add_option("--md", args->md_path, "Also write the Markdown report to FILE");
