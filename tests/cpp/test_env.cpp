@@ -1,0 +1,69 @@
+// The environment variables of SPEC.md, read in one place.
+#include <gtest/gtest.h>
+
+#include "test_jit_support.hpp"
+#include "tilegemm/errors.hpp"
+
+namespace tilegemm {
+namespace {
+
+using EnvTest = testing::JitEnvFixture;
+
+TEST_F(EnvTest, DefaultsWhenNothingIsSet) {
+  unset("DG_JIT_CACHE_DIR");
+  const char* home = std::getenv("HOME");
+  const std::string saved_home = home ? home : "";
+  ::setenv("HOME", "/home/someone", 1);
+  const Env e = read_env_from_process();
+  if (home) ::setenv("HOME", saved_home.c_str(), 1); else ::unsetenv("HOME");
+  EXPECT_EQ(e.jit_cache_dir, "/home/someone/.cache/tilegemm");
+  EXPECT_TRUE(e.jit_use_nvrtc);
+  EXPECT_EQ(e.jit_nvcc_compiler, std::string(TILEGEMM_CUDA_BIN_DIR) + "/nvcc");
+  EXPECT_FALSE(e.jit_debug || e.print_configs || e.jit_print_compiler_command || e.jit_ptxas_verbose ||
+               e.jit_ptxas_check || e.jit_with_lineinfo || e.jit_dump_ptx || e.jit_dump_sass || e.jit_disable);
+  EXPECT_EQ(e.device_include_dir, TILEGEMM_DEVICE_INCLUDE_DIR);
+}
+
+TEST_F(EnvTest, XdgCacheHomeBeatsHome) {
+  unset("DG_JIT_CACHE_DIR");
+  set("XDG_CACHE_HOME", "/var/cache/me");
+  EXPECT_EQ(env().jit_cache_dir, "/var/cache/me/tilegemm");
+}
+
+TEST_F(EnvTest, ReadsEveryVariable) {
+  set("DG_JIT_CACHE_DIR", "/somewhere");
+  set("DG_JIT_USE_NVRTC", "0");
+  set("DG_JIT_NVCC_COMPILER", "/opt/cuda/bin/nvcc");
+  for (const char* name : {"DG_JIT_DEBUG", "DG_PRINT_CONFIGS", "DG_JIT_PRINT_COMPILER_COMMAND", "DG_JIT_PTXAS_VERBOSE",
+                           "DG_JIT_PTXAS_CHECK", "DG_JIT_WITH_LINEINFO", "DG_JIT_DUMP_PTX", "DG_JIT_DUMP_SASS",
+                           "DG_JIT_DISABLE"})
+    ::setenv(name, "yes", 1);
+  set("TILEGEMM_DEVICE_INCLUDE_DIR", "/installed/device");
+  const Env& e = env();
+  EXPECT_EQ(e.jit_cache_dir, "/somewhere");
+  EXPECT_FALSE(e.jit_use_nvrtc);
+  EXPECT_EQ(e.jit_nvcc_compiler, "/opt/cuda/bin/nvcc");
+  EXPECT_TRUE(e.jit_debug && e.print_configs && e.jit_print_compiler_command && e.jit_ptxas_verbose &&
+              e.jit_ptxas_check && e.jit_with_lineinfo && e.jit_dump_ptx && e.jit_dump_sass && e.jit_disable);
+  EXPECT_EQ(e.device_include_dir, "/installed/device");
+}
+
+TEST_F(EnvTest, MalformedBooleanNamesTheVariableAndValue) {
+  ::setenv("DG_JIT_DISABLE", "maybe", 1);
+  try {
+    read_env_from_process();
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "DG_JIT_DISABLE");
+    EXPECT_NE(std::string(e.what()).find("'maybe'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(EnvTest, ReloadBumpsTheGeneration) {
+  const unsigned before = env().generation;
+  reload_env();
+  EXPECT_EQ(env().generation, before + 1);
+}
+
+}  // namespace
+}  // namespace tilegemm

@@ -1,0 +1,73 @@
+#pragma once
+// Shared by the JIT tests: a fresh cache directory per test, every DG_* variable cleared, restored after.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tilegemm/env.hpp"
+#include "tilegemm/jit.hpp"
+
+namespace tilegemm::testing {
+
+inline const char* const kJitVariables[] = {
+    "DG_JIT_CACHE_DIR",      "DG_JIT_USE_NVRTC",  "DG_JIT_NVCC_COMPILER", "DG_JIT_DEBUG",
+    "DG_PRINT_CONFIGS",      "DG_JIT_PRINT_COMPILER_COMMAND", "DG_JIT_PTXAS_VERBOSE", "DG_JIT_PTXAS_CHECK",
+    "DG_JIT_WITH_LINEINFO",  "DG_JIT_DUMP_PTX",   "DG_JIT_DUMP_SASS",     "DG_JIT_DISABLE",
+    "TILEGEMM_DEVICE_INCLUDE_DIR", "TILEGEMM_CUDA_INCLUDE_DIR", "XDG_CACHE_HOME"};
+
+class JitEnvFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : kJitVariables) {
+      if (const char* v = std::getenv(name)) saved_[name] = v;
+      ::unsetenv(name);
+    }
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("tilegemm-test-{}-{}-{}", info->name(), ::getpid(), counter()++);
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    set("DG_JIT_CACHE_DIR", (dir_ / "cache").string());
+  }
+  void TearDown() override {
+    for (const char* name : kJitVariables) ::unsetenv(name);
+    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
+    reload_env();
+    jit::clear_memory_cache();
+    std::error_code ec;
+    std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(dir_, ec);
+  }
+  // Sets a variable and re-reads the environment, as a fresh process would.
+  void set(const std::string& name, const std::string& value) {
+    ::setenv(name.c_str(), value.c_str(), 1);
+    reload_env();
+  }
+  void unset(const std::string& name) {
+    ::unsetenv(name.c_str());
+    reload_env();
+  }
+  std::filesystem::path cache_dir() const { return dir_ / "cache"; }
+  std::size_t entries() const { return jit::cache_info().entries; }
+  // A spec no other test (or earlier run) has compiled.
+  jit::KernelSpec fresh_spec(const std::string& tag, std::size_t which = 0) const {
+    return jit::test_kernel_specs(fmt::format("{}-{}", tag, dir_.filename().string()))[which];
+  }
+
+  std::filesystem::path dir_;
+
+ private:
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  std::map<std::string, std::string> saved_;
+};
+
+}  // namespace tilegemm::testing
