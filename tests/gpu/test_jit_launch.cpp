@@ -24,7 +24,7 @@ std::vector<int> launch_and_read(const tilegemm::jit::LaunchConfig& config, int 
   const auto kernel = tilegemm::jit::get_kernel(spec);
   const int total = static_cast<int>(config.grid[0] * config.block[0]);
   int* out = nullptr;
-  cuda_check(cudaMalloc(&out, total * sizeof(int)), "cudaMalloc");
+  cuda_check(cudaMalloc(reinterpret_cast<void**>(&out), total * sizeof(int)), "cudaMalloc");
   cuda_check(cudaMemset(out, 0xFF, total * sizeof(int)), "cudaMemset");
   void* args[] = {&out, &scale};
   kernel->launch(config, args);
