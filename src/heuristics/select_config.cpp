@@ -70,8 +70,24 @@ bool cheaper(const Candidate& a, const Candidate& b) {
   return better_order(a.config, b.config);
 }
 
-std::string cache_key(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
-  return fmt::format("{}|{}|{}", to_string(desc), hardware_to_json(hw), num_sms);
+// The raw bytes of everything the selection depends on: the desc, the hardware numbers the legality rules
+// and the cost model read, and the SM count. Built without formatting so a cache hit costs well under a µs.
+template <typename T>
+void append_raw(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
+  std::string key;
+  key.reserve(160 + hw.name.size());
+  for (int v : {static_cast<int>(d.type), d.m, d.n, d.k, d.num_groups, d.expected_m, static_cast<int>(d.a_dtype),
+                static_cast<int>(d.b_dtype), static_cast<int>(d.d_dtype), static_cast<int>(d.major_a),
+                static_cast<int>(d.major_b), static_cast<int>(d.with_c), num_sms, hw.num_sms, hw.smem_per_block_bytes,
+                hw.regs_per_sm, hw.max_regs_per_thread, hw.max_threads_per_sm, hw.max_cluster_size})
+    append_raw(key, v);
+  for (double v : {hw.sm_clock_mhz, hw.flop_per_cycle_bf16, hw.hbm_gbps}) append_raw(key, v);
+  key += hw.name;
+  return key;
 }
 }  // namespace
 
@@ -159,7 +175,8 @@ void ConfigSelector::clear() {
 
 GemmConfig select_config(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
   static ConfigSelector selector;
-  return selector.select(desc, hw, num_sms, env().print_configs, stderr);
+  // DG_JIT_DEBUG implies printing, as in DeepGEMM.
+  return selector.select(desc, hw, num_sms, env().print_configs || env().jit_debug, stderr);
 }
 
 }  // namespace tilegemm
