@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tilegemm/hw.hpp"
+
 namespace {
 
 struct Result {
@@ -145,6 +147,19 @@ TEST(CliLedger, TilesThatCannotFitAreUsageErrors) {
   expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128x64 --threads 100", "--threads", "multiple of 32");
   expect_usage_error("--m 4096 --n 4096 --k 256 --tile 128x128x64 --split-k 8", "--split-k", "at most");
   expect_usage_error("--m 4096 --n 4096 --k 4096 --hw ascend-950dt --tile 256x512x64", "--tile", "L0C needs");
+}
+
+TEST(CliLedger, AscendOptionsNeedATileAndDeviceNeedsAGpu) {
+  expect_usage_error("--m 64 --n 64 --k 64 --hw ascend-950dt --l0-k 32", "--l0-k", "no tile");
+  const Result ok = run_ledger("--m 4096 --n 4096 --k 4096 --hw ascend-950dt --tile 128x256x256 --l0-k 64 --json");
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["results"][0]["ascend"]["ok"], true);
+  if (tilegemm::gpu_available()) {
+    const Result r = run_ledger("--m 64 --n 64 --k 64 --hw device --json");
+    EXPECT_EQ(r.status, 0) << r.err;
+  } else {
+    expect_usage_error("--m 64 --n 64 --k 64 --hw device", "--hw", "no CUDA GPU found");
+  }
 }
 
 TEST(CliLedger, BadHardwareJsonIsAUsageError) {

@@ -115,8 +115,9 @@ OperandDtypes dtypes_from(const LedgerArgs& a) {
 }
 
 std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) {
+  // --l0-k only refines a tile (Ascend), it does not ask for one.
   const bool any = !a.tile.empty() || a.block_m || a.block_n || a.block_k || a.stages || a.threads || a.split_k ||
-                   a.regs || a.l0_k;
+                   a.regs;
   if (!any) return std::nullopt;
   TileShape t;
   t.block_k = dtype_bits(d.a) >= 16 ? 64 : 128;  // 128 bytes of K per row, the TMA swizzle width
