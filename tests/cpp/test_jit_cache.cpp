@@ -366,5 +366,18 @@ TEST_F(JitCache, InfoAndClear) {
   EXPECT_EQ(cache_info().entries, 0u);
 }
 
+TEST_F(JitCache, CliReportsUserErrorsWithExitStatusTwo) {
+  ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile"}, (dir_ / "cli1.log").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--m/--n/--k"), std::string::npos) << r.output;
+  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "128", "--k", "256", "--dtype", "fp8"},
+                  (dir_ / "cli2.log").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--dtype"), std::string::npos) << r.output;
+  r = run_process({TILEGEMM_CLI_PATH, "jit", "info"}, (dir_ / "cli3.log").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(cache_dir().string()), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace tilegemm::jit
