@@ -22,7 +22,8 @@ void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, co
                const GemmOptions& options = {});
 
 // M-grouped contiguous: a [M_total,K], b [G,N,K], d [M_total,N]. `grouped_layout` is int32 on the device:
-// [M_total] group index per row (-1 = padding rows, skipped) or, with use_psum_layout, [G] end offsets.
+// [M_total] group index per row (-1 = padding rows, skipped) or, with use_psum_layout, [G] end rows: group g
+// covers rows [align(end[g-1], 128), end[g]) (DeepGEMM's prefix-sum layout). Padding rows of D are unspecified.
 void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                     const TensorView& grouped_layout, bool use_psum_layout,
                                     const GemmOptions& options = {});

@@ -18,6 +18,7 @@ struct GemmDesc {
   Major major_a = Major::kKMajor;
   Major major_b = Major::kKMajor;
   bool with_c = false;  // D = C + A·B (C in D's dtype, fp32 D may be accumulated in place)
+  bool use_psum_layout = false;  // M-grouped contiguous: grouped_layout holds each group's end row
 };
 
 enum class MulticastSide : int { kNone = 0, kA = 1, kB = 2 };  // which operand a 2-CTA cluster shares

@@ -134,8 +134,6 @@ void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, co
 void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                     const TensorView& grouped_layout, bool use_psum_layout,
                                     const GemmOptions& options) {
-  TILEGEMM_REQUIRE(!use_psum_layout, "use_psum_layout",
-                   "false (the prefix-sum layout is not implemented yet; pass per-row group indices)", "true");
   require_ndim(a, "a", 2);
   require_ndim(b, "b", 3);
   require_ndim(d, "d", 2);
@@ -147,21 +145,28 @@ void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, co
   const std::int64_t m = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(2) == k, "b", fmt::format("[G, N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
-  TILEGEMM_REQUIRE(grouped_layout.size(0) == m, "grouped_layout", fmt::format("[M={}] (one group index per row)", m),
-                   shape_str(grouped_layout));
+  if (use_psum_layout)
+    TILEGEMM_REQUIRE(grouped_layout.size(0) == groups, "grouped_layout",
+                     fmt::format("[G={}] (each group's end row, with use_psum_layout)", groups),
+                     shape_str(grouped_layout));
+  else
+    TILEGEMM_REQUIRE(grouped_layout.size(0) == m, "grouped_layout",
+                     fmt::format("[M={}] (one group index per row)", m), shape_str(grouped_layout));
   TILEGEMM_REQUIRE(grouped_layout.stride(0) == 1, "grouped_layout", "a contiguous tensor",
                    fmt::format("stride {}", grouped_layout.stride(0)));
   TILEGEMM_REQUIRE(a.stride(1) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
                    fmt::format("strides [{}, {}]", a.stride(0), a.stride(1)));
   TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(1)));
   const int alignment = get_mk_alignment_for_contiguous_layout();
-  TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
-                   std::to_string(m));
+  if (!use_psum_layout)
+    TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
+                     std::to_string(m));
   if (m == 0 || n == 0) return;
   if (k == 0) return copy_or_zero(d, nullptr, static_cast<cudaStream_t>(options.stream));
 
   GemmDesc desc;
   desc.type = GemmType::kMGroupedContiguous;
+  desc.use_psum_layout = use_psum_layout;
   desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
   desc.num_groups = static_cast<int>(groups);
   desc.major_a = Major::kKMajor;

@@ -41,6 +41,7 @@ struct Config {{
   static constexpr tilegemm::GemmType kGemmType = tilegemm::GemmType::{gemm_type};
   static constexpr bool kDIsFloat = {d_is_float};
   static constexpr bool kAccumulate = {accumulate};
+  static constexpr bool kPsumLayout = {psum_layout};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -81,7 +82,8 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
 jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
   const std::string name = fmt::format(
-      "sm90_bf16_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_{}{}", gemm_type_name(desc.type), layout_char(desc.major_a),
+      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_{}{}", gemm_type_name(desc.type),
+      desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a),
       layout_char(desc.major_b), config.block_m, config.block_n, config.block_k, config.stages,
       config.num_math_warpgroups, config.raster_group, d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "");
   jit::KernelSpec spec;
@@ -92,7 +94,8 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
       fmt::arg("math_wgs", config.num_math_warpgroups), fmt::arg("raster_group", config.raster_group),
       fmt::arg("major_a", major_token(desc.major_a)), fmt::arg("major_b", major_token(desc.major_b)),
       fmt::arg("gemm_type", gemm_type_token(desc.type)), fmt::arg("d_is_float", d_is_float ? "true" : "false"),
-      fmt::arg("accumulate", desc.with_c ? "true" : "false"), fmt::arg("threads", config.num_threads()));
+      fmt::arg("accumulate", desc.with_c ? "true" : "false"),
+      fmt::arg("psum_layout", desc.use_psum_layout ? "true" : "false"), fmt::arg("threads", config.num_threads()));
   return spec;
 }
 
@@ -127,6 +130,7 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   long long tiles = 1LL * ((desc.m + config.block_m - 1) / config.block_m) *
                     ((desc.n + config.block_n - 1) / config.block_n);
   if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked) tiles *= desc.num_groups;
+  if (desc.use_psum_layout) tiles = config.num_sms;  // the group sizes live on the device
   const int grid = static_cast<int>(std::max(1LL, std::min<long long>(config.num_sms, tiles)));
 
   const auto kernel = jit::get_kernel(sm90_bf16_gemm_spec(desc, config));

@@ -74,6 +74,12 @@ TEST_F(Sm90Bf16Codegen, EverySchedulerCompiles) {
     const GemmDesc desc = make_desc(type, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
     expect_compiles(desc, select_config(desc, hw));
   }
+  GemmDesc psum = make_desc(GemmType::kMGroupedContiguous, Major::kKMajor, Major::kMNMajor, DType::kBFloat16, false);
+  psum.use_psum_layout = true;
+  const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(psum, select_config(psum, hw));
+  EXPECT_NE(spec.name.find("_psum"), std::string::npos);
+  EXPECT_NE(spec.source.find("kPsumLayout = true"), std::string::npos);
+  expect_compiles(psum, select_config(psum, hw));
 }
 
 TEST_F(Sm90Bf16Codegen, ExtremeTileShapesCompile) {

@@ -53,7 +53,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int kUnitsPerChunkRow = kDChunkBytes / 16;  // 16-byte units in one chunk row
   constexpr int kRowsPerSwizzleStep = 128 / kDChunkBytes;
   using Smem = Sm90Bf16Smem<Cfg>;
-  using Scheduler = sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup>;
+  using Scheduler = sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout>;
 
   static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");

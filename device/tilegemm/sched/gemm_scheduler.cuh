@@ -31,24 +31,40 @@ TG_DEVICE void raster(int local, int num_m_blocks, int num_n_blocks, int& m_bloc
   n_block = in_band / band_m;
 }
 
-template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup>
+// Row alignment of each group's start in the M-grouped contiguous layouts (DeepGEMM's default).
+constexpr int kGroupRowAlignment = 128;
+
+// kPsumLayout (M-grouped contiguous only): grouped_layout[g] is the end row of group g, and group g starts at
+// the previous end rounded up to kGroupRowAlignment.
+template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false>
 struct TileScheduler {
+  // Masked and prefix-sum problems are walked group by group with a cursor; the others index tiles directly.
+  static constexpr bool kGroupCursor = kType == GemmType::kMGroupedMasked || kPsumLayout;
+
   const GemmParams& p;
   int num_m_blocks;  // per group (normal, batched), of all rows (contiguous), of the current group (masked)
   int num_n_blocks;
   int next_index;
-  // Masked groups: the group the cursor is in and the first tile index of that group.
+  // Cursor: the group it is in, that group's first tile index and (prefix-sum layout) its first row.
   int group = 0;
   int group_first_tile = 0;
+  int group_row0 = 0;
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
       : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
         next_index(blockIdx.x) {
-    if constexpr (kType == GemmType::kMGroupedMasked) num_m_blocks = masked_m_blocks(0);
+    if constexpr (kGroupCursor) num_m_blocks = group_m_blocks(0);
   }
 
-  TG_DEVICE int masked_m_blocks(int g) const {
-    return g < p.num_groups ? ceil_div(__ldg(p.grouped_layout + g), BLOCK_M) : 0;
+  // First row of group g in the prefix-sum layout.
+  TG_DEVICE int psum_group_start(int g) const {
+    return g == 0 ? 0 : ceil_div(__ldg(p.grouped_layout + g - 1), kGroupRowAlignment) * kGroupRowAlignment;
+  }
+
+  TG_DEVICE int group_m_blocks(int g) const {
+    if (g >= p.num_groups) return 0;
+    const int rows = kPsumLayout ? __ldg(p.grouped_layout + g) - psum_group_start(g) : __ldg(p.grouped_layout + g);
+    return rows > 0 ? ceil_div(rows, BLOCK_M) : 0;
   }
 
   // Fills `tile` with the next tile of this CTA; false when none is left.
@@ -56,16 +72,20 @@ struct TileScheduler {
     while (true) {
       const int index = next_index;
       next_index += gridDim.x;
-      if constexpr (kType == GemmType::kMGroupedMasked) {
+      if constexpr (kGroupCursor) {
         // Advance the cursor past groups this index has left behind (indices only grow).
         while (index >= group_first_tile + num_m_blocks * num_n_blocks) {
           group_first_tile += num_m_blocks * num_n_blocks;
           if (++group >= p.num_groups) return false;
-          num_m_blocks = masked_m_blocks(group);
+          num_m_blocks = group_m_blocks(group);
+          if constexpr (kPsumLayout) group_row0 = psum_group_start(group);
         }
         int m_block, n_block;
         raster<kRasterGroup>(index - group_first_tile, num_m_blocks, num_n_blocks, m_block, n_block);
-        tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group};
+        if constexpr (kPsumLayout)
+          tile = {group_row0 + m_block * BLOCK_M, n_block * BLOCK_N, 0, group, 0};
+        else
+          tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group};
         return true;
       } else {
         const int tiles_per_group = num_m_blocks * num_n_blocks;
