@@ -177,6 +177,19 @@ TEST(HeuristicsCache, PrintsEachNewDescOnceAndCachesIt) {
   std::fclose(sink);
 }
 
+TEST(HeuristicsCache, KeyCoversTheHardwareModel) {
+  HardwareModel hw = hardware_preset("h200");
+  ConfigSelector selector;
+  const GemmDesc desc = bf16_desc(4096, 4096, 7168);
+  const GemmConfig big = selector.select(desc, hw, 0, false, nullptr);
+  HardwareModel small_smem = hw;
+  small_smem.smem_per_block_bytes = 100 * 1024;  // same name, overridden field: a new key
+  const GemmConfig small = selector.select(desc, small_smem, 0, false, nullptr);
+  EXPECT_EQ(selector.size(), 2u);
+  EXPECT_LE(small.smem_bytes, 100 * 1024);
+  EXPECT_GT(big.smem_bytes, 100 * 1024);
+}
+
 TEST(HeuristicsCache, SilentWithoutPrint) {
   const HardwareModel hw = hardware_preset("h200");
   std::FILE* sink = std::tmpfile();
