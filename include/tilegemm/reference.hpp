@@ -46,7 +46,8 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
                    void* stream = nullptr);
 
 // DeepGEMM's named layouts, each taking the operands in their storage shape:
-// nt: a [M,K], b [N,K]; nn: a [M,K], b [K,N]; tn: a [K,M], b [N,K]; tt: a [K,M], b [K,N].
+// nt: a [M,K], b [N,K]; nn: a [M,K], b [K,N]; tn: a [K,M], b [K,N]; tt: a [K,M], b [N,K]
+// (DeepGEMM: tn computes a.T @ b, tt computes a.T @ b.T).
 void cublaslt_gemm_nt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c = nullptr,
                       void* stream = nullptr);
 void cublaslt_gemm_nn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c = nullptr,

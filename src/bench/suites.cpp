@@ -49,7 +49,8 @@ Major layout_major_a(Layout layout) {
   return layout == Layout::kNT || layout == Layout::kNN ? Major::kKMajor : Major::kMNMajor;
 }
 Major layout_major_b(Layout layout) {
-  return layout == Layout::kNT || layout == Layout::kTN ? Major::kKMajor : Major::kMNMajor;
+  // DeepGEMM's names: the second letter is 't' when b is stored [N,K] (K-major).
+  return layout == Layout::kNT || layout == Layout::kTT ? Major::kKMajor : Major::kMNMajor;
 }
 
 std::vector<std::string> suite_names() {

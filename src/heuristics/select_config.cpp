@@ -14,8 +14,9 @@ namespace tilegemm {
 
 namespace {
 constexpr int kBf16BlockK = 64;
-// More stages than this buy no latency hiding the cost model can see and only take shared memory.
-constexpr int kMaxPreferredStages = 6;
+// Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
+// shared memory from nothing.
+constexpr int kMaxPreferredStages = 16;
 // Predicted times closer than this (relative) are a tie, settled by the fixed order in `better_order`.
 constexpr double kTieTolerance = 1e-9;
 

@@ -31,8 +31,10 @@ constexpr int kWgmmaM = 64, kWgmmaK = 16;
 constexpr double kL2BytesPerCyclePerSm = 46.6;
 constexpr double kL2MaxBytesPerCycleOneSm = 64;
 // Latency one TMA load sees under load (L2 miss to HBM); the pipeline must keep bandwidth × latency bytes
-// in flight (Little's law) or the SM's load rate drops below its share.
-constexpr double kLoadLatencyUs = 0.7;
+// in flight (Little's law) or the SM's load rate drops below its share. Calibrated on the H200 (2026-11-30,
+// bench/results/2026-11-30-bf16-deepseek-first.md): 64x32 tiles with 6 stages (72 KB in flight) moved
+// 1.38 MB per SM in 26.6 µs, i.e. 52 GB/s per SM → ≈1.4 µs.
+constexpr double kLoadLatencyUs = 1.4;
 // Achievable fraction of datasheet HBM bandwidth: the H200 copies at 4272 GB/s of its 4800 (anchors/h200.md).
 constexpr double kHbmEfficiency = 4272.0 / 4800.0;
 // Per tile: accumulator → smem → TMA store handshake and the scheduler's next-tile fetch (estimate).

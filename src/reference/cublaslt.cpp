@@ -280,10 +280,10 @@ void cublaslt_gemm_nn(const TensorView& a, const TensorView& b, const TensorView
   cublaslt_gemm(a, transpose_last2(b), d, c, stream);
 }
 void cublaslt_gemm_tn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
-  cublaslt_gemm(transpose_last2(a), b, d, c, stream);
+  cublaslt_gemm(transpose_last2(a), transpose_last2(b), d, c, stream);
 }
 void cublaslt_gemm_tt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
-  cublaslt_gemm(transpose_last2(a), transpose_last2(b), d, c, stream);
+  cublaslt_gemm(transpose_last2(a), b, d, c, stream);
 }
 
 }  // namespace tilegemm

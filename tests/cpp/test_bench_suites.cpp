@@ -61,8 +61,9 @@ TEST(BenchLayouts, NamesMapToOperandMajors) {
   EXPECT_EQ(layout_major_b(Layout::kNT), Major::kKMajor);
   EXPECT_EQ(layout_major_b(Layout::kNN), Major::kMNMajor);  // nn: b stored [K,N]
   EXPECT_EQ(layout_major_a(Layout::kTN), Major::kMNMajor);  // tn: a stored [K,M]
+  EXPECT_EQ(layout_major_b(Layout::kTN), Major::kMNMajor);  // tn: d = a.T @ b, b stored [K,N]
   EXPECT_EQ(layout_major_a(Layout::kTT), Major::kMNMajor);
-  EXPECT_EQ(layout_major_b(Layout::kTT), Major::kMNMajor);
+  EXPECT_EQ(layout_major_b(Layout::kTT), Major::kKMajor);   // tt: d = a.T @ b.T, b stored [N,K]
   EXPECT_THROW(parse_layout("xy"), InvalidArgument);
 }
 

@@ -75,8 +75,8 @@ TEST(HeuristicsSelect, PicksTheMostStagesThatFitForTheChosenTile) {
   more.stages = c.stages + 1;
   more.smem_bytes = 0;
   std::string why;
-  // either one more stage does not fit or it is past the cap of 6
-  EXPECT_TRUE(c.stages == 6 || !sm90_bf16_config_legal(desc, more, hw, &why)) << to_string(c);
+  // either one more stage does not fit or it is past the cap of 16
+  EXPECT_TRUE(c.stages == 16 || !sm90_bf16_config_legal(desc, more, hw, &why)) << to_string(c);
 }
 
 TEST(HeuristicsSelect, GroupedShapes) {

@@ -276,7 +276,8 @@ inline const char* layout_name(Layout l) {
   return "?";
 }
 inline bool a_mn_major(Layout l) { return l == Layout::kTN || l == Layout::kTT; }
-inline bool b_mn_major(Layout l) { return l == Layout::kNN || l == Layout::kTT; }
+// DeepGEMM names: first letter a [M,K] (n) or [K,M] (t); second letter b [K,N] (n) or [N,K] (t).
+inline bool b_mn_major(Layout l) { return l == Layout::kNN || l == Layout::kTN; }
 
 // How C enters: none, a separate tensor, or D itself (D += A·Bᵀ).
 enum class CMode { kNone, kSeparate, kInPlace };
