@@ -18,6 +18,9 @@ struct Env {
   bool jit_dump_ptx = false;         // DG_JIT_DUMP_PTX
   bool jit_dump_sass = false;        // DG_JIT_DUMP_SASS
   bool jit_disable = false;          // DG_JIT_DISABLE: any compile becomes an error naming the kernel
+  // TILEGEMM_MMA_IN_FLIGHT (tuning experiments only): committed wgmma groups each consumer keeps in flight
+  // before it releases a shared-memory stage; 0 = the kernel family's rule.
+  int tune_mma_in_flight = 0;
   // TILEGEMM_DEVICE_INCLUDE_DIR; default the source tree's device/ (compile definition), so an installed
   // copy of the device headers can be pointed at without rebuilding.
   std::string device_include_dir;

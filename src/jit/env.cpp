@@ -63,6 +63,11 @@ Env read_env_from_process() {
   e.jit_dump_ptx = get_bool("DG_JIT_DUMP_PTX", false);
   e.jit_dump_sass = get_bool("DG_JIT_DUMP_SASS", false);
   e.jit_disable = get_bool("DG_JIT_DISABLE", false);
+  if (std::string v = get("TILEGEMM_MMA_IN_FLIGHT"); !v.empty()) {
+    if (v.size() != 1 || v[0] < '0' || v[0] > '4')
+      throw InvalidArgument("TILEGEMM_MMA_IN_FLIGHT", "an integer in [0, 4]", "'" + v + "'");
+    e.tune_mma_in_flight = v[0] - '0';
+  }
   e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
   if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");

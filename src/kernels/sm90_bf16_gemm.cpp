@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/tma_descriptor.hpp"
+#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_params.hpp"
 
@@ -42,6 +43,7 @@ struct Config {{
   static constexpr bool kDIsFloat = {d_is_float};
   static constexpr bool kAccumulate = {accumulate};
   static constexpr bool kPsumLayout = {psum_layout};
+  static constexpr int kMmaGroupsInFlight = {mma_in_flight};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -79,13 +81,18 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
 
 }  // namespace
 
+int mma_groups_in_flight(const GemmConfig& config) {
+  const int wanted = env().tune_mma_in_flight > 0 ? env().tune_mma_in_flight : (config.stages >= 6 ? 2 : 1);
+  return std::max(1, std::min(wanted, config.stages - 1));
+}
+
 jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
   const std::string name = fmt::format(
-      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_{}{}", gemm_type_name(desc.type),
+      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_{}{}", gemm_type_name(desc.type),
       desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a),
       layout_char(desc.major_b), config.block_m, config.block_n, config.block_k, config.stages,
-      config.num_math_warpgroups, config.raster_group, d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "");
+      config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "");
   jit::KernelSpec spec;
   spec.name = name;
   spec.source = fmt::format(
@@ -95,7 +102,8 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
       fmt::arg("major_a", major_token(desc.major_a)), fmt::arg("major_b", major_token(desc.major_b)),
       fmt::arg("gemm_type", gemm_type_token(desc.type)), fmt::arg("d_is_float", d_is_float ? "true" : "false"),
       fmt::arg("accumulate", desc.with_c ? "true" : "false"),
-      fmt::arg("psum_layout", desc.use_psum_layout ? "true" : "false"), fmt::arg("threads", config.num_threads()));
+      fmt::arg("psum_layout", desc.use_psum_layout ? "true" : "false"),
+      fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("threads", config.num_threads()));
   return spec;
 }
 

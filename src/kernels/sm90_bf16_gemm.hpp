@@ -7,6 +7,10 @@
 
 namespace tilegemm::kernels {
 
+// wgmma groups a consumer keeps in flight: 2 for deep rings (small, memory-bound tiles), else 1;
+// TILEGEMM_MMA_IN_FLIGHT overrides it for tuning experiments. Always below the stage count.
+int mma_groups_in_flight(const GemmConfig& config);
+
 // The kernel for one (desc, config) pair: a unique name and a short source that fills the kernel's Config.
 jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config);
 

@@ -8,6 +8,7 @@
 
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
@@ -93,4 +94,24 @@ TEST_F(Sm90Bf16Codegen, ExtremeTileShapesCompile) {
     config.num_sms = 132;
     expect_compiles(desc, config);
   }
+}
+
+TEST_F(Sm90Bf16Codegen, WgmmaGroupsInFlightFollowTheRuleAndTheTuningOverride) {
+  const GemmDesc desc = make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
+  GemmConfig config;
+  config.block_m = 64, config.block_n = 32, config.num_math_warpgroups = 1, config.num_sms = 132;
+  config.stages = 8;
+  EXPECT_EQ(kernels::mma_groups_in_flight(config), 2);  // a deep ring keeps two groups in flight
+  config.stages = 3;
+  EXPECT_EQ(kernels::mma_groups_in_flight(config), 1);
+  ::setenv("TILEGEMM_MMA_IN_FLIGHT", "4", 1);
+  reload_env();
+  EXPECT_EQ(kernels::mma_groups_in_flight(config), 2);  // never as deep as the ring itself
+  config.stages = 8;
+  EXPECT_NE(kernels::sm90_bf16_gemm_spec(desc, config).source.find("kMmaGroupsInFlight = 4"), std::string::npos);
+  expect_compiles(desc, config);
+  ::setenv("TILEGEMM_MMA_IN_FLIGHT", "9", 1);
+  EXPECT_THROW(reload_env(), InvalidArgument);
+  ::unsetenv("TILEGEMM_MMA_IN_FLIGHT");
+  reload_env();
 }

@@ -43,6 +43,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
+  // Committed wgmma groups (one per K block) a consumer keeps in flight before releasing the oldest stage.
+  // Small tiles issue short wgmma groups, so waiting on the previous one each K block would leave the
+  // consumer latency-bound; NOTE: the ring must stay deeper than this or the producer starves.
+  constexpr int kInFlight = Cfg::kMmaGroupsInFlight;
+  static_assert(kInFlight >= 1 && kInFlight <= 4 && kInFlight < kStages, "1..4 wgmma groups in flight, < kStages");
   constexpr int kRowsPerWG = BLOCK_M / kMathWGs;  // rows of the tile one consumer warpgroup owns
   constexpr int kSubM = kRowsPerWG / 64;          // 64-row wgmma sub-blocks per warpgroup
   constexpr bool kAMNMajor = Cfg::kMajorA == Major::kMNMajor;
@@ -153,8 +158,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     float acc[kSubM][BLOCK_N / 2];
 
     while (scheduler.next(tile)) {
-      // -------- main loop: one committed wgmma group per K block, one group kept in flight --------
-      int prev_stage = -1;
+      // -------- main loop: one committed wgmma group per K block, kInFlight groups kept in flight --------
       for (int kb = 0; kb < num_k_blocks; ++kb) {
         barriers->consumer_wait(st);
 #pragma unroll
@@ -174,14 +178,16 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
         for (int s = 0; s < kSubM; ++s)
 #pragma unroll
           for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(acc[s][i]);
-        // The group of the previous K block is complete once at most one group is in flight.
-        prim::wgmma_wait<1>();
-        if (prev_stage >= 0 && lane == 0) barriers->consumer_release(prev_stage);
-        prev_stage = static_cast<int>(st.index);
+        // With at most kInFlight groups pending, the group of K block kb - kInFlight has finished reading
+        // its stage.
+        prim::wgmma_wait<kInFlight>();
+        if (kb >= kInFlight && lane == 0) barriers->consumer_release((st.index + kStages - kInFlight) % kStages);
         st.advance();
       }
       prim::wgmma_wait<0>();
-      if (prev_stage >= 0 && lane == 0) barriers->consumer_release(prev_stage);
+      if (lane == 0)
+        for (int j = num_k_blocks > kInFlight ? num_k_blocks - kInFlight : 0; j < num_k_blocks; ++j)
+          barriers->consumer_release((st.index + kStages - (num_k_blocks - j)) % kStages);
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
       // The previous tile's store must have finished reading shared memory before it is overwritten.
