@@ -29,7 +29,9 @@ constexpr int kWgmmaM = 64, kWgmmaK = 16;
 // L2→SM bandwidth: DeepGEMM's SM90 heuristic models ~6150 B/cycle for the whole chip and 64 B/cycle per SM;
 // we keep the per-SM form so it scales with the SM count: ≈46.6 B/cycle/SM at 132 SMs, 64 B/cycle at most.
 constexpr double kL2BytesPerCyclePerSm = 46.6;
-constexpr double kL2MaxBytesPerCycleOneSm = 64;
+// Measured on the H200 (2026-11-30): a partial wave did not let its SMs pull more than their full-wave share
+// (64x32 tiles on 66 SMs were slower than 64x16 tiles on 132), so one SM's cap is the same share.
+constexpr double kL2MaxBytesPerCycleOneSm = kL2BytesPerCyclePerSm;
 // Latency one TMA load sees under load (L2 miss to HBM); the pipeline must keep bandwidth × latency bytes
 // in flight (Little's law) or the SM's load rate drops below its share. Calibrated on the H200 (2026-11-30,
 // bench/results/2026-11-30-bf16-deepseek-first.md): 64x32 tiles with 6 stages (72 KB in flight) moved

@@ -10,7 +10,7 @@ namespace {
 // 128-byte rows of bf16 operands make every A/B tile row one 128B-swizzle atom row.
 constexpr int kBf16BlockK = 64;
 constexpr int kOperandSwizzleBytes = 128;
-constexpr int kMinStages = 2, kMaxStages = 8;
+constexpr int kMinStages = 2, kMaxStages = 16;  // the kernel takes any ring depth; smem bounds it
 constexpr int kMaxAccumulatorRegs = 128;
 // Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.

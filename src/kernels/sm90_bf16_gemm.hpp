@@ -7,7 +7,7 @@
 
 namespace tilegemm::kernels {
 
-// wgmma groups a consumer keeps in flight: 2 for deep rings (small, memory-bound tiles), else 1;
+// wgmma groups a consumer keeps in flight before releasing a stage: 1 (measured best);
 // TILEGEMM_MMA_IN_FLIGHT overrides it for tuning experiments. Always below the stage count.
 int mma_groups_in_flight(const GemmConfig& config);
 

@@ -43,7 +43,7 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
   const int d_bytes = d.d_dtype == DType::kFloat32 ? 4 : 2;
   const int smem = c.stages * (c.block_m + c.block_n) * 64 * 2 + c.block_m * c.block_n * d_bytes + 1024;
   if (smem > hw.smem_per_block_bytes) return false;
-  if (c.stages < 2 || c.stages > 8) return false;
+  if (c.stages < 2 || c.stages > 16) return false;
   if (d.type == GemmType::kMGroupedContiguous && c.block_m > 128) return false;
   if (d.type == GemmType::kKGroupedContiguous) return false;
   if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented) return false;
