@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "heuristics/sm90_bf16_cost.hpp"
+#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -151,7 +152,12 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   const double in_flight_bytes = static_cast<double>(std::min<std::int64_t>(c.stages, k_blocks)) * r.smem_per_stage_bytes;
   const double latency_rate = in_flight_bytes / (kLoadLatencyUs * 1e-6);
   const double hbm_rate = hw.hbm_bytes_per_s() * kHbmEfficiency;
-  const double d_tile_bytes = dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) * (dtypes.with_c ? 2 : 1);
+  // The epilogue stores D in column chunks of 128, 64 or 32 bytes (the widest that divides a D row); narrow
+  // chunks mean more, smaller TMA stores, counted here as proportionally more bytes to move.
+  const int d_elem_bytes = dtype_bits(dtypes.d) / 8;
+  const double store_inefficiency = std::sqrt(128.0 / d_chunk_bytes(c.block_n, d_elem_bytes));
+  const double d_tile_bytes = dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) *
+                              (dtypes.with_c ? 2 : 1) * store_inefficiency;
   auto tile_time_us = [&](std::int64_t active, double* load_us, double* overhead_us) {
     const double l2_share = kL2BytesPerCyclePerSm * hw.num_sms * clock_hz / static_cast<double>(active);
     const double rate = std::min({l2_share, kL2MaxBytesPerCycleOneSm * clock_hz, latency_rate});
