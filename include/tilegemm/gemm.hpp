@@ -5,6 +5,7 @@
 // which dimension is contiguous (K-major when the K stride is 1, MN-major when the M/N stride is 1), so the
 // nt/nn/tn/tt layouts are views of one entry point.
 #include <cstdint>
+#include <vector>
 
 #include "tilegemm/gemm_config.hpp"
 #include "tilegemm/tensor_view.hpp"
@@ -36,6 +37,14 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
 // Row alignment of every group in the M-grouped contiguous layout (128, DeepGEMM's default). Block_m of
 // the grouped kernels never exceeds it, so each tile belongs to exactly one group.
 int get_mk_alignment_for_contiguous_layout();
+
+// K-grouped contiguous (weight gradients): a [ΣK, M] and b [ΣK, N] hold the groups one after another along
+// K; d [G, M, N] fp32 gets d[g] = c[g] + a[kg]ᵀ · b[kg] for each group's rows kg (DeepGEMM's
+// k_grouped_bf16_gemm_tn_contiguous). `ks` are the group sizes on the host (each a multiple of 64) and
+// `ks_tensor` the same values as int32 on the device. c may be d (accumulate in place) or null (d = a·b).
+void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                       const std::vector<int>& ks, const TensorView& ks_tensor,
+                                       const TensorView* c, const GemmOptions& options = {});
 
 // The plan a call would use, without a GPU: desc → config (and the kernel name it compiles to).
 struct GemmPlan {

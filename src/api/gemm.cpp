@@ -211,6 +211,73 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
   run(desc, {a, b, d, static_cast<const int*>(masked_m.data), false}, options);
 }
 
+void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                       const std::vector<int>& ks, const TensorView& ks_tensor,
+                                       const TensorView* c, const GemmOptions& options) {
+  require_ndim(a, "a", 2);
+  require_ndim(b, "b", 2);
+  require_ndim(d, "d", 3);
+  require_dtype(a, "a", DType::kBFloat16);
+  require_dtype(b, "b", DType::kBFloat16);
+  require_dtype(d, "d", DType::kFloat32);
+  require_ndim(ks_tensor, "ks_tensor", 1);
+  require_dtype(ks_tensor, "ks_tensor", DType::kInt32);
+  const std::int64_t sum_k = a.size(0), m = a.size(1), n = b.size(1), groups = d.size(0);
+  TILEGEMM_REQUIRE(b.size(0) == sum_k, "b", fmt::format("[ΣK={}, N] to match a {}", sum_k, shape_str(a)),
+                   shape_str(b));
+  TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
+  TILEGEMM_REQUIRE(static_cast<std::int64_t>(ks.size()) == groups, "ks",
+                   fmt::format("{} group sizes (one per group of d)", groups), std::to_string(ks.size()));
+  TILEGEMM_REQUIRE(ks_tensor.size(0) == groups, "ks_tensor", fmt::format("[G={}]", groups), shape_str(ks_tensor));
+  std::int64_t total = 0;
+  for (std::size_t g = 0; g < ks.size(); ++g) {
+    TILEGEMM_REQUIRE(ks[g] >= 0 && ks[g] % 64 == 0, fmt::format("ks[{}]", g),
+                     "a non-negative multiple of 64 (groups must start on a 64-element K block)",
+                     std::to_string(ks[g]));
+    total += ks[g];
+  }
+  TILEGEMM_REQUIRE(total == sum_k, "ks", fmt::format("sizes summing to a's K extent {}", sum_k),
+                   fmt::format("a sum of {}", total));
+  TILEGEMM_REQUIRE(a.stride(1) == 1 && b.stride(1) == 1, "a/b", "[ΣK, M] and [ΣK, N] with contiguous rows",
+                   fmt::format("last strides {} and {}", a.stride(1), b.stride(1)));
+  TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
+  if (c != nullptr) {
+    TILEGEMM_REQUIRE(c->dtype == DType::kFloat32 && c->ndim == 3 && c->size(0) == groups && c->size(1) == m &&
+                         c->size(2) == n && c->stride(2) == 1,
+                     "c", fmt::format("fp32 {} with contiguous rows, like d", shape_str(d)),
+                     fmt::format("{} {}", dtype_name(c->dtype), shape_str(*c)));
+  }
+  if (groups == 0 || m == 0 || n == 0) return;
+
+  GemmDesc desc;
+  desc.type = GemmType::kKGroupedContiguous;
+  desc.m = static_cast<int>(m), desc.n = static_cast<int>(n);
+  // The heuristics see the mean group K (each group is one [M, N, K_g] problem).
+  desc.k = static_cast<int>(std::max<std::int64_t>(64, (sum_k / groups + 63) / 64 * 64));
+  desc.num_groups = static_cast<int>(groups);
+  desc.d_dtype = DType::kFloat32;
+  desc.major_a = desc.major_b = Major::kMNMajor;  // [ΣK, M]: M is the contiguous dimension
+  desc.with_c = c != nullptr;
+  validate_desc(desc);
+
+  auto stream = static_cast<cudaStream_t>(options.stream);
+  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
+  if (c == nullptr) {
+    // Groups with K = 0 produce zeros; the kernel skips them.
+    const auto group_bytes = static_cast<std::size_t>(d.stride(0)) * 4;
+    for (std::size_t g = 0; g < ks.size(); ++g)
+      if (ks[g] == 0) {
+        const TensorView dg = TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, DType::kFloat32, m, n,
+                                                 d.stride(1));
+        copy_or_zero(dg, nullptr, stream);
+      }
+  }
+  // A and B as [1, M, ΣK] / [1, N, ΣK] views, M (N) contiguous.
+  const TensorView a3 = TensorView::batched(a.data, a.dtype, 1, m, sum_k, sum_k * a.stride(0), 1, a.stride(0));
+  const TensorView b3 = TensorView::batched(b.data, b.dtype, 1, n, sum_k, sum_k * b.stride(0), 1, b.stride(0));
+  run(desc, {a3, b3, d, static_cast<const int*>(ks_tensor.data), c != nullptr}, options);
+}
+
 int get_mk_alignment_for_contiguous_layout() { return 128; }
 
 }  // namespace tilegemm

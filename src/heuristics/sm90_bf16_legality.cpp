@@ -38,8 +38,8 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 }
 
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
-  if (desc.type == GemmType::kKGroupedContiguous)
-    return fail(why, "K-grouped contiguous GEMMs are not implemented by the SM90 BF16 kernel yet");
+  if (desc.type == GemmType::kKGroupedContiguous && desc.d_dtype != DType::kFloat32)
+    return fail(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
   if (c.block_k != kBf16BlockK)
     return fail(why, fmt::format("block_k {} != {} (bf16 rows of 128 bytes for the 128B swizzle)", c.block_k,
                                  kBf16BlockK));

@@ -140,7 +140,9 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   // Persistent grid: one CTA per SM, fewer when there are fewer tiles than SMs.
   long long tiles = 1LL * ((desc.m + config.block_m - 1) / config.block_m) *
                     ((desc.n + config.block_n - 1) / config.block_n);
-  if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked) tiles *= desc.num_groups;
+  if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked ||
+      desc.type == GemmType::kKGroupedContiguous)
+    tiles *= desc.num_groups;
   if (desc.use_psum_layout) tiles = config.num_sms;  // the group sizes live on the device
   const int grid = static_cast<int>(std::max(1LL, std::min<long long>(config.num_sms, tiles)));
 

@@ -45,7 +45,7 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
   if (smem > hw.smem_per_block_bytes) return false;
   if (c.stages < 2 || c.stages > 16) return false;
   if (d.type == GemmType::kMGroupedContiguous && c.block_m > 128) return false;
-  if (d.type == GemmType::kKGroupedContiguous) return false;
+  if (d.type == GemmType::kKGroupedContiguous && d.d_dtype != DType::kFloat32) return false;
   if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented) return false;
   return true;
 }
@@ -152,8 +152,10 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   EXPECT_NE(why.find("128 rows"), std::string::npos) << why;
   GemmDesc k_grouped = bf16_desc(4096, 4096, 4096);
   k_grouped.type = GemmType::kKGroupedContiguous, k_grouped.num_groups = 4;
-  EXPECT_FALSE(sm90_bf16_config_legal(k_grouped, base_config(128, 128, 2, 4), hw, &why));
-  EXPECT_NE(why.find("K-grouped"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(k_grouped, base_config(128, 128, 2, 4), hw, &why));  // bf16 D
+  EXPECT_NE(why.find("fp32"), std::string::npos) << why;
+  k_grouped.d_dtype = DType::kFloat32;
+  EXPECT_TRUE(sm90_bf16_config_legal(k_grouped, base_config(128, 128, 2, 4), hw, &why)) << why;
 }
 
 namespace {

@@ -91,12 +91,17 @@ TEST(HeuristicsSelect, GroupedShapes) {
   EXPECT_EQ(ranked.front().cost.tiles % 16, 0);  // one m-block per group × n-blocks × 16 groups
   GemmDesc k_grouped = bf16_desc(4096, 4096, 4096);
   k_grouped.type = GemmType::kKGroupedContiguous, k_grouped.num_groups = 4;
+  k_grouped.major_a = k_grouped.major_b = Major::kMNMajor;
   try {
-    select_config(k_grouped, hw);
-    ADD_FAILURE() << "K-grouped should have no legal candidate yet";
+    select_config(k_grouped, hw);  // bf16 D
+    ADD_FAILURE() << "K-grouped with bf16 D should have no legal candidate";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("K-grouped"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("fp32"), std::string::npos) << e.what();
   }
+  k_grouped.d_dtype = DType::kFloat32;
+  const GemmConfig kg = select_config(k_grouped, hw);
+  EXPECT_EQ(kg.block_m % 64, 0);  // MN-major A needs 64-wide panels
+  EXPECT_EQ(kg.block_n % 64, 0);
 }
 
 TEST(HeuristicsSelect, CostTermsAreConsistentWithTheLedger) {

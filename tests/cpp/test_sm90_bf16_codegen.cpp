@@ -75,6 +75,9 @@ TEST_F(Sm90Bf16Codegen, EverySchedulerCompiles) {
     const GemmDesc desc = make_desc(type, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
     expect_compiles(desc, select_config(desc, hw));
   }
+  GemmDesc k_grouped = make_desc(GemmType::kKGroupedContiguous, Major::kMNMajor, Major::kMNMajor, DType::kFloat32,
+                                 true);
+  expect_compiles(k_grouped, select_config(k_grouped, hw));
   GemmDesc psum = make_desc(GemmType::kMGroupedContiguous, Major::kKMajor, Major::kMNMajor, DType::kBFloat16, false);
   psum.use_psum_layout = true;
   const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(psum, select_config(psum, hw));

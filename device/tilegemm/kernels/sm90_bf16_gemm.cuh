@@ -58,7 +58,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int kUnitsPerChunkRow = kDChunkBytes / 16;  // 16-byte units in one chunk row
   constexpr int kRowsPerSwizzleStep = 128 / kDChunkBytes;
   using Smem = Sm90Bf16Smem<Cfg>;
-  using Scheduler = sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout>;
+  using Scheduler =
+      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K>;
 
   static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -85,8 +86,6 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   }
   __syncthreads();
 
-  const int num_k_blocks = ceil_div(params.k, BLOCK_K);
-
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
@@ -95,11 +94,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       prim::PipelineState<kStages> st;
       sched::Tile tile;
       while (scheduler.next(tile)) {
-        for (int kb = 0; kb < num_k_blocks; ++kb) {
+        for (int kb = 0; kb < tile.k_blocks; ++kb) {
           barriers->producer_acquire(st);
           u64* full = &barriers->inputs_arrived[st.index];
           barriers->producer_commit(st, Smem::kABytes + Smem::kBBytes);
-          const int k0 = kb * BLOCK_K;
+          const int k0 = tile.k0 + kb * BLOCK_K;
           if constexpr (kAMNMajor) {
 #pragma unroll
             for (int p = 0; p < BLOCK_M / 64; ++p)
@@ -159,6 +158,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
     while (scheduler.next(tile)) {
       // -------- main loop: one committed wgmma group per K block, kInFlight groups kept in flight --------
+      const int num_k_blocks = tile.k_blocks;
       for (int kb = 0; kb < num_k_blocks; ++kb) {
         barriers->consumer_wait(st);
 #pragma unroll

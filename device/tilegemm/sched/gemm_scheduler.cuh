@@ -10,11 +10,13 @@ namespace tilegemm::sched {
 
 // One output tile and the TMA coordinates that locate its operands.
 struct Tile {
-  int m0;       // first row in A's / D's row coordinate
-  int n0;       // first column of D (first row of B)
-  int a_batch;  // third TMA coordinate of A
-  int b_batch;  // third TMA coordinate of B
-  int d_batch;  // third TMA coordinate of D
+  int m0;        // first row in A's / D's row coordinate
+  int n0;        // first column of D (first row of B)
+  int a_batch;   // third TMA coordinate of A
+  int b_batch;   // third TMA coordinate of B
+  int d_batch;   // third TMA coordinate of D
+  int k0;        // first K element of the tile's reduction (K-grouped: the group's offset)
+  int k_blocks;  // BLOCK_K steps of the reduction (>= 1)
 };
 
 // Maps a tile index inside one [num_m_blocks x num_n_blocks] grid to (m_block, n_block). Tiles go down M
@@ -36,10 +38,13 @@ constexpr int kGroupRowAlignment = 128;
 
 // kPsumLayout (M-grouped contiguous only): grouped_layout[g] is the end row of group g, and group g starts at
 // the previous end rounded up to kGroupRowAlignment.
-template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false>
+// K-grouped contiguous: grouped_layout[g] is group g's K extent (a multiple of BLOCK_K); groups follow each
+// other along K, and every group produces a whole [M, N] output D[g].
+template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false, int BLOCK_K = 64>
 struct TileScheduler {
   // Masked and prefix-sum problems are walked group by group with a cursor; the others index tiles directly.
   static constexpr bool kGroupCursor = kType == GemmType::kMGroupedMasked || kPsumLayout;
+  static constexpr bool kKGrouped = kType == GemmType::kKGroupedContiguous;
 
   const GemmParams& p;
   int num_m_blocks;  // per group (normal, batched), of all rows (contiguous), of the current group (masked)
@@ -49,6 +54,7 @@ struct TileScheduler {
   int group = 0;
   int group_first_tile = 0;
   int group_row0 = 0;
+  int group_k0 = 0;  // K-grouped: first K element of `group`
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
       : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
@@ -72,7 +78,21 @@ struct TileScheduler {
     while (true) {
       const int index = next_index;
       next_index += gridDim.x;
-      if constexpr (kGroupCursor) {
+      if constexpr (kKGrouped) {
+        // Every group has the same [M, N] tile grid; the cursor carries the running K offset.
+        const int tiles_per_group = num_m_blocks * num_n_blocks;
+        while (index >= group_first_tile + tiles_per_group) {
+          group_first_tile += tiles_per_group;
+          group_k0 += __ldg(p.grouped_layout + group);
+          if (++group >= p.num_groups) return false;
+        }
+        const int group_k = __ldg(p.grouped_layout + group);
+        if (group_k <= 0) continue;  // nothing to add to D[group]: the host already wrote C (or zeros) there
+        int m_block, n_block;
+        raster<kRasterGroup>(index - group_first_tile, num_m_blocks, num_n_blocks, m_block, n_block);
+        tile = {m_block * BLOCK_M, n_block * BLOCK_N, 0, 0, group, group_k0, ceil_div(group_k, BLOCK_K)};
+        return true;
+      } else if constexpr (kGroupCursor) {
         // Advance the cursor past groups this index has left behind (indices only grow).
         while (index >= group_first_tile + num_m_blocks * num_n_blocks) {
           group_first_tile += num_m_blocks * num_n_blocks;
@@ -82,14 +102,16 @@ struct TileScheduler {
         }
         int m_block, n_block;
         raster<kRasterGroup>(index - group_first_tile, num_m_blocks, num_n_blocks, m_block, n_block);
+        const int k_blocks = ceil_div(p.k, BLOCK_K);
         if constexpr (kPsumLayout)
-          tile = {group_row0 + m_block * BLOCK_M, n_block * BLOCK_N, 0, group, 0};
+          tile = {group_row0 + m_block * BLOCK_M, n_block * BLOCK_N, 0, group, 0, 0, k_blocks};
         else
-          tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group};
+          tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group, 0, k_blocks};
         return true;
       } else {
         const int tiles_per_group = num_m_blocks * num_n_blocks;
         const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
+        static_assert(!kKGrouped, "handled above");
         if (index >= tiles_per_group * groups) return false;
         const int g = index / tiles_per_group;
         int m_block, n_block;
@@ -100,9 +122,9 @@ struct TileScheduler {
           // first row is padding (-1) holds padding only and is skipped.
           const int b_group = __ldg(p.grouped_layout + m0);
           if (b_group < 0) continue;
-          tile = {m0, n0, 0, b_group, 0};
+          tile = {m0, n0, 0, b_group, 0, 0, ceil_div(p.k, BLOCK_K)};
         } else {
-          tile = {m0, n0, g, g, g};
+          tile = {m0, n0, g, g, g, 0, ceil_div(p.k, BLOCK_K)};
         }
         return true;
       }
