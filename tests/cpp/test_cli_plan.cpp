@@ -2,32 +2,18 @@
 // JSON), and exit status 2 with the argument named for bad input.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.hpp"
+
 namespace {
 
-struct CliResult {
-  int status = -1;
-  std::string output;
-};
+using cli_test::CliResult;
 
 CliResult run_plan(const std::string& args, bool merge_stderr = true) {
-  const std::string command =
-      std::string("'") + TILEGEMM_CLI_PATH + "' plan " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return cli_test::run_cli("plan " + args, "", merge_stderr);
 }
 
 void expect_usage_error(const std::string& args, const std::string& mentions) {
