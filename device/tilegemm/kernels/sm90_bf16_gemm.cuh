@@ -38,6 +38,19 @@ struct Sm90Bf16Smem {
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
 };
 
+// Loads one [BLOCK_ROWS, BLOCK_K] operand tile: K-major as one box of 128-byte K rows, MN-major as
+// 64-element-wide column panels of BLOCK_K rows (the 128B swizzle atom is 64 bf16 wide).
+template <bool kMNMajor, int BLOCK_ROWS, int BLOCK_K>
+TG_DEVICE void load_operand_tile(const TmaDescriptor* desc, u64* bar, u8* smem, int row0, int k0, int batch) {
+  if constexpr (kMNMajor) {
+#pragma unroll
+    for (int p = 0; p < BLOCK_ROWS / 64; ++p)
+      prim::tma_load_3d(desc, bar, smem + p * BLOCK_K * 128, row0 + 64 * p, k0, batch);
+  } else {
+    prim::tma_load_3d(desc, bar, smem, k0, row0, batch);
+  }
+}
+
 template <class Cfg>
 TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
@@ -99,22 +112,10 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
           u64* full = &barriers->inputs_arrived[st.index];
           barriers->producer_commit(st, Smem::kABytes + Smem::kBBytes);
           const int k0 = tile.k0 + kb * BLOCK_K;
-          if constexpr (kAMNMajor) {
-#pragma unroll
-            for (int p = 0; p < BLOCK_M / 64; ++p)
-              prim::tma_load_3d(&params.tma_a, full, smem_a(st.index) + p * BLOCK_K * 128, tile.m0 + 64 * p, k0,
-                                tile.a_batch);
-          } else {
-            prim::tma_load_3d(&params.tma_a, full, smem_a(st.index), k0, tile.m0, tile.a_batch);
-          }
-          if constexpr (kBMNMajor) {
-#pragma unroll
-            for (int p = 0; p < BLOCK_N / 64; ++p)
-              prim::tma_load_3d(&params.tma_b, full, smem_b(st.index) + p * BLOCK_K * 128, tile.n0 + 64 * p, k0,
-                                tile.b_batch);
-          } else {
-            prim::tma_load_3d(&params.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch);
-          }
+          load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(st.index), tile.m0, k0,
+                                                         tile.a_batch);
+          load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(st.index), tile.n0, k0,
+                                                         tile.b_batch);
           st.advance();
         }
       }
