@@ -1,0 +1,185 @@
+// deep_gemm._C: the tilegemm operations for the Python package, over plain values only. The Python layer
+// reads pointers, dtypes, shapes, strides, the device index and the current stream from torch tensors, so
+// this module never links libtorch and imports with any PyTorch build (or none).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "tilegemm/dtype.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/gemm.hpp"
+#include "tilegemm/hw.hpp"
+#include "tilegemm/reference.hpp"
+#include "tilegemm/tensor_view.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+// (data_ptr, dtype code, shape, strides in elements): what deep_gemm/_tensor.py builds from a tensor.
+using View = std::tuple<std::uintptr_t, int, std::vector<std::int64_t>, std::vector<std::int64_t>>;
+
+tilegemm::TensorView to_view(const View& v, const char* name) {
+  const auto& [ptr, dtype, shape, strides] = v;
+  if (shape.size() != strides.size() || shape.empty() || shape.size() > 4)
+    throw tilegemm::InvalidArgument(name, "a tensor of 1 to 4 dimensions with one stride per dimension",
+                                    fmt::format("{} sizes and {} strides", shape.size(), strides.size()));
+  if (dtype < 0 || dtype > static_cast<int>(tilegemm::DType::kInt32))
+    throw tilegemm::InvalidArgument(name, "a known dtype code", std::to_string(dtype));
+  tilegemm::TensorView view;
+  view.data = reinterpret_cast<void*>(ptr);
+  view.dtype = static_cast<tilegemm::DType>(dtype);
+  view.ndim = static_cast<int>(shape.size());
+  for (int i = 0; i < view.ndim; ++i) view.shape[i] = shape[i], view.strides[i] = strides[i];
+  return view;
+}
+
+// The C++ API names some arguments after its own parameters; users see DeepGEMM's names.
+using Renames = std::vector<std::pair<std::string, std::string>>;
+
+[[noreturn]] void rethrow_renamed(const tilegemm::InvalidArgument& e, const Renames& renames) {
+  std::string message = e.what();
+  for (const auto& [ours, theirs] : renames) {
+    const std::string& arg = e.argument();
+    if (arg == ours || arg.rfind(ours + "[", 0) == 0) {
+      message = theirs + message.substr(ours.size());
+      break;
+    }
+  }
+  throw nb::value_error(message.c_str());
+}
+
+// Runs `fn` with the tensors' device current in this module's CUDA runtime (cudart is linked statically,
+// so torch's current device is not ours) and the caller's stream. Without a GPU nothing is switched: the
+// call validates its arguments and then fails with "no GPU" from the library.
+template <typename Fn>
+void on_device(int device, const Renames& renames, Fn&& fn) {
+  int count = 0, previous = -1;
+  const bool have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  if (have_gpu) {
+    if (device < 0 || device >= count)
+      throw nb::value_error(fmt::format("device: expected a CUDA device index in [0, {}), got {}", count, device)
+                                .c_str());
+    cudaGetDevice(&previous);
+    if (previous != device && cudaSetDevice(device) != cudaSuccess)
+      throw nb::value_error(fmt::format("device: cannot make CUDA device {} current", device).c_str());
+  }
+  struct Restore {
+    int previous, device;
+    ~Restore() {
+      if (previous >= 0 && previous != device) cudaSetDevice(previous);
+    }
+  } restore{previous, device};
+  {
+    nb::gil_scoped_release release;
+    try {
+      fn();
+    } catch (const tilegemm::InvalidArgument& e) {
+      nb::gil_scoped_acquire acquire;
+      rethrow_renamed(e, renames);
+    }
+  }
+}
+
+tilegemm::GemmOptions options_for(std::uintptr_t stream, int num_sms) {
+  tilegemm::GemmOptions options;
+  options.stream = reinterpret_cast<void*>(stream);
+  options.num_sms = num_sms;
+  return options;
+}
+
+void bf16_gemm(const View& a, const View& b, const View& d, const std::optional<View>& c, int device,
+               std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  on_device(device, {}, [&] { tilegemm::bf16_gemm(va, vb, vd, vc ? &*vc : nullptr, options_for(stream, num_sms)); });
+}
+
+void m_grouped_contiguous(const View& a, const View& b, const View& d, const View& grouped_layout,
+                          bool use_psum_layout, int device, std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  const auto vl = to_view(grouped_layout, "grouped_layout");
+  on_device(device, {}, [&] {
+    tilegemm::m_grouped_bf16_gemm_contiguous(va, vb, vd, vl, use_psum_layout, options_for(stream, num_sms));
+  });
+}
+
+void m_grouped_masked(const View& a, const View& b, const View& d, const View& masked_m, int expected_m,
+                      int device, std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  const auto vm = to_view(masked_m, "masked_m");
+  on_device(device, {}, [&] {
+    tilegemm::m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, options_for(stream, num_sms));
+  });
+}
+
+void k_grouped_tn(const View& a, const View& b, const View& d, const std::vector<int>& ks_cpu,
+                  const View& grouped_layout, const std::optional<View>& c, int device, std::uintptr_t stream,
+                  int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  const auto vl = to_view(grouped_layout, "grouped_layout");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  const Renames renames{{"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
+  on_device(device, renames, [&] {
+    tilegemm::k_grouped_bf16_gemm_tn_contiguous(va, vb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
+                                                options_for(stream, num_sms));
+  });
+}
+
+void cublaslt(const std::string& layout, const View& a, const View& b, const View& d, const std::optional<View>& c,
+              int device, std::uintptr_t stream) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  using Fn = void (*)(const tilegemm::TensorView&, const tilegemm::TensorView&, const tilegemm::TensorView&,
+                      const tilegemm::TensorView*, void*);
+  Fn fn = layout == "nt"   ? &tilegemm::cublaslt_gemm_nt
+          : layout == "nn" ? &tilegemm::cublaslt_gemm_nn
+          : layout == "tn" ? &tilegemm::cublaslt_gemm_tn
+          : layout == "tt" ? &tilegemm::cublaslt_gemm_tt
+                           : nullptr;
+  if (fn == nullptr) throw nb::value_error(("layout: expected nt, nn, tn or tt, got " + layout).c_str());
+  on_device(device, {}, [&] { fn(va, vb, vd, vc ? &*vc : nullptr, reinterpret_cast<void*>(stream)); });
+}
+
+nb::dict dtype_codes() {
+  nb::dict codes;
+  for (int i = 0; i <= static_cast<int>(tilegemm::DType::kInt32); ++i)
+    codes[std::string(tilegemm::dtype_name(static_cast<tilegemm::DType>(i))).c_str()] = i;
+  return codes;
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+  m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
+  m.def("bf16_gemm", &bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
+  m.def("m_grouped_contiguous", &m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
+        "use_psum_layout"_a, "device"_a, "stream"_a, "num_sms"_a);
+  m.def("m_grouped_masked", &m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a, "device"_a,
+        "stream"_a, "num_sms"_a);
+  m.def("k_grouped_tn", &k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(),
+        "device"_a, "stream"_a, "num_sms"_a);
+  m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
+  m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
+  m.def("mk_alignment", &tilegemm::get_mk_alignment_for_contiguous_layout);
+  m.def("gpu_available", &tilegemm::gpu_available);
+  m.def("device_num_sms", [](int device) { return tilegemm::hardware_from_device(device).num_sms; }, "device"_a);
+  m.def("reload_env", &tilegemm::reload_env);
+  m.attr("tilegemm_version") = TILEGEMM_PACKAGE_VERSION;
+}

@@ -1,0 +1,109 @@
+"""DeepGEMM's configuration functions. They are process-wide settings read by every later call.
+
+What each one changes in tilegemm (docs/python.md says the same to users):
+- set_num_sms: the SM count the heuristics and the persistent grid use (clamped to the device's).
+- set_mk_alignment_for_contiguous_layout: only the alignment the kernels implement (128) is accepted.
+- set_tc_util, set_pdl, set_ignore_compile_dims, set_block_size_multiple_of: validated and remembered (the
+  getters return them) so DeepGEMM scripts run unchanged; tilegemm's heuristics do not read them yet.
+"""
+import sys
+
+from . import _C
+
+_state = {'num_sms': 0, 'tc_util': 100, 'pdl': True, 'ignore_compile_dims': False,
+          'block_size_multiple_of': (1, 1)}
+
+
+def _require_int(value, name, low=None, high=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f'{name}: expected an int, got {type(value).__name__} {value!r}')
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f'>= {low}' if high is None else f'in [{low}, {high}]'
+        raise ValueError(f'{name}: expected an int {bounds}, got {value}')
+    return value
+
+
+def _require_bool(value, name):
+    if not isinstance(value, bool):
+        raise TypeError(f'{name}: expected a bool, got {type(value).__name__} {value!r}')
+    return value
+
+
+def _current_device():
+    torch = sys.modules.get('torch')
+    if torch is not None and torch.cuda.is_available():
+        return torch.cuda.current_device()
+    return 0
+
+
+def num_sms_setting():
+    """The SM limit passed to the C++ layer (0: every SM of the device)."""
+    return _state['num_sms']
+
+
+def set_num_sms(new_num_sms):
+    _require_int(new_num_sms, 'new_num_sms', low=1)
+    if _C.gpu_available():
+        available = _C.device_num_sms(_current_device())
+        if new_num_sms > available:
+            raise ValueError(f'new_num_sms: expected at most the device\'s {available} SMs, got {new_num_sms}')
+    _state['num_sms'] = new_num_sms
+
+
+def get_num_sms():
+    """The SM count kernels use: the set_num_sms value, else every SM of the current device."""
+    if _state['num_sms'] > 0:
+        return _state['num_sms']
+    return _C.device_num_sms(_current_device())
+
+
+def set_tc_util(new_tc_util):
+    _state['tc_util'] = _require_int(new_tc_util, 'new_tc_util', low=1, high=100)
+
+
+def get_tc_util():
+    return _state['tc_util']
+
+
+def set_pdl(new_enable_pdl):
+    _state['pdl'] = _require_bool(new_enable_pdl, 'new_enable_pdl')
+
+
+def get_pdl():
+    return _state['pdl']
+
+
+def set_ignore_compile_dims(new_value):
+    _state['ignore_compile_dims'] = _require_bool(new_value, 'new_value')
+
+
+def set_block_size_multiple_of(value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or len(value) not in (1, 2):
+        raise ValueError(f'value: expected one or two ints (block M and N multiples), got {value!r}')
+    multiples = [_require_int(v, 'value', low=1) for v in value]
+    _state['block_size_multiple_of'] = (multiples[0], multiples[-1])
+
+
+def set_mk_alignment_for_contiguous_layout(new_value):
+    alignment = _C.mk_alignment()
+    _require_int(new_value, 'new_value', low=1)
+    if new_value != alignment:
+        raise ValueError(f'new_value: expected {alignment} (the only M/K group alignment the SM90 BF16 '
+                         f'kernels implement), got {new_value}')
+
+
+def get_mk_alignment_for_contiguous_layout():
+    return _C.mk_alignment()
+
+
+def get_theoretical_mk_alignment_for_contiguous_layout(expected_m=None):
+    if expected_m is not None:
+        _require_int(expected_m, 'expected_m', low=0)
+    # Block M never exceeds the group alignment, so every expected M needs the same one.
+    return _C.mk_alignment()
+
+
+get_m_alignment_for_contiguous_layout = get_mk_alignment_for_contiguous_layout
+get_k_alignment_for_contiguous_layout = get_mk_alignment_for_contiguous_layout
