@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -21,7 +22,22 @@ namespace tilegemm {
 // ---------------------------------------------------------------------------------------------------------
 // Timing one callable.
 
+// How the timed calls are measured.
+//  - kCudaEvents (default, do_bench's method): flush, event, one call, event; one sample per call, so each
+//    sample includes the launch gap between the start event and the kernel.
+//  - kCudaGraph: the timed calls are captured back to back into a CUDA graph and the graph is replayed; one
+//    sample = one replay's event time / the calls in it. Launch gaps are gone, and so is the per-call flush:
+//    the buffer is zeroed once before each replay (outside the timed region), so only the first call of a
+//    replay starts with a cold L2 — the graph numbers are closer to a steady-state stream of GEMMs.
+enum class TimerBackend : int { kCudaEvents = 0, kCudaGraph = 1 };
+std::string_view timer_backend_name(TimerBackend timer);  // "cuda-events" / "cuda-graph"
+// Accepts "cuda-events"/"events" and "cuda-graph"/"graph"; throws InvalidArgument naming `argument`.
+TimerBackend parse_timer_backend(std::string_view name, const std::string& argument = "--timer");
+// One sentence on when the L2 flush happens under `timer`, recorded in reports.
+std::string flush_policy(TimerBackend timer, std::int64_t flush_bytes);
+
 struct BenchOptions {
+  TimerBackend timer = TimerBackend::kCudaEvents;
   double warmup_ms = 25;         // warm-up budget (do_bench's `warmup`)
   double rep_ms = 200;           // timed budget (do_bench's `rep`)
   std::int64_t flush_bytes = 0;  // buffer zeroed before each timed call; 0 = max(256 MiB, 2 × L2)
@@ -52,9 +68,23 @@ IterationCounts iteration_counts(double estimate_ms, double warmup_ms, double re
 // Throws InvalidArgument when `samples_us` is empty.
 BenchStats summarize(std::vector<double> samples_us);
 
+// The relative run-to-run spread of a measurement: stddev / median (0 without samples). --compare treats a
+// difference smaller than the larger spread of the two rows as noise.
+double relative_spread(const BenchStats& stats);
+
+// The graph backend's split of `rep` timed calls: `replays` samples (at most kGraphReplays) of
+// `calls_per_graph` calls each (at most kMaxGraphCalls, so a graph stays a reasonable size). rep >= 1.
+inline constexpr int kGraphReplays = 20;
+inline constexpr int kMaxGraphCalls = 1000;
+struct GraphPlan {
+  int calls_per_graph = 1;
+  int replays = 1;
+};
+GraphPlan graph_plan(int rep);
+
 struct BenchResult {
   BenchStats stats;
-  IterationCounts iterations;
+  IterationCounts iterations;  // rep = timed calls (graph: calls_per_graph × replays)
   double estimate_ms = 0;        // per-call time estimate (flush included, as in do_bench)
   std::int64_t flush_bytes = 0;  // bytes actually zeroed before each timed call
 };
@@ -62,8 +92,10 @@ struct BenchResult {
 // Default flush size for an L2 of `l2_bytes`: at least 2 × L2 and never less than 256 MiB (do_bench's size).
 std::int64_t default_flush_bytes(std::int64_t l2_bytes);
 
-// Times `fn` on options.stream with CUDA events. Throws RuntimeError when no GPU is present or a CUDA
-// call fails, InvalidArgument for bad budgets.
+// Times `fn` with options.timer. Events: on options.stream. Graph: on options.stream, or on a stream of its
+// own when that is the legacy default stream (which cannot be captured); `fn` must then be capturable (no
+// synchronisation inside). Throws RuntimeError when no GPU is present or a CUDA call fails,
+// InvalidArgument for bad budgets.
 BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------------------
@@ -125,12 +157,17 @@ struct BenchEnvironment {
   std::string tilegemm_version;
   std::string commit;  // `git rev-parse --short HEAD` (+ "-dirty"), "unknown" when git is unavailable
   std::string timer = "cuda-events";
+  std::string flush_policy;  // flush_policy(timer, flush_bytes)
   std::int64_t flush_bytes = 0;
   double warmup_ms = 0, rep_ms = 0;
   std::string date_utc;  // ISO 8601, e.g. 2026-11-30T12:00:00Z
   // The ledger's hardware numbers the floors were computed from.
   double peak_tflops = 0;  // dense bf16 tensor-core peak
   double hbm_gbps = 0;
+  // Best device-to-device cudaMemcpy rate seen (read + write bytes / time), GB/s: the bandwidth a kernel
+  // can actually reach, drawn as a second roof. 0 = not measured.
+  double copy_gbps = 0;
+  std::string baseline;  // the baseline's identity, e.g. "cuBLASLt 13.1.0, cublasLtMatmul, ..."
 };
 
 // The parts of the environment that need no GPU (commit, date, version) — used by capture below.
@@ -139,8 +176,12 @@ std::string git_commit_of(const std::string& source_dir);
 // GPU machine), else git_commit_of(source_dir).
 std::string report_commit(const std::string& source_dir);
 std::string utc_now_iso8601();
-// Fills every field from `device` (GPU name, SMs, versions, clocks_before). Throws RuntimeError without a
-// GPU.
+// Device-to-device copy bandwidth of `device` (see copy_gbps). Throws RuntimeError without a GPU.
+double measure_copy_gbps(int device);
+// The baseline's identity for a cuBLASLt version (cublasLtGetVersion()).
+std::string baseline_identity(std::int64_t cublaslt_version);
+// Fills every field from `device` (GPU name, SMs, versions, clocks_before, copy bandwidth). Throws
+// RuntimeError without a GPU.
 BenchEnvironment capture_environment(int device, const BenchOptions& timing, int num_sms);
 
 struct BenchRow {
@@ -152,11 +193,13 @@ struct BenchRow {
   std::string layout = "nt";
   std::string config;       // our kernel's config, compact: "128x256x64 st4 wg2 cl1x1 sk1" ("" = unknown)
   std::string config_full;  // to_string(GemmConfig)
+  std::string variant;      // kernel family and variant: "sm90_bf16 normal, multicast none" ("" = unknown)
   double flops = 0;
   double min_bytes = 0;
   double floor_us = 0;  // the ledger's time floor: max(FLOPs / peak, min bytes / HBM bandwidth)
   BenchStats ours;      // samples == 0 when ours was not run (baseline-only or an error)
   BenchStats cublas;
+  IterationCounts ours_iterations, cublas_iterations;  // warm-up and timed calls (0 = not recorded)
   std::string cublas_method;  // how the baseline was issued, e.g. "cublasLt, 1 call" / "cublasLt, 4 calls"
   double calc_diff = -1;      // ours vs cuBLASLt, DeepGEMM's calc_diff; -1 = not checked
   std::string error;          // why ours has no numbers or failed the check; "" = fine
@@ -168,6 +211,7 @@ struct BenchRow {
   double ours_pct_floor() const;  // 100 × floor / median
   double cublas_tflops() const;
   double ratio() const;             // cuBLAS median / ours median (> 1: we are faster); 0 when not both
+  double intensity() const;         // flops / min_bytes, FLOP per byte (the roofline's x)
   std::string shape_label() const;  // "4096x7168x2048" or "4x8192x4096x7168"
 };
 
@@ -193,6 +237,68 @@ BenchReport report_from_json(const std::string& text, const std::string& argumen
 std::string report_to_markdown(const BenchReport& report);
 
 // ---------------------------------------------------------------------------------------------------------
+// Comparing two reports (`tilegemm bench --compare A.json B.json`).
+
+// Noise rule: a ratio is noise when |ratio − 1| < max(spread_a, spread_b) (relative spreads).
+bool within_noise(double ratio, double spread_a, double spread_b);
+
+struct CompareRow {
+  std::string kind, shape, layout, out_dtype;  // shape = BenchRow::shape_label()
+  std::string config_a, config_b;
+  bool has_ours = false;  // both reports have our numbers for it, without error
+  double a_us = 0, b_us = 0;
+  double ratio = 0;   // a_us / b_us: > 1 means B is faster
+  double spread = 0;  // max(relative_spread(A), relative_spread(B))
+  bool noise = false;
+  bool has_baseline = false;  // both reports have cuBLAS numbers (a control: it should not move)
+  double baseline_ratio = 0, baseline_spread = 0;
+  bool baseline_noise = false;
+};
+
+struct ReportComparison {
+  std::vector<CompareRow> rows;  // in A's order
+  int compared = 0;              // rows with has_ours
+  double geomean_ratio = 0;      // over those rows
+  int beyond_noise = 0, faster = 0, slower = 0;  // faster/slower: B relative to A, beyond noise only
+  int baseline_compared = 0;
+  double baseline_geomean_ratio = 0;
+  std::vector<std::string> only_in_a, only_in_b;  // "kind shape layout out_dtype"
+  std::vector<std::string> skipped;               // "shape: why ours is not compared"
+  std::vector<std::string> environment_notes;     // conditions that differ (GPU, timer, flush, versions, ...)
+};
+
+// Rows are matched on (kind, groups, m, n, k, layout, dtype, out_dtype), in order for repeated shapes.
+ReportComparison compare_reports(const BenchReport& a, const BenchReport& b);
+// A Markdown table with one row per shape and the summary; `name_a`/`name_b` identify the reports.
+std::string comparison_to_markdown(const ReportComparison& comparison, const std::string& name_a,
+                                   const std::string& name_b);
+
+// ---------------------------------------------------------------------------------------------------------
+// Report directories (`tilegemm bench --report DIR`).
+
+struct ReportFiles {
+  std::string json_path, md_path;
+  bool plotted = false;
+  std::string png_path, svg_path;  // set when plotted
+  std::string plot_skipped;        // why there is no plot, when !plotted
+};
+
+// The python interpreter for the plot: $TILEGEMM_PYTHON when set, else "python3" from PATH.
+std::string plot_python();
+// scripts/roofline.py in the source tree (TILEGEMM_SOURCE_DIR), or $TILEGEMM_ROOFLINE_SCRIPT when set.
+std::string roofline_script_path();
+
+// Runs `python roofline.py report_json out_dir`, which writes roofline.png and roofline.svg. Returns ""
+// on success, else one line saying why there is no plot (no python, no matplotlib, a script error).
+// Never throws for a missing tool.
+std::string plot_roofline(const std::string& report_json_path, const std::string& out_dir);
+
+// Creates `dir` (and parents), writes report.json and report.md, then the roofline plot. Throws
+// InvalidArgument naming `argument` when the directory cannot be created or written.
+ReportFiles write_report_dir(const BenchReport& report, const std::string& dir,
+                             const std::string& argument = "--report");
+
+// ---------------------------------------------------------------------------------------------------------
 // Running a suite on the GPU.
 
 struct SuiteOptions {
@@ -205,6 +311,7 @@ struct SuiteOptions {
   int num_sms = 0;             // passed to our kernels; 0 = every SM
   int device = 0;
   double diff_threshold = 1e-3;  // loose sanity check; the strict numerics check is the test suite's job
+  std::function<void(std::size_t index, const BenchShape&)> on_shape_start;  // before each shape
   std::function<void(const BenchRow&)> on_row;  // progress callback, called after each shape
 };
 

@@ -84,6 +84,14 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+std::string baseline_identity(std::int64_t cublaslt_version) {
+  // What src/reference/cublaslt.cpp issues: the same for every shape, so it is said once per report.
+  return fmt::format(
+      "cuBLASLt {}.{}.{}: cublasLtMatmul, FP32 compute (CUBLAS_COMPUTE_32F), first heuristic algorithm, "
+      "32 MiB workspace",
+      cublaslt_version / 10000, (cublaslt_version / 100) % 100, cublaslt_version % 100);
+}
+
 BenchEnvironment capture_environment(int device, const BenchOptions& timing, int num_sms) {
   if (!gpu_available()) throw RuntimeError("no CUDA GPU found: tilegemm bench needs an NVIDIA GPU");
   cudaDeviceProp prop{};
@@ -102,13 +110,17 @@ BenchEnvironment capture_environment(int device, const BenchOptions& timing, int
   e.cublaslt_version = static_cast<std::int64_t>(cublasLtGetVersion());
   e.tilegemm_version = TILEGEMM_VERSION;
   e.commit = report_commit(TILEGEMM_SOURCE_DIR);
+  e.timer = std::string(timer_backend_name(timing.timer));
   e.flush_bytes = timing.flush_bytes > 0 ? timing.flush_bytes : default_flush_bytes(prop.l2CacheSize);
+  e.flush_policy = flush_policy(timing.timer, e.flush_bytes);
+  e.baseline = baseline_identity(e.cublaslt_version);
   e.warmup_ms = timing.warmup_ms;
   e.rep_ms = timing.rep_ms;
   e.date_utc = utc_now_iso8601();
   const HardwareModel hw = hardware_from_device(device);
   e.peak_tflops = hw.peak_flops(DType::kBFloat16) * 1e-12;
   e.hbm_gbps = hw.hbm_gbps;
+  e.copy_gbps = measure_copy_gbps(device);
   return e;
 }
 

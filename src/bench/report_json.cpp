@@ -26,6 +26,13 @@ BenchStats stats_from(const json& j) {
   return s;
 }
 
+json to_json(const IterationCounts& c) {
+  return {{"warmup", c.warmup}, {"rep", c.rep}};
+}
+IterationCounts iterations_from(const json& j) {
+  return {j.at("warmup").get<int>(), j.at("rep").get<int>()};
+}
+
 json to_json(const GpuClocks& c) {
   if (!c.available) return {{"available", false}};
   return {{"available", true},          {"sm_mhz", c.sm_mhz},   {"mem_mhz", c.mem_mhz},
@@ -57,12 +64,15 @@ json to_json(const BenchEnvironment& e) {
           {"tilegemm_version", e.tilegemm_version},
           {"commit", e.commit},
           {"timer", e.timer},
+          {"flush_policy", e.flush_policy},
           {"flush_bytes", e.flush_bytes},
           {"warmup_ms", e.warmup_ms},
           {"rep_ms", e.rep_ms},
           {"date_utc", e.date_utc},
           {"peak_tflops", e.peak_tflops},
-          {"hbm_gbps", e.hbm_gbps}};
+          {"hbm_gbps", e.hbm_gbps},
+          {"copy_gbps", e.copy_gbps},
+          {"baseline", e.baseline}};
 }
 BenchEnvironment environment_from(const json& j) {
   BenchEnvironment e;
@@ -85,6 +95,10 @@ BenchEnvironment environment_from(const json& j) {
   e.date_utc = j.at("date_utc").get<std::string>();
   e.peak_tflops = j.at("peak_tflops").get<double>();
   e.hbm_gbps = j.at("hbm_gbps").get<double>();
+  // Added with the report directories; reports recorded before them lack these fields.
+  e.flush_policy = j.value("flush_policy", std::string());
+  e.copy_gbps = j.value("copy_gbps", 0.0);
+  e.baseline = j.value("baseline", std::string());
   return e;
 }
 
@@ -99,15 +113,22 @@ json to_json(const BenchRow& r) {
           {"layout", r.layout},
           {"config", r.config},
           {"config_full", r.config_full},
+          {"variant", r.variant},
           {"flops", r.flops},
           {"min_bytes", r.min_bytes},
           {"floor_us", r.floor_us},
           {"ours", to_json(r.ours)},
           {"cublas", to_json(r.cublas)},
+          {"ours_iterations", to_json(r.ours_iterations)},
+          {"cublas_iterations", to_json(r.cublas_iterations)},
           {"cublas_method", r.cublas_method},
           {"calc_diff", r.calc_diff},
           {"error", r.error},
           // Derived (ignored by the reader).
+          {"shape", r.shape_label()},
+          {"intensity_flop_per_byte", r.intensity()},
+          {"ours_relative_spread", relative_spread(r.ours)},
+          {"cublas_relative_spread", relative_spread(r.cublas)},
           {"ours_tflops", r.ours_tflops()},
           {"ours_gbps", r.ours_gbps()},
           {"ours_pct_floor", r.ours_pct_floor()},
@@ -134,6 +155,9 @@ BenchRow row_from(const json& j) {
   r.cublas_method = j.at("cublas_method").get<std::string>();
   r.calc_diff = j.at("calc_diff").get<double>();
   r.error = j.at("error").get<std::string>();
+  r.variant = j.value("variant", std::string());
+  if (j.contains("ours_iterations")) r.ours_iterations = iterations_from(j.at("ours_iterations"));
+  if (j.contains("cublas_iterations")) r.cublas_iterations = iterations_from(j.at("cublas_iterations"));
   return r;
 }
 

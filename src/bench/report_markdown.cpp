@@ -49,6 +49,33 @@ std::string table_row(const BenchRow& r) {
                      or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)));
 }
 
+std::string calls(const IterationCounts& c, const BenchStats& s) {
+  if (s.samples == 0) return "-";
+  if (c.rep == 0) return fmt::format("{} samples", s.samples);  // recorded before the counts were
+  if (c.rep == s.samples) return fmt::format("{} + {}", c.warmup, c.rep);
+  return fmt::format("{} + {} ({} samples of {})", c.warmup, c.rep, s.samples, c.rep / s.samples);
+}
+
+std::string spread(const BenchStats& s) {
+  return s.samples > 0 ? fmt::format("{:.1f}%", 100 * relative_spread(s)) : "-";
+}
+
+// How each number was obtained: the full config and variant, the warm-up + timed calls, and the run-to-run
+// spread (stddev / median) that --compare uses to tell a change from noise.
+std::string run_details(const std::vector<BenchRow>& rows) {
+  if (rows.empty()) return "";
+  std::string out =
+      "\nRun details: calls = warm-up + timed; spread = stddev / median of the samples.\n\n"
+      "| shape | variant | ours calls | ours spread | cuBLAS calls | cuBLAS spread | config |\n"
+      "|---|---|---:|---:|---:|---:|---|\n";
+  for (const auto& r : rows)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.shape_label(),
+                       r.variant.empty() ? "-" : r.variant, calls(r.ours_iterations, r.ours), spread(r.ours),
+                       calls(r.cublas_iterations, r.cublas), spread(r.cublas),
+                       r.config_full.empty() ? "-" : fmt::format("`{}`", r.config_full));
+  return out;
+}
+
 }  // namespace
 
 std::string report_to_markdown(const BenchReport& report) {
@@ -63,10 +90,17 @@ std::string report_to_markdown(const BenchReport& report) {
   out += fmt::format("| driver / runtime / cuBLASLt | {} / {} / {} |\n", cuda_version(e.driver_version),
                      cuda_version(e.runtime_version), cublaslt_version(e.cublaslt_version));
   out += fmt::format("| tilegemm | {} (commit {}) |\n", e.tilegemm_version, e.commit);
-  out += fmt::format("| timing | {}, {} zeroed before each timed call, warm-up {} ms, rep {} ms, median |\n",
-                     e.timer, mib(e.flush_bytes), e.warmup_ms, e.rep_ms);
+  // Reports recorded before flush_policy existed all used the per-call flush.
+  const std::string flush =
+      e.flush_policy.empty() ? mib(e.flush_bytes) + " zeroed before each timed call" : e.flush_policy;
+  out += fmt::format("| timing | {}, {}, warm-up {} ms, rep {} ms, median |\n", e.timer, flush, e.warmup_ms,
+                     e.rep_ms);
   out += fmt::format("| ledger floor | max(FLOPs / {:.0f} TFLOP/s, min bytes / {:.0f} GB/s) |\n",
                      e.peak_tflops, e.hbm_gbps);
+  if (e.copy_gbps > 0)
+    out += fmt::format("| copy ceiling | {:.0f} GB/s (best device-to-device cudaMemcpy, read + write) |\n",
+                       e.copy_gbps);
+  if (!e.baseline.empty()) out += fmt::format("| baseline | {} |\n", e.baseline);
   out += fmt::format("| date (UTC) | {} |\n\n", e.date_utc);
 
   out +=
@@ -96,6 +130,8 @@ std::string report_to_markdown(const BenchReport& report) {
     out.back() = '.';
     out += "\n";
   }
+
+  out += run_details(report.rows);
 
   if (s.errors > 0) {
     out += "\nErrors:\n\n";

@@ -33,6 +33,10 @@ double BenchRow::ratio() const {
   return cublas.median_us / ours.median_us;
 }
 
+double BenchRow::intensity() const {
+  return min_bytes > 0 ? flops / min_bytes : 0;
+}
+
 std::string BenchRow::shape_label() const {
   if (kind == "dense") return fmt::format("{}x{}x{}", m, n, k);
   return fmt::format("{}x{}x{}x{}", groups, groups > 0 ? m / groups : m, n, k);

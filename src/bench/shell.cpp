@@ -19,6 +19,18 @@ std::optional<std::string> run_shell(const std::string& command) {
   return out;
 }
 
+ShellResult run_shell_capture(const std::string& command) {
+  ShellResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.status = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
 std::string shell_quote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

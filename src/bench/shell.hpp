@@ -9,6 +9,13 @@ namespace tilegemm::bench_detail {
 // missing program). Never throws.
 std::optional<std::string> run_shell(const std::string& command);
 
+struct ShellResult {
+  int status = -1;     // exit status; -1 when the shell could not be started or was killed
+  std::string output;  // stdout and stderr together
+};
+// Runs `command` with stderr folded into stdout. Never throws.
+ShellResult run_shell_capture(const std::string& command);
+
 // Single-quotes `text` for /bin/sh.
 std::string shell_quote(const std::string& text);
 

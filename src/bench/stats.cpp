@@ -46,3 +46,20 @@ std::int64_t default_flush_bytes(std::int64_t l2_bytes) {
 }
 
 }  // namespace tilegemm
+
+namespace tilegemm {
+
+double relative_spread(const BenchStats& stats) {
+  return stats.samples > 0 && stats.median_us > 0 ? stats.stddev_us / stats.median_us : 0;
+}
+
+GraphPlan graph_plan(int rep) {
+  TILEGEMM_REQUIRE(rep >= 1, "rep", ">= 1 timed call", std::to_string(rep));
+  GraphPlan plan;
+  plan.replays = std::min(rep, kGraphReplays);
+  // Round up so that the replays together make at least `rep` calls, as the events backend would.
+  plan.calls_per_graph = std::min((rep + plan.replays - 1) / plan.replays, kMaxGraphCalls);
+  return plan;
+}
+
+}  // namespace tilegemm

@@ -145,6 +145,14 @@ ShapeRun prepare(const BenchShape& shape, const SuiteOptions& options, ShapeBuff
   return run;
 }
 
+// The kernel family and the variant axes the compact config leaves out.
+std::string variant_of(const BenchShape& shape, const GemmConfig& config) {
+  const char* multicast = config.multicast == MulticastSide::kA   ? "A"
+                          : config.multicast == MulticastSide::kB ? "B"
+                                                                  : "none";
+  return fmt::format("sm90_bf16 {}, multicast {}", gemm_type_name(shape.type), multicast);
+}
+
 BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, const HardwareModel& hw,
                        std::uint64_t seed) {
   BenchRow row;
@@ -175,6 +183,7 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
       if (config.smem_bytes == 0) config.smem_bytes = sm90_bf16_smem_bytes(desc, config);
       row.config = compact_config(config);
       row.config_full = to_string(config);
+      row.variant = variant_of(shape, config);
       // All-ones bytes are NaN in bf16 and fp32: a kernel that skips part of D cannot pass the check.
       cuda_check(cudaMemset(buf.d_ours.get(), 0xFF, buf.d_ours.bytes()), "cudaMemset(D)");
       run.ours(nullptr);
@@ -198,9 +207,13 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
     if (!(row.calc_diff < options.diff_threshold))
       row.error = fmt::format("calc_diff(ours, cuBLASLt) = {:.3g}, above the sanity threshold {:.0e}",
                               row.calc_diff, options.diff_threshold);
-    row.ours = bench(run.ours, options.timing).stats;
+    const BenchResult ours = bench(run.ours, options.timing);
+    row.ours = ours.stats;
+    row.ours_iterations = ours.iterations;
   }
-  row.cublas = bench(run.cublas, options.timing).stats;
+  const BenchResult cublas = bench(run.cublas, options.timing);
+  row.cublas = cublas.stats;
+  row.cublas_iterations = cublas.iterations;
   return row;
 }
 
@@ -244,6 +257,7 @@ BenchReport run_suite(const SuiteOptions& options) {
   const HardwareModel hw = hardware_from_device(options.device);
   std::uint64_t seed = 0x7E11E6E3ULL;
   for (const BenchShape& shape : options.shapes) {
+    if (options.on_shape_start) options.on_shape_start(report.rows.size(), shape);
     report.rows.push_back(measure_shape(shape, options, hw, seed));
     seed += 2;
     if (options.on_row) options.on_row(report.rows.back());

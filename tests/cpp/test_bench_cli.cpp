@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <string>
 
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
 #include "tilegemm/hw.hpp"
 
 namespace {
@@ -16,8 +20,9 @@ struct CliResult {
   std::string output;  // stdout and stderr
 };
 
-CliResult run_cli(const std::string& args) {
-  const std::string command = std::string("'") + TILEGEMM_CLI_PATH + "' " + args + " 2>&1";
+// `env` is prepended to the command line (e.g. "TILEGEMM_PYTHON=/nonexistent").
+CliResult run_cli(const std::string& args, const std::string& env = "") {
+  const std::string command = env + (env.empty() ? "" : " ") + "'" + TILEGEMM_CLI_PATH + "' " + args + " 2>&1";
   CliResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
@@ -34,6 +39,17 @@ void expect_usage_error(const std::string& args, const std::string& mentions) {
   EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
   EXPECT_NE(r.output.find(mentions), std::string::npos) << args << "\n" << r.output;
   EXPECT_EQ(r.output.find("terminate"), std::string::npos) << r.output;  // an error line, not a crash
+}
+
+std::string fixture(const std::string& name) {
+  return std::string(TILEGEMM_SOURCE_DIR) + "/tests/cpp/fixtures/" + name;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tilegemm_bench_cli_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove_all(dir);
+  return dir;
 }
 
 }  // namespace
@@ -54,6 +70,16 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--suite grouped --out-dtype fp32", "--out-dtype");
   expect_usage_error("--m abc --n 1 --k 1", "--m");  // CLI11's own parse error
   expect_usage_error("--no-such-flag", "no-such-flag");
+  expect_usage_error("--timer wallclock", "--timer");
+  expect_usage_error("--from-json /nonexistent/report.json", "--from-json");
+  expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --suite all", "--suite");
+  expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json"), "--compare");  // one file
+  expect_usage_error("--compare /nonexistent/a.json " + fixture("bench-bf16-all-run3.json"), "--compare");
+  expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("README.md"), "--compare");
+  expect_usage_error("--compare a.json b.json --timer graph", "--timer");
+  expect_usage_error("--compare a.json b.json --report out", "--report");
+  expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --report /proc/version/sub",
+                     "--report");
 }
 
 TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
@@ -69,7 +95,55 @@ TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
 TEST(BenchCli, HelpListsTheOptions) {
   const CliResult r = run_cli("bench --help");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* option :
-       {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only", "--num-sms"})
+  for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only", "--num-sms",
+                             "--timer", "--report", "--compare", "--from-json"})
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
+}
+
+TEST(BenchCli, CompareTwoRecordedReports) {
+  const CliResult r =
+      run_cli("bench --compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("bench-bf16-all-run4.json"));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(suite all, NVIDIA H200, commit 6f64f0a, cuda-events, 2026-11-30T12:45:17Z)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("| 4096x7168x16384 | nt |"), std::string::npos);
+  EXPECT_NE(r.output.find("Geometric mean ratio (ours, A/B): **0.994×** over 22 shapes; 3 beyond noise"),
+            std::string::npos);
+}
+
+TEST(BenchCli, FromJsonWithoutPythonWritesTheReportAndWarnsOnce) {
+  const auto dir = fresh_dir("nopython");
+  const CliResult r = run_cli("bench --from-json " + fixture("bench-bf16-all-run3.json") + " --report '" +
+                                  dir.string() + "' --json '" + (dir / "copy.json").string() + "'",
+                              "TILEGEMM_PYTHON=/nonexistent");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("# tilegemm bench: all"), std::string::npos);  // the Markdown on stdout
+  const std::string warning = "bench: warning: roofline plot skipped (python interpreter '/nonexistent' not found";
+  ASSERT_NE(r.output.find(warning), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(warning), r.output.rfind(warning));
+  EXPECT_GT(std::filesystem::file_size(dir / "report.json"), 1000u);
+  EXPECT_GT(std::filesystem::file_size(dir / "report.md"), 1000u);
+  EXPECT_TRUE(std::filesystem::exists(dir / "copy.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "roofline.png"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BenchCli, FromJsonWithMatplotlibWritesThePlot) {
+  std::string python;
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (std::system(("'" + std::string(candidate) + "' -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+      python = candidate;
+      break;
+    }
+  if (python.empty()) GTEST_SKIP() << "no python3 with matplotlib";
+  const auto dir = fresh_dir("plot");
+  const CliResult r = run_cli("bench --from-json " + fixture("bench-bf16-all-run4.json") + " --report '" +
+                                  dir.string() + "'",
+                              "TILEGEMM_PYTHON=" + python);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("report.json, report.md, roofline.png, roofline.svg"), std::string::npos) << r.output;
+  EXPECT_GT(std::filesystem::file_size(dir / "roofline.png"), 1024u);
+  EXPECT_GT(std::filesystem::file_size(dir / "roofline.svg"), 1024u);
+  std::filesystem::remove_all(dir);
 }

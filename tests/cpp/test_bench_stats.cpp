@@ -85,3 +85,48 @@ TEST(BenchTimer, WithoutAGpuBenchThrowsRuntimeErrorNotACrash) {
 TEST(BenchTimer, EmptyCallableIsRejected) {
   EXPECT_THROW(bench(std::function<void(cudaStream_t)>{}), InvalidArgument);
 }
+
+TEST(BenchTimerBackend, NamesParseBothWaysAndBadNamesNameTheArgument) {
+  EXPECT_EQ(parse_timer_backend("cuda-events"), TimerBackend::kCudaEvents);
+  EXPECT_EQ(parse_timer_backend("events"), TimerBackend::kCudaEvents);
+  EXPECT_EQ(parse_timer_backend("cuda-graph"), TimerBackend::kCudaGraph);
+  EXPECT_EQ(parse_timer_backend("graph"), TimerBackend::kCudaGraph);
+  EXPECT_EQ(timer_backend_name(TimerBackend::kCudaEvents), "cuda-events");
+  EXPECT_EQ(timer_backend_name(TimerBackend::kCudaGraph), "cuda-graph");
+  try {
+    parse_timer_backend("wallclock", "--timer");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "--timer");
+    EXPECT_NE(std::string(e.what()).find("'wallclock'"), std::string::npos);
+  }
+}
+
+TEST(BenchTimerBackend, FlushPolicySaysWhenTheL2IsCold) {
+  EXPECT_EQ(flush_policy(TimerBackend::kCudaEvents, 256LL << 20), "256 MiB zeroed before each timed call");
+  EXPECT_EQ(flush_policy(TimerBackend::kCudaGraph, 256LL << 20),
+            "256 MiB zeroed once before each graph replay (only its first call starts cold)");
+}
+
+TEST(BenchGraphPlan, SplitsTheTimedCallsIntoReplays) {
+  // Fewer calls than replays: one call per replay, one sample per call as with events.
+  EXPECT_EQ(graph_plan(1).replays, 1);
+  EXPECT_EQ(graph_plan(1).calls_per_graph, 1);
+  EXPECT_EQ(graph_plan(7).replays, 7);
+  EXPECT_EQ(graph_plan(7).calls_per_graph, 1);
+  // 2456 calls (cuBLAS on 64x2112x7168): 20 replays of ⌈2456 / 20⌉ = 123, never fewer calls than asked.
+  const GraphPlan p = graph_plan(2456);
+  EXPECT_EQ(p.replays, kGraphReplays);
+  EXPECT_EQ(p.calls_per_graph, 123);
+  EXPECT_GE(p.replays * p.calls_per_graph, 2456);
+  // The cap keeps a graph at kMaxGraphCalls calls.
+  EXPECT_EQ(graph_plan(kMaxBenchIterations).calls_per_graph, kMaxGraphCalls);
+  EXPECT_THROW(graph_plan(0), InvalidArgument);
+}
+
+TEST(BenchTimer, GraphBackendWithoutAGpuThrowsRuntimeError) {
+  if (gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
+  BenchOptions options;
+  options.timer = TimerBackend::kCudaGraph;
+  EXPECT_THROW(bench([](cudaStream_t) {}, options), RuntimeError);
+}

@@ -1,12 +1,19 @@
 // `tilegemm bench`: times our BF16 GEMMs against cuBLASLt on a suite of shapes (or one --m/--n/--k shape)
-// and prints a Markdown report; --json / --md also write it to files. Arguments are checked before the
-// GPU is looked for, so a bad argument is exit 2 on any machine and a missing GPU is exit 1.
+// and prints a Markdown report; --json / --md / --report also write it to files (--report adds the
+// roofline plot). --from-json re-renders a recorded report and --compare A.json B.json compares two, both
+// without a GPU. Arguments are checked before the GPU is looked for, so a bad argument is exit 2 on any
+// machine and a missing GPU is exit 1.
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "bench/progress.hpp"
 #include "command.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
@@ -22,7 +29,10 @@ struct BenchArgs {
   std::string out_dtype = "bf16";
   double warmup_ms = 25;
   double rep_ms = 200;
-  std::string json_path, md_path;
+  std::string timer = "cuda-events";
+  std::string json_path, md_path, report_dir;
+  std::string from_json;
+  std::vector<std::string> compare;  // exactly two report files
   bool baseline_only = false;
   int num_sms = 0;
   int device = 0;
@@ -48,6 +58,7 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
                    "bf16 (the only input type benchmarked so far)", fmt::format("'{}'", args.dtype));
   options.layout = parse_layout(args.layout, "--layout");
   options.out_dtype = parse_dtype(args.out_dtype, "--out-dtype");
+  options.timing.timer = parse_timer_backend(args.timer, "--timer");
   options.timing.warmup_ms = args.warmup_ms;
   options.timing.rep_ms = args.rep_ms;
   options.baseline_only = args.baseline_only;
@@ -64,19 +75,83 @@ void write_file(const std::string& path, const std::string& text, const char* ar
   if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path));
 }
 
-void run_bench(const BenchArgs& args) {
-  SuiteOptions options = suite_options_from(args);
-  options.on_row = [](const BenchRow& row) {
-    fmt::print(stderr, "bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}\n", row.kind,
-               row.shape_label(),
-               row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"),
-               row.cublas.median_us, row.error.empty() ? "" : "  (error: " + row.error + ")");
+std::string read_file(const std::string& path, const char* argument) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InvalidArgument(argument, "a readable bench report (JSON)", fmt::format("'{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+BenchReport read_report(const std::string& path, const char* argument) {
+  return report_from_json(read_file(path, argument), fmt::format("{} '{}'", argument, path));
+}
+
+// Fails before a long run rather than after it.
+void ensure_report_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InvalidArgument("--report", "a directory that exists or can be created",
+                          fmt::format("'{}'{}", dir, ec ? " (" + ec.message() + ")" : ""));
+}
+
+std::string shape_label(const BenchShape& s) {
+  if (s.type == GemmType::kNormal) return fmt::format("{}x{}x{}", s.m, s.n, s.k);
+  return fmt::format("{}x{}x{}x{}", s.groups, s.m, s.n, s.k);
+}
+
+std::string row_detail(const BenchRow& row) {
+  return fmt::format("bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}", row.kind, row.shape_label(),
+                     row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"),
+                     row.cublas.median_us, row.error.empty() ? "" : "  (error: " + row.error + ")");
+}
+
+void run_compare(const BenchArgs& args) {
+  TILEGEMM_REQUIRE(args.compare.size() == 2, "--compare", "two report files (A.json B.json)",
+                   std::to_string(args.compare.size()) + " file(s)");
+  const BenchReport a = read_report(args.compare[0], "--compare");
+  const BenchReport b = read_report(args.compare[1], "--compare");
+  const auto describe = [](const std::string& path, const BenchReport& r) {
+    return fmt::format("{} (suite {}, {}, commit {}, {}, {})", path, r.suite, r.env.gpu_name, r.env.commit,
+                       r.env.timer, r.env.date_utc);
   };
-  const BenchReport report = run_suite(options);
+  fmt::print("{}", comparison_to_markdown(compare_reports(a, b), describe(args.compare[0], a),
+                                          describe(args.compare[1], b)));
+}
+
+// Prints the report and writes every file asked for.
+void emit_report(const BenchArgs& args, const BenchReport& report) {
   const std::string markdown = report_to_markdown(report);
   fmt::print("{}", markdown);
   if (!args.md_path.empty()) write_file(args.md_path, markdown, "--md");
   if (!args.json_path.empty()) write_file(args.json_path, report_to_json(report), "--json");
+  if (args.report_dir.empty()) return;
+  const ReportFiles files = write_report_dir(report, args.report_dir, "--report");
+  if (files.plotted)
+    fmt::print(stderr, "bench: report in {}: report.json, report.md, roofline.png, roofline.svg\n",
+               args.report_dir);
+  else
+    fmt::print(stderr, "bench: warning: roofline plot skipped ({}); report.json and report.md are in {}\n",
+               files.plot_skipped, args.report_dir);
+}
+
+void run_bench(const BenchArgs& args) {
+  if (!args.compare.empty()) return run_compare(args);
+  if (!args.from_json.empty()) {
+    if (!args.report_dir.empty()) ensure_report_dir(args.report_dir);
+    return emit_report(args, read_report(args.from_json, "--from-json"));
+  }
+  SuiteOptions options = suite_options_from(args);
+  if (!args.report_dir.empty()) ensure_report_dir(args.report_dir);
+  auto progress = std::make_shared<bench_detail::Progress>(static_cast<int>(options.shapes.size()), stderr,
+                                                           bench_detail::Progress::is_terminal(stderr));
+  options.on_shape_start = [progress](std::size_t, const BenchShape& shape) {
+    progress->begin(shape_label(shape));
+  };
+  options.on_row = [progress](const BenchRow& row) { progress->end(row_detail(row)); };
+  const BenchReport report = run_suite(options);
+  emit_report(args, report);
   const BenchSummary summary = summarize_rows(report.rows);
   if (summary.errors > 0)
     throw RuntimeError(fmt::format("{} of {} shapes reported an error (listed at the end of the report)",
@@ -86,23 +161,43 @@ void run_bench(const BenchArgs& args) {
 const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = root.add_subcommand(
-      "bench", "Time our BF16 GEMMs and cuBLASLt on a suite of shapes (L2 flushed, CUDA events, medians)");
-  cmd->add_option("--suite", args->suite, "deepseek (default), grouped or all");
-  cmd->add_option("--m", args->m, "One custom shape: rows of A and D (with --n and --k)");
-  cmd->add_option("--n", args->n, "One custom shape: columns of D");
-  cmd->add_option("--k", args->k, "One custom shape: the reduction size");
-  cmd->add_option("--dtype", args->dtype, "Input dtype (bf16)")->capture_default_str();
-  cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")
+      "bench",
+      "Time our BF16 GEMMs and cuBLASLt on a suite of shapes (L2 flushed, medians); compare two reports");
+  auto* suite = cmd->add_option("--suite", args->suite, "deepseek (default), grouped or all");
+  auto* m = cmd->add_option("--m", args->m, "One custom shape: rows of A and D (with --n and --k)");
+  auto* n = cmd->add_option("--n", args->n, "One custom shape: columns of D");
+  auto* k = cmd->add_option("--k", args->k, "One custom shape: the reduction size");
+  auto* dtype = cmd->add_option("--dtype", args->dtype, "Input dtype (bf16)")->capture_default_str();
+  auto* layout = cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")
       ->capture_default_str();
-  cmd->add_option("--out-dtype", args->out_dtype, "bf16 or fp32")->capture_default_str();
-  cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")
+  auto* out_dtype = cmd->add_option("--out-dtype", args->out_dtype, "bf16 or fp32")->capture_default_str();
+  auto* warmup = cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")
       ->capture_default_str();
-  cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
+  auto* rep = cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
+  auto* timer = cmd->add_option("--timer", args->timer,
+                                "cuda-events (events: flush + events around each call) or cuda-graph "
+                                "(graph: calls replayed from a CUDA graph, no launch gaps)")
+                    ->capture_default_str();
   cmd->add_option("--json", args->json_path, "Also write the report as JSON to FILE");
   cmd->add_option("--md", args->md_path, "Also write the Markdown report to FILE");
-  cmd->add_flag("--baseline-only", args->baseline_only, "Time cuBLASLt only");
-  cmd->add_option("--num-sms", args->num_sms, "SMs our kernels may use (0 = all)")->capture_default_str();
-  cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
+  cmd->add_option("--report", args->report_dir,
+                  "Write report.json, report.md and the roofline plot (roofline.png, roofline.svg) to DIR");
+  auto* baseline_only = cmd->add_flag("--baseline-only", args->baseline_only, "Time cuBLASLt only");
+  auto* num_sms =
+      cmd->add_option("--num-sms", args->num_sms, "SMs our kernels may use (0 = all)")->capture_default_str();
+  auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
+  // Options that measure make no sense when nothing is measured.
+  const std::vector<CLI::Option*> measuring = {suite, m, n, k, dtype, layout, out_dtype, warmup, rep,
+                                               timer, baseline_only, num_sms, device};
+  auto* from_json = cmd->add_option("--from-json", args->from_json,
+                                    "Re-render a recorded report (FILE) instead of measuring: no GPU needed");
+  auto* compare = cmd->add_option("--compare", args->compare,
+                                  "Compare two reports A.json B.json: per-shape ratios A/B, geometric mean, "
+                                  "differences within the measured spread flagged as noise")
+                      ->expected(2);
+  for (CLI::Option* o : measuring) from_json->excludes(o), compare->excludes(o);
+  compare->excludes(from_json);
+  compare->excludes("--json")->excludes("--md")->excludes("--report");
   cmd->callback([args] { run_bench(*args); });
 });
 
