@@ -1,0 +1,64 @@
+"""Shared fixtures: stand-in tensors for machines without torch, and GPU/torch availability."""
+import importlib.util
+
+import pytest
+
+HAVE_TORCH = importlib.util.find_spec('torch') is not None
+
+
+class FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return 'torch.' + self.name
+
+
+class FakeDevice:
+    def __init__(self, type_, index=None):
+        self.type, self.index = type_, index
+
+    def __str__(self):
+        return self.type if self.index is None else f'{self.type}:{self.index}'
+
+
+class FakeTensor:
+    """Exposes the attributes deep_gemm reads from a torch tensor. The pointer is never dereferenced: tests
+    only use these for calls that fail validation, or on machines without a GPU."""
+
+    def __init__(self, shape, dtype='bfloat16', device='cuda', index=0, strides=None, ptr=0x7F0000000000):
+        self.shape = tuple(shape)
+        self.dtype = FakeDtype(dtype)
+        self.device = FakeDevice(device, index if device == 'cuda' else None)
+        if strides is None:
+            strides, running = [], 1
+            for size in reversed(self.shape):
+                strides.insert(0, running)
+                running *= max(size, 1)
+        self._strides = tuple(strides)
+        self._ptr = ptr
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        return self._strides
+
+    @property
+    def is_cuda(self):
+        return self.device.type == 'cuda'
+
+    @property
+    def T(self):
+        return FakeTensor(self.shape[::-1], self.dtype.name, self.device.type, self.device.index,
+                          self._strides[::-1], self._ptr)
+
+
+@pytest.fixture
+def fake():
+    return FakeTensor
+
+
+def gpu_available():
+    import deep_gemm
+    return deep_gemm._C.gpu_available()

@@ -1,0 +1,52 @@
+"""CUDA-graph capture + replay of the masked grouped GEMM, and two processes warming one JIT cache."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip('torch', reason='GPU tests need torch')
+import deep_gemm  # noqa: E402
+from deep_gemm.testing import calc_diff  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or not deep_gemm._C.gpu_available(),
+                                reason='no CUDA GPU')
+
+
+def test_masked_grouped_gemm_in_a_cuda_graph():
+    g, m_max, n, k = 8, 128, 2048, 7168
+    a = torch.randn(g, m_max, k, device='cuda', dtype=torch.bfloat16)
+    b = torch.randn(g, n, k, device='cuda', dtype=torch.bfloat16)
+    d = torch.zeros(g, m_max, n, device='cuda', dtype=torch.bfloat16)
+    masked = torch.full((g, ), 64, dtype=torch.int32, device='cuda')
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked, 64)  # compile outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked, 64)
+    for counts in ([5, 0, 128, 64, 1, 127, 33, 100], [128] * 8):
+        masked.copy_(torch.tensor(counts, dtype=torch.int32))
+        a.normal_()
+        graph.replay()
+        torch.cuda.synchronize()
+        for i, m in enumerate(counts):
+            if m:
+                assert float(calc_diff(d[i, :m].float(), a[i, :m].float() @ b[i].float().T)) < 1e-5
+
+
+def test_two_processes_warm_the_same_cache(tmp_path):
+    code = ('import torch, deep_gemm; a = torch.randn(256, 1024, device="cuda", dtype=torch.bfloat16); '
+            'd = torch.empty(256, 768, device="cuda", dtype=torch.bfloat16); '
+            'deep_gemm.bf16_gemm_nt(a, a[:768], d); torch.cuda.synchronize(); '
+            'ref = a.float() @ a[:768].float().T; '
+            'print(float(deep_gemm.testing.calc_diff(d.float(), ref)))')
+    env = {**os.environ, 'DG_JIT_CACHE_DIR': str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, '-c', code], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert all(float(o.split()[-1]) < 1e-5 for o in outs)
+    assert any(tmp_path.iterdir())
+    # A third process finds everything compiled: with compiling disabled it still runs.
+    out = subprocess.run([sys.executable, '-c', code], env={**env, 'DG_JIT_DISABLE': '1'}, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr

@@ -1,0 +1,46 @@
+"""The package installs, imports without torch or a GPU, and exports only what has a kernel."""
+import os
+import subprocess
+import sys
+
+import deep_gemm
+
+
+def test_import_does_not_load_torch_or_initialise_cuda():
+    # A fresh interpreter: what import deep_gemm pulls in, and nothing else.
+    code = ('import sys, deep_gemm; '
+            'print("torch" in sys.modules, deep_gemm.get_mk_alignment_for_contiguous_layout())')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
+    assert out.stdout.split() == ['False', '128']
+
+
+def test_extension_does_not_link_libtorch_or_libcuda():
+    with open('/proc/self/maps') as f:
+        maps = f.read()
+    assert deep_gemm._C.__file__ in maps
+    assert 'libtorch' not in maps
+    assert 'libcuda.so' not in maps
+
+
+def test_version_names_the_api_level():
+    assert deep_gemm.__version__.startswith('2.6.0+tilegemm.')
+
+
+def test_functions_without_kernels_are_not_exported():
+    for name in ('fp8_gemm_nt', 'fp8_fp4_gemm_nt', 'm_grouped_fp8_gemm_nt_contiguous', 'einsum', 'fp8_einsum',
+                 'fp8_mqa_logits', 'tf32_hc_prenorm_gemm', 'transform_sf_into_required_layout',
+                 'get_mn_major_tma_aligned_tensor', 'k_grouped_fp8_gemm_nt_contiguous'):
+        assert not hasattr(deep_gemm, name), name
+
+
+def test_installed_device_headers_are_used_by_the_jit():
+    include = os.path.join(os.path.dirname(deep_gemm.__file__), 'include')
+    assert os.path.isdir(os.path.join(include, 'tilegemm'))
+    assert os.environ['TILEGEMM_DEVICE_INCLUDE_DIR'] in (include, os.environ.get('TILEGEMM_DEVICE_INCLUDE_DIR'))
+
+
+def test_utils_are_reexported_at_top_level():
+    assert deep_gemm.ceil_div is deep_gemm.utils.ceil_div
+    assert deep_gemm.align(130, 128) == 256
+    assert deep_gemm.ceil_div(0, 128) == 0 and deep_gemm.ceil_div(129, 128) == 2

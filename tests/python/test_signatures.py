@@ -1,0 +1,79 @@
+"""Every exported function against DeepGEMM 2.6's names, parameter order and defaults.
+
+The table is written from DeepGEMM's csrc/apis/{gemm,layout,runtime}.hpp (pybind argument lists) and its
+deep_gemm/utils and deep_gemm/testing modules.
+"""
+import inspect
+
+import pytest
+
+import deep_gemm
+
+R = inspect.Parameter.empty  # required
+DEEPGEMM_26 = {
+    'bf16_gemm_nt': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'nk')],
+    'bf16_gemm_nn': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'nk')],
+    'bf16_gemm_tn': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'mn')],
+    'bf16_gemm_tt': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'mn')],
+    'm_grouped_bf16_gemm_nt_contiguous': [('a', R), ('b', R), ('d', R), ('grouped_layout', R),
+                                          ('compiled_dims', 'nk'), ('use_psum_layout', False),
+                                          ('ensure_zero_padding', True), ('expected_m_for_psum_layout', None)],
+    'm_grouped_bf16_gemm_nn_contiguous': [('a', R), ('b', R), ('d', R), ('grouped_layout', R),
+                                          ('compiled_dims', 'nk'), ('use_psum_layout', False),
+                                          ('ensure_zero_padding', True)],
+    'm_grouped_bf16_gemm_nt_masked': [('a', R), ('b', R), ('d', R), ('masked_m', R), ('expected_m', R),
+                                      ('compiled_dims', 'nk')],
+    'k_grouped_bf16_gemm_tn_contiguous': [('a', R), ('b', R), ('d', R), ('ks_cpu', R), ('grouped_layout', R),
+                                          ('c', None), ('compiled_dims', 'mn'), ('use_psum_layout', False)],
+    'cublaslt_gemm_nt': [('a', R), ('b', R), ('d', R), ('c', None)],
+    'cublaslt_gemm_nn': [('a', R), ('b', R), ('d', R), ('c', None)],
+    'cublaslt_gemm_tn': [('a', R), ('b', R), ('d', R), ('c', None)],
+    'cublaslt_gemm_tt': [('a', R), ('b', R), ('d', R), ('c', None)],
+    'set_num_sms': [('new_num_sms', R)],
+    'get_num_sms': [],
+    'set_tc_util': [('new_tc_util', R)],
+    'get_tc_util': [],
+    'set_pdl': [('new_enable_pdl', R)],
+    'get_pdl': [],
+    'set_ignore_compile_dims': [('new_value', R)],
+    'set_block_size_multiple_of': [('value', R)],
+    'set_mk_alignment_for_contiguous_layout': [('new_value', R)],
+    'get_mk_alignment_for_contiguous_layout': [],
+    'get_theoretical_mk_alignment_for_contiguous_layout': [('expected_m', None)],
+    'get_m_alignment_for_contiguous_layout': [],
+    'get_k_alignment_for_contiguous_layout': [],
+    'ceil_div': [('x', R), ('y', R)],
+    'align': [('x', R), ('y', R)],
+    'ceil_to_ue8m0': [('x', R)],
+    'pack_ue8m0_to_int': [('x', R)],
+    'per_token_cast_to_fp8': [('x', R), ('use_ue8m0', R), ('gran_k', 128), ('use_packed_ue8m0', False)],
+    'per_channel_cast_to_fp8': [('x', R), ('use_ue8m0', R), ('gran_k', 128)],
+    'per_block_cast_to_fp8': [('x', R), ('use_ue8m0', R), ('gran_k', 128)],
+    'per_custom_dims_cast_to_fp8': [('x', R), ('dims', R), ('use_ue8m0', R)],
+}
+TESTING = {
+    'bench': [('fn', R), ('num_warmups', 5), ('num_tests', 10), ('high_precision', False)],
+    'bench_kineto': [('fn', R), ('kernel_names', R), ('num_tests', 30), ('suppress_kineto_output', False),
+                     ('trace_path', None), ('flush_l2', True), ('with_multiple_kernels', False)],
+    'calc_diff': [('x', R), ('y', R)],
+    'count_bytes': [('tensors', R)],
+}
+
+
+def _params(fn):
+    return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+@pytest.mark.parametrize('name', sorted(DEEPGEMM_26))
+def test_top_level_signature(name):
+    assert _params(getattr(deep_gemm, name)) == DEEPGEMM_26[name]
+
+
+@pytest.mark.parametrize('name', sorted(TESTING))
+def test_testing_signature(name):
+    assert _params(getattr(deep_gemm.testing, name)) == TESTING[name]
+
+
+def test_every_public_function_is_in_the_table():
+    public = {n for n in dir(deep_gemm) if not n.startswith('_') and callable(getattr(deep_gemm, n))}
+    assert public == set(DEEPGEMM_26)
