@@ -84,7 +84,7 @@ GraphPlan graph_plan(int rep);
 
 struct BenchResult {
   BenchStats stats;
-  IterationCounts iterations;  // rep = timed calls (graph: calls_per_graph × replays)
+  IterationCounts iterations;    // rep = timed calls (graph: calls_per_graph × replays)
   double estimate_ms = 0;        // per-call time estimate (flush included, as in do_bench)
   std::int64_t flush_bytes = 0;  // bytes actually zeroed before each timed call
 };
@@ -256,9 +256,9 @@ struct CompareRow {
 };
 
 struct ReportComparison {
-  std::vector<CompareRow> rows;  // in A's order
-  int compared = 0;              // rows with has_ours
-  double geomean_ratio = 0;      // over those rows
+  std::vector<CompareRow> rows;                  // in A's order
+  int compared = 0;                              // rows with has_ours
+  double geomean_ratio = 0;                      // over those rows
   int beyond_noise = 0, faster = 0, slower = 0;  // faster/slower: B relative to A, beyond noise only
   int baseline_compared = 0;
   double baseline_geomean_ratio = 0;

@@ -82,9 +82,9 @@ ReportComparison compare_reports(const BenchReport& a, const BenchReport& b) {
     } else {
       const BenchRow& bad = ours_usable(ra) ? rb : ra;
       const char* which = ours_usable(ra) ? "B" : "A";
-      c.skipped.push_back(fmt::format("{}: {} has {}", row.shape, which,
-                                      bad.error.empty() ? std::string("no numbers of ours")
-                                                        : "an error (" + bad.error + ")"));
+      c.skipped.push_back(fmt::format(
+          "{}: {} has {}", row.shape, which,
+          bad.error.empty() ? std::string("no numbers of ours") : "an error (" + bad.error + ")"));
     }
     if (ra.has_cublas() && rb.has_cublas()) {
       row.has_baseline = true;
@@ -120,20 +120,22 @@ std::string comparison_to_markdown(const ReportComparison& c, const std::string&
   if (!c.environment_notes.empty()) out += "\n";
   out +=
       "ratio = A median / B median (> 1: B is faster). A difference is noise when |ratio − 1| is below the "
-      "larger relative spread (stddev / median) of the two rows. cuBLAS is the control: it should not move.\n\n"
+      "larger relative spread (stddev / median) of the two rows. cuBLAS is the control: it should not "
+      "move.\n\n"
       "| shape | layout | config A | config B | A µs | B µs | ratio | spread | verdict | cuBLAS ratio | "
       "cuBLAS |\n"
       "|---|---|---|---|---:|---:|---:|---:|---|---:|---|\n";
   for (const CompareRow& r : c.rows) {
     const auto cfg = [](const std::string& s) { return s.empty() ? std::string("-") : "`" + s + "`"; };
-    out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.shape, r.layout, cfg(r.config_a),
-        r.config_b == r.config_a ? std::string("same") : cfg(r.config_b),
-        r.has_ours ? fmt::format("{:.1f}", r.a_us) : "-", r.has_ours ? fmt::format("{:.1f}", r.b_us) : "-",
-        r.has_ours ? fmt::format("{:.3f}×", r.ratio) : "-",
-        r.has_ours ? fmt::format("±{:.1f}%", 100 * r.spread) : "-", r.has_ours ? verdict(r.ratio, r.noise) : "-",
-        r.has_baseline ? fmt::format("{:.3f}×", r.baseline_ratio) : "-",
-        r.has_baseline ? (r.baseline_noise ? "noise" : "moved") : "-");
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.shape, r.layout,
+                       cfg(r.config_a), r.config_b == r.config_a ? std::string("same") : cfg(r.config_b),
+                       r.has_ours ? fmt::format("{:.1f}", r.a_us) : "-",
+                       r.has_ours ? fmt::format("{:.1f}", r.b_us) : "-",
+                       r.has_ours ? fmt::format("{:.3f}×", r.ratio) : "-",
+                       r.has_ours ? fmt::format("±{:.1f}%", 100 * r.spread) : "-",
+                       r.has_ours ? verdict(r.ratio, r.noise) : "-",
+                       r.has_baseline ? fmt::format("{:.3f}×", r.baseline_ratio) : "-",
+                       r.has_baseline ? (r.baseline_noise ? "noise" : "moved") : "-");
   }
   out += "\n";
   if (c.compared > 0)
@@ -144,8 +146,8 @@ std::string comparison_to_markdown(const ReportComparison& c, const std::string&
   else
     out += "No shape has our numbers in both reports.\n";
   if (c.baseline_compared > 0)
-    out += fmt::format("Geometric mean ratio (cuBLAS, A/B): {:.3f}× over {} shapes.\n", c.baseline_geomean_ratio,
-                       c.baseline_compared);
+    out += fmt::format("Geometric mean ratio (cuBLAS, A/B): {:.3f}× over {} shapes.\n",
+                       c.baseline_geomean_ratio, c.baseline_compared);
   auto list = [&out](const char* title, const std::vector<std::string>& items) {
     if (items.empty()) return;
     out += fmt::format("\n{}:\n", title);

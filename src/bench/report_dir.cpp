@@ -31,12 +31,14 @@ std::string last_line(const std::string& text) {
   std::size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return "";
   const std::size_t begin = text.rfind('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end - (begin == std::string::npos ? 0 : begin + 1) + 1);
 }
 
 void write_text(const fs::path& path, const std::string& text, const std::string& argument) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw InvalidArgument(argument, "a writable directory", fmt::format("'{}'", path.parent_path().string()));
+  if (!out)
+    throw InvalidArgument(argument, "a writable directory", fmt::format("'{}'", path.parent_path().string()));
   out << text;
   if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path.string()));
 }
@@ -59,7 +61,8 @@ std::string roofline_script_path() {
 std::string plot_roofline(const std::string& report_json_path, const std::string& out_dir) {
   const std::string python = plot_python();
   if (!run_shell("command -v " + shell_quote(python)))
-    return fmt::format("python interpreter '{}' not found (set TILEGEMM_PYTHON to one with matplotlib)", python);
+    return fmt::format("python interpreter '{}' not found (set TILEGEMM_PYTHON to one with matplotlib)",
+                       python);
   const std::string script = roofline_script_path();
   if (!fs::is_regular_file(script)) return fmt::format("plot script '{}' not found", script);
   const auto run = run_shell_capture(fmt::format("{} {} {} {}", shell_quote(python), shell_quote(script),

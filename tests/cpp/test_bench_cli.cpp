@@ -22,7 +22,8 @@ struct CliResult {
 
 // `env` is prepended to the command line (e.g. "TILEGEMM_PYTHON=/nonexistent").
 CliResult run_cli(const std::string& args, const std::string& env = "") {
-  const std::string command = env + (env.empty() ? "" : " ") + "'" + TILEGEMM_CLI_PATH + "' " + args + " 2>&1";
+  const std::string command =
+      env + (env.empty() ? "" : " ") + "'" + TILEGEMM_CLI_PATH + "' " + args + " 2>&1";
   CliResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
@@ -75,7 +76,8 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --suite all", "--suite");
   expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json"), "--compare");  // one file
   expect_usage_error("--compare /nonexistent/a.json " + fixture("bench-bf16-all-run3.json"), "--compare");
-  expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("README.md"), "--compare");
+  expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("README.md"),
+                     "--compare");
   expect_usage_error("--compare a.json b.json --timer graph", "--timer");
   expect_usage_error("--compare a.json b.json --report out", "--report");
   expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --report /proc/version/sub",
@@ -95,14 +97,14 @@ TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
 TEST(BenchCli, HelpListsTheOptions) {
   const CliResult r = run_cli("bench --help");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only", "--num-sms",
-                             "--timer", "--report", "--compare", "--from-json"})
+  for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only",
+                             "--num-sms", "--timer", "--report", "--compare", "--from-json"})
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
 }
 
 TEST(BenchCli, CompareTwoRecordedReports) {
-  const CliResult r =
-      run_cli("bench --compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("bench-bf16-all-run4.json"));
+  const CliResult r = run_cli("bench --compare " + fixture("bench-bf16-all-run3.json") + " " +
+                              fixture("bench-bf16-all-run4.json"));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("(suite all, NVIDIA H200, commit 6f64f0a, cuda-events, 2026-11-30T12:45:17Z)"),
             std::string::npos)
@@ -119,7 +121,8 @@ TEST(BenchCli, FromJsonWithoutPythonWritesTheReportAndWarnsOnce) {
                               "TILEGEMM_PYTHON=/nonexistent");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("# tilegemm bench: all"), std::string::npos);  // the Markdown on stdout
-  const std::string warning = "bench: warning: roofline plot skipped (python interpreter '/nonexistent' not found";
+  const std::string warning =
+      "bench: warning: roofline plot skipped (python interpreter '/nonexistent' not found";
   ASSERT_NE(r.output.find(warning), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(warning), r.output.rfind(warning));
   EXPECT_GT(std::filesystem::file_size(dir / "report.json"), 1000u);
@@ -132,17 +135,19 @@ TEST(BenchCli, FromJsonWithoutPythonWritesTheReportAndWarnsOnce) {
 TEST(BenchCli, FromJsonWithMatplotlibWritesThePlot) {
   std::string python;
   for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (std::system(("'" + std::string(candidate) + "' -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+    if (std::system(("'" + std::string(candidate) + "' -c 'import matplotlib' >/dev/null 2>&1").c_str()) ==
+        0) {
       python = candidate;
       break;
     }
   if (python.empty()) GTEST_SKIP() << "no python3 with matplotlib";
   const auto dir = fresh_dir("plot");
-  const CliResult r = run_cli("bench --from-json " + fixture("bench-bf16-all-run4.json") + " --report '" +
-                                  dir.string() + "'",
-                              "TILEGEMM_PYTHON=" + python);
+  const CliResult r =
+      run_cli("bench --from-json " + fixture("bench-bf16-all-run4.json") + " --report '" + dir.string() + "'",
+              "TILEGEMM_PYTHON=" + python);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("report.json, report.md, roofline.png, roofline.svg"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("report.json, report.md, roofline.png, roofline.svg"), std::string::npos)
+      << r.output;
   EXPECT_GT(std::filesystem::file_size(dir / "roofline.png"), 1024u);
   EXPECT_GT(std::filesystem::file_size(dir / "roofline.svg"), 1024u);
   std::filesystem::remove_all(dir);

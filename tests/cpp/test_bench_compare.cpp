@@ -120,10 +120,10 @@ TEST(BenchCompare, AReportAgainstItselfIsAllNoise) {
 
 TEST(BenchCompare, UnmatchedErroredAndBaselineOnlyRows) {
   BenchReport a = run3(), b = run4();
-  b.rows.erase(b.rows.begin());              // 64x2112x7168 only in A
-  a.rows[1].layout = "tn";                   // 64x24576x1536: layouts differ → unmatched both ways
-  b.rows[5].error = "calc_diff 0.5";         // 128x2112x7168 in B (index shifted by the erase)
-  b.rows[6].ours = BenchStats{};             // 128x24576x1536: B is baseline-only
+  b.rows.erase(b.rows.begin());       // 64x2112x7168 only in A
+  a.rows[1].layout = "tn";            // 64x24576x1536: layouts differ → unmatched both ways
+  b.rows[5].error = "calc_diff 0.5";  // 128x2112x7168 in B (index shifted by the erase)
+  b.rows[6].ours = BenchStats{};      // 128x24576x1536: B is baseline-only
   const ReportComparison c = compare_reports(a, b);
   ASSERT_EQ(c.only_in_a.size(), 2u);
   EXPECT_EQ(c.only_in_a[0], "dense 64x2112x7168 nt bf16");
@@ -158,17 +158,19 @@ TEST(BenchCompare, MarkdownShowsRatiosVerdictsAndSummary) {
   EXPECT_NE(md.find("A = run3.json\nB = run4.json"), std::string::npos) << md;
   EXPECT_NE(md.find("| shape | layout | config A | config B | A µs | B µs | ratio | spread | verdict |"),
             std::string::npos);
-  EXPECT_NE(md.find("| 4096x32768x512 | nt | `256x112x64 st3 wg2 cl1x1 sk1` | `128x256x64 st3 wg2 cl1x1 sk1` | "
-                    "250.4 | 222.3 | 1.127× | ±2.8% | **B faster** |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| 4096x32768x512 | nt | `256x112x64 st3 wg2 cl1x1 sk1` | `128x256x64 st3 wg2 cl1x1 sk1` | "
+              "250.4 | 222.3 | 1.127× | ±2.8% | **B faster** |"),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("| 64x7168x2048 | nt | `64x64x64 st13 wg1 cl1x1 sk1` | same | 15.8 | 15.8 | 1.000× |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("**B slower**"), std::string::npos);
-  EXPECT_NE(md.find("Geometric mean ratio (ours, A/B): **0.994×** over 22 shapes; 3 beyond noise (1 faster in "
-                    "B, 2 slower in B)."),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("Geometric mean ratio (ours, A/B): **0.994×** over 22 shapes; 3 beyond noise (1 faster in "
+              "B, 2 slower in B)."),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("Geometric mean ratio (cuBLAS, A/B): 0.998× over 22 shapes."), std::string::npos);
 }

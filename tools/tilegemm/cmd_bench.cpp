@@ -169,11 +169,12 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto* k = cmd->add_option("--k", args->k, "One custom shape: the reduction size");
   auto* dtype = cmd->add_option("--dtype", args->dtype, "Input dtype (bf16)")->capture_default_str();
   auto* layout = cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")
-      ->capture_default_str();
+                     ->capture_default_str();
   auto* out_dtype = cmd->add_option("--out-dtype", args->out_dtype, "bf16 or fp32")->capture_default_str();
   auto* warmup = cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")
-      ->capture_default_str();
-  auto* rep = cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
+                     ->capture_default_str();
+  auto* rep =
+      cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
   auto* timer = cmd->add_option("--timer", args->timer,
                                 "cuda-events (events: flush + events around each call) or cuda-graph "
                                 "(graph: calls replayed from a CUDA graph, no launch gaps)")
@@ -187,8 +188,8 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
       cmd->add_option("--num-sms", args->num_sms, "SMs our kernels may use (0 = all)")->capture_default_str();
   auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
   // Options that measure make no sense when nothing is measured.
-  const std::vector<CLI::Option*> measuring = {suite, m, n, k, dtype, layout, out_dtype, warmup, rep,
-                                               timer, baseline_only, num_sms, device};
+  const std::vector<CLI::Option*> measuring = {
+      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, baseline_only, num_sms, device};
   auto* from_json = cmd->add_option("--from-json", args->from_json,
                                     "Re-render a recorded report (FILE) instead of measuring: no GPU needed");
   auto* compare = cmd->add_option("--compare", args->compare,
