@@ -21,6 +21,9 @@ struct Env {
   // TILEGEMM_MMA_IN_FLIGHT (tuning experiments only): committed wgmma groups each consumer keeps in flight
   // before it releases a shared-memory stage; 0 = the kernel family's rule.
   int tune_mma_in_flight = 0;
+  // TILEGEMM_LOAD_OVERLAP_PENALTY (tuning experiments only): fraction in [0, 1] of a tile's shorter phase
+  // (loads or MMAs) the cost model adds on top of the longer one.
+  double tune_load_overlap_penalty = 0.0;
   // TILEGEMM_DEVICE_INCLUDE_DIR; default the source tree's device/ (compile definition), so an installed
   // copy of the device headers can be pointed at without rebuilding.
   std::string device_include_dir;

@@ -18,7 +18,7 @@ namespace tilegemm {
 
 // The lead flips this once the SM90 BF16 kernel supports 2-CTA TMA multicast; while false every cluster>1
 // candidate is rejected with a reason saying so.
-constexpr bool kSm90Bf16MulticastImplemented = false;
+constexpr bool kSm90Bf16MulticastImplemented = true;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

@@ -13,6 +13,7 @@
 
 #include "heuristics/sm90_bf16_cost.hpp"
 #include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
+#include "tilegemm/env.hpp"
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -163,7 +164,10 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
     const double rate = std::min({l2_share, kL2MaxBytesPerCycleOneSm * clock_hz, latency_rate});
     *load_us = tile_load_bytes / rate * 1e6;
     *overhead_us = kTileFixedOverheadUs + d_tile_bytes / (hbm_rate / static_cast<double>(active)) * 1e6;
-    return std::max(r.tile_compute_us, *load_us) + *overhead_us;
+    // Loads and MMAs overlap, but not perfectly: a fraction of the shorter one shows (a tuning constant,
+    // TILEGEMM_LOAD_OVERLAP_PENALTY, default 0 = perfect overlap).
+    return std::max(r.tile_compute_us, *load_us) +
+           env().tune_load_overlap_penalty * std::min(r.tile_compute_us, *load_us) + *overhead_us;
   };
   const std::int64_t full_active = std::min<std::int64_t>(r.tiles, c.num_sms);
   const double full_tile_us = tile_time_us(full_active, &r.tile_load_us, &r.tile_overhead_us);

@@ -121,6 +121,11 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
     if (!kSm90Bf16MulticastImplemented)
       return fail(why, "2-CTA multicast is not implemented by the SM90 BF16 kernel yet "
                        "(kSm90Bf16MulticastImplemented = false)");
+    // What the kernel implements: a 2x1 cluster of a dense or batched problem sharing a K-major B tile.
+    if (c.cluster_n != 1) return fail(why, "1x2 clusters (multicast of A) are not implemented; 2x1 (B) is");
+    if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
+      return fail(why, "2x1 clusters pair m-blocks of dense and batched problems only");
+    if (desc.major_b != Major::kKMajor) return fail(why, "B multicast splits a K-major B tile; B is MN-major");
   }
   if (why) why->clear();
   return true;

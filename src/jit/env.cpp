@@ -68,6 +68,13 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_MMA_IN_FLIGHT", "an integer in [0, 4]", "'" + v + "'");
     e.tune_mma_in_flight = v[0] - '0';
   }
+  if (std::string v = get("TILEGEMM_LOAD_OVERLAP_PENALTY"); !v.empty()) {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || !(x >= 0.0 && x <= 1.0))
+      throw InvalidArgument("TILEGEMM_LOAD_OVERLAP_PENALTY", "a number in [0, 1]", "'" + v + "'");
+    e.tune_load_overlap_penalty = x;
+  }
   e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
   if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");

@@ -44,6 +44,7 @@ struct Config {{
   static constexpr bool kAccumulate = {accumulate};
   static constexpr bool kPsumLayout = {psum_layout};
   static constexpr int kMmaGroupsInFlight = {mma_in_flight};
+  static constexpr int kClusterM = {cluster_m};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -92,10 +93,10 @@ int mma_groups_in_flight(const GemmConfig& config) {
 jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
   const std::string name = fmt::format(
-      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_{}{}", gemm_type_name(desc.type),
+      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}", gemm_type_name(desc.type),
       desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a),
       layout_char(desc.major_b), config.block_m, config.block_n, config.block_k, config.stages,
-      config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "");
+      config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), config.cluster_m, d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "");
   jit::KernelSpec spec;
   spec.name = name;
   spec.source = fmt::format(
@@ -106,7 +107,7 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
       fmt::arg("gemm_type", gemm_type_token(desc.type)), fmt::arg("d_is_float", d_is_float ? "true" : "false"),
       fmt::arg("accumulate", desc.with_c ? "true" : "false"),
       fmt::arg("psum_layout", desc.use_psum_layout ? "true" : "false"),
-      fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("threads", config.num_threads()));
+      fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("cluster_m", config.cluster_m), fmt::arg("threads", config.num_threads()));
   return spec;
 }
 
@@ -114,7 +115,8 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
                            void* stream) {
   GemmParams params{};
   params.tma_a = encode_tma(operand_view(ops.a, desc.major_a, config.block_m, config.block_k), "a");
-  params.tma_b = encode_tma(operand_view(ops.b, desc.major_b, config.block_n, config.block_k), "b");
+  // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
+  params.tma_b = encode_tma(operand_view(ops.b, desc.major_b, config.block_n / config.cluster_m, config.block_k), "b");
 
   const int d_elem = elem_bytes(ops.d.dtype);
   const int chunk_bytes = d_chunk_bytes(config.block_n, d_elem);
@@ -144,13 +146,19 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
       desc.type == GemmType::kKGroupedContiguous)
     tiles *= desc.num_groups;
   if (desc.use_psum_layout) tiles = config.num_sms;  // the group sizes live on the device
-  const int grid = static_cast<int>(std::max(1LL, std::min<long long>(config.num_sms, tiles)));
+  // A cluster of two takes pairs of m-blocks: the grid is a multiple of the cluster size.
+  const int cluster = config.cluster_m;
+  if (cluster > 1) tiles = 1LL * ((desc.m + 2 * config.block_m - 1) / (2 * config.block_m)) * 2 *
+                           ((desc.n + config.block_n - 1) / config.block_n) * desc.num_groups;
+  int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(config.num_sms, tiles)));
+  grid -= grid % cluster;
 
   const auto kernel = jit::get_kernel(sm90_bf16_gemm_spec(desc, config));
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(grid);
   launch.block[0] = static_cast<unsigned>(config.num_threads());
   launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
+  launch.cluster[0] = static_cast<unsigned>(cluster);
   launch.stream = stream;
   void* args[] = {&params};
   kernel->launch(launch, args);

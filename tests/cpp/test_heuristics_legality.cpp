@@ -46,7 +46,15 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
   if (c.stages < 2 || c.stages > 16) return false;
   if (d.type == GemmType::kMGroupedContiguous && c.block_m > 128) return false;
   if (d.type == GemmType::kKGroupedContiguous && d.d_dtype != DType::kFloat32) return false;
-  if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented) return false;
+  if (c.cluster_m * c.cluster_n > 1) {
+    if (!kSm90Bf16MulticastImplemented) return false;
+    // The kernel implements a 2x1 cluster sharing a K-major B tile of a dense or batched problem, with an even
+    // m-block count (per batch) and an even grid.
+    if (c.cluster_m != 2 || c.cluster_n != 1 || c.multicast != MulticastSide::kB) return false;
+    if (d.type != GemmType::kNormal && d.type != GemmType::kBatched) return false;
+    if (d.major_b != Major::kKMajor) return false;
+    if (c.num_sms % 2 != 0 || ((d.m + c.block_m - 1) / c.block_m) % 2 != 0) return false;
+  }
   return true;
 }
 

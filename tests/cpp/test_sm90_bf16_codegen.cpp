@@ -99,6 +99,34 @@ TEST_F(Sm90Bf16Codegen, ExtremeTileShapesCompile) {
   }
 }
 
+TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (GemmType type : {GemmType::kNormal, GemmType::kBatched}) {
+    const GemmDesc desc = make_desc(type, Major::kMNMajor, Major::kKMajor, DType::kFloat32, type == GemmType::kNormal);
+    GemmConfig config;
+    config.block_m = 128, config.block_n = 128, config.num_math_warpgroups = 2, config.stages = 4;
+    config.cluster_m = 2, config.multicast = MulticastSide::kB, config.num_sms = 132;
+    std::string why;
+    ASSERT_TRUE(sm90_bf16_config_legal(desc, config, hw, &why)) << why;
+    const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
+    EXPECT_NE(spec.source.find("kClusterM = 2"), std::string::npos);
+    expect_compiles(desc, config);
+  }
+  // MN-major B cannot be split for multicast, and 1x2 clusters are not implemented.
+  GemmDesc mn_b = make_desc(GemmType::kNormal, Major::kKMajor, Major::kMNMajor, DType::kBFloat16, false);
+  GemmConfig config;
+  config.block_m = 128, config.block_n = 128, config.num_math_warpgroups = 2, config.stages = 4;
+  config.cluster_m = 2, config.multicast = MulticastSide::kB, config.num_sms = 132;
+  std::string why;
+  EXPECT_FALSE(sm90_bf16_config_legal(mn_b, config, hw, &why));
+  EXPECT_NE(why.find("MN-major"), std::string::npos) << why;
+  config.cluster_m = 1, config.cluster_n = 2, config.multicast = MulticastSide::kA;
+  EXPECT_FALSE(sm90_bf16_config_legal(make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16,
+                                                false),
+                                      config, hw, &why));
+  EXPECT_NE(why.find("1x2"), std::string::npos) << why;
+}
+
 TEST_F(Sm90Bf16Codegen, WgmmaGroupsInFlightFollowTheRuleAndTheTuningOverride) {
   const GemmDesc desc = make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
   GemmConfig config;

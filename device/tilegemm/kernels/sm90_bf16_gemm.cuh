@@ -71,8 +71,13 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int kUnitsPerChunkRow = kDChunkBytes / 16;  // 16-byte units in one chunk row
   constexpr int kRowsPerSwizzleStep = 128 / kDChunkBytes;
   using Smem = Sm90Bf16Smem<Cfg>;
-  using Scheduler =
-      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K>;
+  // 2-CTA cluster along M: each CTA loads half of the shared B tile and multicasts it to both.
+  constexpr int kClusterM = Cfg::kClusterM;
+  constexpr bool kMulticastB = kClusterM == 2;
+  static_assert(kClusterM == 1 || (kMulticastB && !kBMNMajor && BLOCK_N % 16 == 0),
+                "B multicast needs a K-major B split into two halves of whole 8-row swizzle atoms");
+  using Scheduler = sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout,
+                                         BLOCK_K, kClusterM>;
 
   static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -94,10 +99,15 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     prim::tma_prefetch_descriptor(&params.tma_a);
     prim::tma_prefetch_descriptor(&params.tma_b);
     prim::tma_prefetch_descriptor(&params.tma_d);
-    barriers->init(kMathWGs * 4);  // one release per consumer warp
+    barriers->init(kMathWGs * 4 * kClusterM);  // one release per consumer warp of every CTA sharing a stage
     prim::fence_barrier_init();
   }
-  __syncthreads();
+  // NOTE: with multicast, the peer must not write into this CTA's stages before its barriers exist.
+  if constexpr (kMulticastB)
+    prim::cluster_sync();
+  else
+    __syncthreads();
+  const u32 cta_rank = kMulticastB ? prim::cluster_cta_rank() : 0;
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
@@ -114,8 +124,14 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
           const int k0 = tile.k0 + kb * BLOCK_K;
           load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(st.index), tile.m0, k0,
                                                          tile.a_batch);
-          load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(st.index), tile.n0, k0,
-                                                         tile.b_batch);
+          if constexpr (kMulticastB) {
+            constexpr int kHalf = BLOCK_N / 2;  // rows of B this CTA loads for both
+            prim::tma_load_3d_multicast(&params.tma_b, full, smem_b(st.index) + cta_rank * kHalf * 128, k0,
+                                        tile.n0 + static_cast<int>(cta_rank) * kHalf, tile.b_batch, 0x3);
+          } else {
+            load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(st.index), tile.n0, k0,
+                                                           tile.b_batch);
+          }
           st.advance();
         }
       }
@@ -152,6 +168,12 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       return chunk * (kRowsPerWG * kDChunkBytes) + row * kDChunkBytes + swizzled * 16;
     };
 
+    // A stage is free again once the consumers of every CTA it was delivered to released it.
+    auto release = [&](u32 stage) {
+      barriers->consumer_release(stage);
+      if constexpr (kMulticastB) prim::mbarrier_arrive_cluster(&barriers->inputs_consumed[stage], cta_rank ^ 1);
+    };
+
     Scheduler scheduler(params);
     prim::PipelineState<kStages> st;
     sched::Tile tile;
@@ -182,13 +204,13 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
         // With at most kInFlight groups pending, the group of K block kb - kInFlight has finished reading
         // its stage.
         prim::wgmma_wait<kInFlight>();
-        if (kb >= kInFlight && lane == 0) barriers->consumer_release((st.index + kStages - kInFlight) % kStages);
+        if (kb >= kInFlight && lane == 0) release((st.index + kStages - kInFlight) % kStages);
         st.advance();
       }
       prim::wgmma_wait<0>();
       if (lane == 0)
         for (int j = num_k_blocks > kInFlight ? num_k_blocks - kInFlight : 0; j < num_k_blocks; ++j)
-          barriers->consumer_release((st.index + kStages - (num_k_blocks - j)) % kStages);
+          release((st.index + kStages - (num_k_blocks - j)) % kStages);
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
       // The previous tile's store must have finished reading shared memory before it is overwritten.
@@ -244,6 +266,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     }
     // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
     if (is_store_thread) prim::tma_store_wait<0>();
+  }
+  // NOTE: with multicast a CTA may not exit while its peer can still arrive on its barriers.
+  if constexpr (kMulticastB) {
+    __syncwarp();
+    prim::cluster_sync();
   }
 }
 

@@ -127,3 +127,28 @@ TG_DEVICE void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: 
 TG_DEVICE void grid_dependency_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
 }  // namespace tilegemm::prim
+
+namespace tilegemm::prim {
+
+// %cluster_ctarank: this CTA's rank inside its cluster.                                        sm_90
+TG_DEVICE u32 cluster_cta_rank() {
+  u32 rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// barrier.cluster.arrive.release.aligned + barrier.cluster.wait.acquire.aligned: every thread of every CTA
+// in the cluster meets here (all threads of each warp must execute it).                          sm_90
+TG_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// mapa.shared::cluster.u32 + mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr];
+// Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster.          sm_90
+TG_DEVICE void mbarrier_arrive_cluster(u64* bar, u32 rank) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
+}  // namespace tilegemm::prim

@@ -40,11 +40,17 @@ constexpr int kGroupRowAlignment = 128;
 // the previous end rounded up to kGroupRowAlignment.
 // K-grouped contiguous: grouped_layout[g] is group g's K extent (a multiple of BLOCK_K); groups follow each
 // other along K, and every group produces a whole [M, N] output D[g].
-template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false, int BLOCK_K = 64>
+// kClusterM == 2 (dense and batched only): the two CTAs of a cluster take m-blocks 2q and 2q+1 of the same
+// n-block, so they can share (multicast) the B tile. The odd m-block past the end of M is still walked: its
+// A loads are zero-filled out of bounds and its stores are clipped, while its B half feeds the peer.
+template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false, int BLOCK_K = 64,
+          int kClusterM = 1>
 struct TileScheduler {
   // Masked and prefix-sum problems are walked group by group with a cursor; the others index tiles directly.
   static constexpr bool kGroupCursor = kType == GemmType::kMGroupedMasked || kPsumLayout;
   static constexpr bool kKGrouped = kType == GemmType::kKGroupedContiguous;
+  static_assert(kClusterM == 1 || ((kType == GemmType::kNormal || kType == GemmType::kBatched) && kClusterM == 2),
+                "2-CTA clusters pair m-blocks of dense and batched problems only");
 
   const GemmParams& p;
   int num_m_blocks;  // per group (normal, batched), of all rows (contiguous), of the current group (masked)
@@ -58,7 +64,7 @@ struct TileScheduler {
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
       : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
-        next_index(blockIdx.x) {
+        next_index(blockIdx.x / kClusterM) {
     if constexpr (kGroupCursor) num_m_blocks = group_m_blocks(0);
   }
 
@@ -77,7 +83,7 @@ struct TileScheduler {
   TG_DEVICE bool next(Tile& tile) {
     while (true) {
       const int index = next_index;
-      next_index += gridDim.x;
+      next_index += gridDim.x / kClusterM;
       if constexpr (kKGrouped) {
         // Every group has the same [M, N] tile grid; the cursor carries the running K offset.
         const int tiles_per_group = num_m_blocks * num_n_blocks;
@@ -109,13 +115,16 @@ struct TileScheduler {
           tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group, 0, k_blocks};
         return true;
       } else {
-        const int tiles_per_group = num_m_blocks * num_n_blocks;
+        // With a 2-CTA cluster the index walks pairs of m-blocks.
+        const int m_units = ceil_div(num_m_blocks, kClusterM);
+        const int tiles_per_group = m_units * num_n_blocks;
         const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
         static_assert(!kKGrouped, "handled above");
         if (index >= tiles_per_group * groups) return false;
         const int g = index / tiles_per_group;
         int m_block, n_block;
-        raster<kRasterGroup>(index - g * tiles_per_group, num_m_blocks, num_n_blocks, m_block, n_block);
+        raster<kRasterGroup>(index - g * tiles_per_group, m_units, num_n_blocks, m_block, n_block);
+        if constexpr (kClusterM > 1) m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
         const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
         if constexpr (kType == GemmType::kMGroupedContiguous) {
           // Groups are aligned to the block size, so a block's first row names its group; a block whose
