@@ -2,38 +2,19 @@
 // machine without a GPU exits 1 with "no CUDA GPU found".
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <array>
-#include <cstdio>
-#include <string>
-
 #include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <string>
 
+#include "cli_runner.hpp"
 #include "tilegemm/hw.hpp"
 
 namespace {
 
-struct CliResult {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-// `env` is prepended to the command line (e.g. "TILEGEMM_PYTHON=/nonexistent").
-CliResult run_cli(const std::string& args, const std::string& env = "") {
-  const std::string command =
-      env + (env.empty() ? "" : " ") + "'" + TILEGEMM_CLI_PATH + "' " + args + " 2>&1";
-  CliResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using cli_test::CliResult;
+using cli_test::run_cli;
 
 void expect_usage_error(const std::string& args, const std::string& mentions) {
   const CliResult r = run_cli("bench " + args);
