@@ -2,6 +2,8 @@
 // (so no GPU is needed). Pending: move to tests/cpp/test_api_validation.cpp once src/api validates.
 #include <gtest/gtest.h>
 
+#include "expect_invalid.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -27,16 +29,7 @@ TensorView ints(DType t, std::int64_t n) {
   return v;
 }
 
-template <class F>
-void expect_invalid(F&& f, const std::string& argument) {
-  try {
-    f();
-    FAIL() << "expected InvalidArgument naming " << argument;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), argument) << e.what();
-    EXPECT_NE(std::string(e.what()).find("expected"), std::string::npos) << e.what();
-  }
-}
+using test_util::expect_invalid;
 
 constexpr DType kBf16 = DType::kBFloat16;
 

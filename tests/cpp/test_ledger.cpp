@@ -1,6 +1,8 @@
 // The problem-level ledger against the seeds' worked numbers (tolerance 0.5% unless exact).
 #include <gtest/gtest.h>
 
+#include "expect_invalid.hpp"
+
 #include "tilegemm/errors.hpp"
 #include "tilegemm/ledger.hpp"
 
@@ -134,15 +136,7 @@ TEST(LedgerProblem, BatchedMultipliesEverythingGroupedOnlyB) {
   EXPECT_DOUBLE_EQ(g.bytes.a, 4 * one.bytes.a);
 }
 
-void expect_invalid(const std::function<void()>& f, const std::string& argument, const std::string& fragment) {
-  try {
-    f();
-    FAIL() << "expected InvalidArgument naming " << argument;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), argument) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using test_util::expect_invalid;
 
 TEST(LedgerProblem, BadInputNamesTheArgument) {
   const HardwareModel hw = hardware_preset("h200");

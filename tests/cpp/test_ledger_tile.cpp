@@ -1,6 +1,8 @@
 // Tile-level ledger, waves, occupancy, the variant tree and the Ascend L1/L0 check.
 #include <gtest/gtest.h>
 
+#include "expect_invalid.hpp"
+
 #include "tilegemm/errors.hpp"
 #include "tilegemm/ledger.hpp"
 
@@ -117,15 +119,7 @@ TEST(LedgerTile, SplitKAddsPartialTrafficAndWorkUnits) {
   EXPECT_DOUBLE_EQ(four.dram_bytes - one.dram_bytes, 2 * four.splitk_extra_write_bytes);
 }
 
-void expect_invalid(const std::function<void()>& f, const std::string& argument, const std::string& fragment) {
-  try {
-    f();
-    FAIL() << "expected InvalidArgument naming " << argument;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), argument) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using test_util::expect_invalid;
 
 TEST(LedgerTile, BadTileArgumentsNameTheFlag) {
   const HardwareModel hw = hardware_preset("h200");

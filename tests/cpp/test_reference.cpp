@@ -1,6 +1,8 @@
 // The CPU reference against a naive triple loop, calc_diff's properties and bf16 rounding.
 #include <gtest/gtest.h>
 
+#include "expect_invalid.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -205,15 +207,7 @@ TEST(ReferenceGemm, HostToDoublesReadsStridedViews) {
 }
 
 namespace {
-template <class F>
-void expect_invalid(F&& f, const std::string& argument) {
-  try {
-    f();
-    FAIL() << "expected InvalidArgument naming " << argument;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), argument) << e.what();
-  }
-}
+using test_util::expect_invalid;
 }  // namespace
 
 TEST(ReferenceGemm, BadInputNamesTheArgument) {

@@ -1,6 +1,8 @@
 // cublaslt_gemm's argument checks run before any CUDA call, so they are tested without a GPU.
 #include <gtest/gtest.h>
 
+#include "expect_invalid.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -20,16 +22,7 @@ TensorView bf16(std::int64_t rows, std::int64_t cols, std::int64_t row_stride, s
   return TensorView::matrix(fake_device_pointer(), DType::kBFloat16, rows, cols, row_stride, col_stride);
 }
 
-template <class F>
-void expect_invalid(F&& f, const std::string& argument, const std::string& fragment) {
-  try {
-    f();
-    FAIL() << "expected InvalidArgument naming " << argument;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), argument) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
+using test_util::expect_invalid;
 
 }  // namespace
 
