@@ -33,6 +33,12 @@ void require_ndim(const TensorView& v, const char* name, int ndim) {
   TILEGEMM_REQUIRE(v.data != nullptr || v.numel() == 0, name, "a device pointer", "null");
 }
 
+// The rank and dtype of one argument at once.
+void require_tensor(const TensorView& v, const char* name, int ndim, DType dtype) {
+  require_ndim(v, name, ndim);
+  require_dtype(v, name, dtype);
+}
+
 // K-major when the last dim (K) is contiguous, MN-major when the row dim is; anything else TMA can't tile.
 Major operand_major(const TensorView& v, const char* name) {
   if (v.stride(-1) == 1) return Major::kKMajor;
@@ -134,14 +140,10 @@ void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, co
 void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                     const TensorView& grouped_layout, bool use_psum_layout,
                                     const GemmOptions& options) {
-  require_ndim(a, "a", 2);
-  require_ndim(b, "b", 3);
-  require_ndim(d, "d", 2);
-  require_dtype(a, "a", DType::kBFloat16);
-  require_dtype(b, "b", DType::kBFloat16);
-  require_dtype(d, "d", DType::kBFloat16);
-  require_ndim(grouped_layout, "grouped_layout", 1);
-  require_dtype(grouped_layout, "grouped_layout", DType::kInt32);
+  require_tensor(a, "a", 2, DType::kBFloat16);
+  require_tensor(b, "b", 3, DType::kBFloat16);
+  require_tensor(d, "d", 2, DType::kBFloat16);
+  require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);
   const std::int64_t m = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(2) == k, "b", fmt::format("[G, N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
@@ -178,14 +180,10 @@ void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, co
 
 void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
                                 const TensorView& masked_m, int expected_m, const GemmOptions& options) {
-  require_ndim(a, "a", 3);
-  require_ndim(b, "b", 3);
-  require_ndim(d, "d", 3);
-  require_dtype(a, "a", DType::kBFloat16);
-  require_dtype(b, "b", DType::kBFloat16);
-  require_dtype(d, "d", DType::kBFloat16);
-  require_ndim(masked_m, "masked_m", 1);
-  require_dtype(masked_m, "masked_m", DType::kInt32);
+  require_tensor(a, "a", 3, DType::kBFloat16);
+  require_tensor(b, "b", 3, DType::kBFloat16);
+  require_tensor(d, "d", 3, DType::kBFloat16);
+  require_tensor(masked_m, "masked_m", 1, DType::kInt32);
   const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
                    fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
@@ -214,14 +212,10 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
 void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                        const std::vector<int>& ks, const TensorView& ks_tensor,
                                        const TensorView* c, const GemmOptions& options) {
-  require_ndim(a, "a", 2);
-  require_ndim(b, "b", 2);
-  require_ndim(d, "d", 3);
-  require_dtype(a, "a", DType::kBFloat16);
-  require_dtype(b, "b", DType::kBFloat16);
-  require_dtype(d, "d", DType::kFloat32);
-  require_ndim(ks_tensor, "ks_tensor", 1);
-  require_dtype(ks_tensor, "ks_tensor", DType::kInt32);
+  require_tensor(a, "a", 2, DType::kBFloat16);
+  require_tensor(b, "b", 2, DType::kBFloat16);
+  require_tensor(d, "d", 3, DType::kFloat32);
+  require_tensor(ks_tensor, "ks_tensor", 1, DType::kInt32);
   const std::int64_t sum_k = a.size(0), m = a.size(1), n = b.size(1), groups = d.size(0);
   TILEGEMM_REQUIRE(b.size(0) == sum_k, "b", fmt::format("[ΣK={}, N] to match a {}", sum_k, shape_str(a)),
                    shape_str(b));
