@@ -41,6 +41,7 @@ const DriverApi& driver_api(const std::string& who) {
   resolve("cuFuncSetAttribute", fresh.cuFuncSetAttribute, who);
   resolve("cuLaunchKernelEx", fresh.cuLaunchKernelEx, who);
   resolve("cuGetErrorString", fresh.cuGetErrorString, who);
+  resolve("cuTensorMapEncodeTiled", fresh.cuTensorMapEncodeTiled, who);
   api = fresh;
   ready = true;
   return api;

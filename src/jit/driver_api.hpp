@@ -15,6 +15,7 @@ struct DriverApi {
   decltype(&::cuFuncSetAttribute) cuFuncSetAttribute = nullptr;
   decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
   decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;  // kernel families encode TMA maps
 };
 
 // Resolves the entry points once per process. Throws RuntimeError (prefixed with `who`) when there is no

@@ -2,36 +2,15 @@
 
 #include <cuda.h>
 #include <cstring>
-#include <cuda_runtime_api.h>
 
 #include <fmt/format.h>
 
+#include "jit/driver_api.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm::kernels {
 
 namespace {
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiledFn encode_tiled_fn() {
-  static EncodeTiledFn fn = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    const cudaError_t err =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status);
-    if (err != cudaSuccess || status != cudaDriverEntryPointSuccess || ptr == nullptr) {
-      cudaGetLastError();  // clear the sticky-free error so later runtime calls report their own
-      return static_cast<EncodeTiledFn>(nullptr);
-    }
-    return reinterpret_cast<EncodeTiledFn>(ptr);
-  }();
-  if (fn == nullptr)
-    throw RuntimeError("cuTensorMapEncodeTiled is unavailable: no CUDA driver (a GPU is needed to launch kernels)");
-  return fn;
-}
 
 CUtensorMapDataType tma_dtype(DType t, const char* what) {
   switch (t) {
@@ -69,15 +48,16 @@ TmaDescriptor encode_tma(const TmaView& view, const char* what) {
   const cuuint32_t box[3] = {view.box[0], view.box[1], view.box[2]};
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   CUtensorMap map{};
-  const CUresult res = encode_tiled_fn()(&map, tma_dtype(view.dtype, what), 3, view.base, dims, strides, box,
+  const jit::DriverApi& driver = jit::driver_api("encode_tma");
+  const CUresult res = driver.cuTensorMapEncodeTiled(&map, tma_dtype(view.dtype, what), 3, view.base, dims, strides, box,
                                          elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                          tma_swizzle(view.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (res != CUDA_SUCCESS)
-    throw RuntimeError(fmt::format("cuTensorMapEncodeTiled failed for {} (CUresult {}): dims [{}, {}, {}], box [{}, "
-                                   "{}, {}], strides [{}, {}] bytes",
-                                   what, static_cast<int>(res), dims[0], dims[1], dims[2], box[0], box[1], box[2],
-                                   strides[0], strides[1]));
+    throw RuntimeError(fmt::format("cuTensorMapEncodeTiled failed for {} ({}): dims [{}, {}, {}], box [{}, {}, {}], "
+                                   "strides [{}, {}] bytes",
+                                   what, jit::driver_error_text(driver, res), dims[0], dims[1], dims[2], box[0],
+                                   box[1], box[2], strides[0], strides[1]));
   TmaDescriptor out;
   static_assert(sizeof(out) == sizeof(map));
   std::memcpy(&out, &map, sizeof(map));
