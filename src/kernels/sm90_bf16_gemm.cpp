@@ -1,6 +1,10 @@
 #include "kernels/sm90_bf16_gemm.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -80,6 +84,25 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
   return t;
 }
 
+// The compiled kernel of a (desc, config) pair. Generating the source (a few µs of formatting) happens once per
+// pair; later calls on the hot path find the kernel by the raw bytes of the fields the source depends on.
+std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, const GemmConfig& config) {
+  const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.major_a), static_cast<int>(desc.major_b),
+                        static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout, config.block_m,
+                        config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
+                        config.raster_group, config.cluster_m, mma_groups_in_flight(config)};
+  const std::string key(reinterpret_cast<const char*>(fields), sizeof(fields));
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const jit::CompiledKernel>> kernels;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = kernels.find(key); it != kernels.end()) return it->second;
+  }
+  auto kernel = jit::get_kernel(sm90_bf16_gemm_spec(desc, config));  // compiles outside the lock
+  std::lock_guard lock(mutex);
+  return kernels.emplace(key, std::move(kernel)).first->second;
+}
+
 }  // namespace
 
 int mma_groups_in_flight(const GemmConfig& config) {
@@ -153,7 +176,7 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(config.num_sms, tiles)));
   grid -= grid % cluster;
 
-  const auto kernel = jit::get_kernel(sm90_bf16_gemm_spec(desc, config));
+  const auto kernel = cached_kernel(desc, config);
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(grid);
   launch.block[0] = static_cast<unsigned>(config.num_threads());
