@@ -19,6 +19,7 @@
 #include "tilegemm/dtype.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_gemm.hpp"
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/reference.hpp"
@@ -157,6 +158,57 @@ void cublaslt(const std::string& layout, const View& a, const View& b, const Vie
   on_device(device, {}, [&] { fn(va, vb, vd, vc ? &*vc : nullptr, reinterpret_cast<void*>(stream)); });
 }
 
+// FP8: the Python layer has checked shapes and dtypes, converted the scales into the layouts of
+// tilegemm/fp8_gemm.hpp and (K-grouped) laid the groups side by side; these only forward. Errors the
+// library raises about sfa/sfb name DeepGEMM's a[1]/b[1], the scales' place in the (tensor, sf) pairs.
+const Renames kFp8Renames{{"sfa", "a[1]"}, {"sfb", "b[1]"}, {"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
+
+void fp8_gemm(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+              const std::optional<View>& c, bool one_d_one_d, int device, std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  on_device(device, kFp8Renames, [&] {
+    if (one_d_one_d)
+      tilegemm::fp8_gemm_1d1d(va, vsa, vb, vsb, vd, vc ? &*vc : nullptr, options_for(stream, num_sms));
+    else
+      tilegemm::fp8_gemm_1d2d(va, vsa, vb, vsb, vd, options_for(stream, num_sms));
+  });
+}
+
+void m_grouped_fp8_contiguous(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                              const View& grouped_layout, bool use_psum_layout, int device, std::uintptr_t stream,
+                              int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
+  on_device(device, kFp8Renames, [&] {
+    tilegemm::m_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, vl, use_psum_layout, options_for(stream, num_sms));
+  });
+}
+
+void m_grouped_fp8_masked(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                          const View& masked_m, int expected_m, int device, std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d"), vm = to_view(masked_m, "masked_m");
+  on_device(device, kFp8Renames, [&] {
+    tilegemm::m_grouped_fp8_gemm_masked(va, vsa, vb, vsb, vd, vm, expected_m, options_for(stream, num_sms));
+  });
+}
+
+void k_grouped_fp8(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                   const std::vector<int>& ks_cpu, const View& grouped_layout, const std::optional<View>& c,
+                   int device, std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  on_device(device, kFp8Renames, [&] {
+    tilegemm::k_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
+                                            options_for(stream, num_sms));
+  });
+}
+
 nb::dict dtype_codes() {
   nb::dict codes;
   for (int i = 0; i <= static_cast<int>(tilegemm::DType::kInt32); ++i)
@@ -176,6 +228,14 @@ NB_MODULE(_C, m) {
   m.def("k_grouped_tn", &k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(),
         "device"_a, "stream"_a, "num_sms"_a);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
+  m.def("fp8_gemm", &fp8_gemm, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "c"_a.none(), "one_d_one_d"_a, "device"_a,
+        "stream"_a, "num_sms"_a);
+  m.def("m_grouped_fp8_contiguous", &m_grouped_fp8_contiguous, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
+        "grouped_layout"_a, "use_psum_layout"_a, "device"_a, "stream"_a, "num_sms"_a);
+  m.def("m_grouped_fp8_masked", &m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "masked_m"_a,
+        "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a);
+  m.def("k_grouped_fp8", &k_grouped_fp8, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a,
+        "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
   m.def("mk_alignment", &tilegemm::get_mk_alignment_for_contiguous_layout);
   m.def("gpu_available", &tilegemm::gpu_available);

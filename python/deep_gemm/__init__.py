@@ -1,8 +1,9 @@
 """deep_gemm: DeepGEMM 2.6's Python API over tilegemm's JIT-compiled SM90 kernels.
 
-Importing this package neither imports torch nor initialises CUDA. Only functions whose kernels exist in
-tilegemm are exported (the BF16 family and the cuBLASLt wrappers); FP8, einsum, attention and layout-kernel
-functions are absent rather than present and failing.
+Importing this package neither imports torch nor initialises CUDA. Exported: the BF16 family, the cuBLASLt
+wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only) and the scale-layout helpers.
+FP4, einsum, attention and hyper-connection functions have no SM90 kernel here and are absent rather than
+present and failing.
 """
 import os as _os
 
@@ -43,6 +44,19 @@ from ._gemm import (  # noqa: E402
     m_grouped_bf16_gemm_nt_masked,
     k_grouped_bf16_gemm_tn_contiguous,
 )
+
+# FP8 kernels (SM90: fp32 scales, K-major operands; see _fp8.py for the recipes)
+from ._fp8 import (  # noqa: E402
+    fp8_gemm_nt, fp8_gemm_nn,
+    fp8_gemm_tn, fp8_gemm_tt,
+    m_grouped_fp8_gemm_nt_contiguous,
+    m_grouped_fp8_gemm_nn_contiguous,
+    m_grouped_fp8_gemm_nt_masked,
+    k_grouped_fp8_gemm_nt_contiguous,
+)
+
+# Layout helpers (torch ops; the C++ API reads the layouts they produce)
+from ._sf_layout import transform_sf_into_required_layout  # noqa: E402
 
 from . import testing  # noqa: E402
 from . import utils  # noqa: E402

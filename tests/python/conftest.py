@@ -53,6 +53,19 @@ class FakeTensor:
         return FakeTensor(self.shape[::-1], self.dtype.name, self.device.type, self.device.index,
                           self._strides[::-1], self._ptr)
 
+    def transpose(self, d0, d1):
+        shape, strides = list(self.shape), list(self._strides)
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        strides[d0], strides[d1] = strides[d1], strides[d0]
+        return FakeTensor(shape, self.dtype.name, self.device.type, self.device.index, strides, self._ptr)
+
+
+def mn_major_strides(shape):
+    """Strides of per-token scales [(G,) mn, kb] in the kernel layout: MN contiguous, mn padded to 4."""
+    mn, kb = shape[-2], shape[-1]
+    aligned = (mn + 3) // 4 * 4
+    return ((aligned * kb, ) if len(shape) == 3 else ()) + (1, aligned)
+
 
 @pytest.fixture
 def fake():

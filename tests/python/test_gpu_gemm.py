@@ -11,6 +11,12 @@ SHAPES = [(128, 2112, 7168), (4096, 7168, 2048), (64, 24576, 1536), (1, 4096, 71
           (3, 80, 64), (0, 128, 64), (128, 64, 0)]
 
 
+def diff(out, ref):
+    value = float(calc_diff(out.float(), ref))
+    print(f'calc_diff {value:.3g}')
+    return value
+
+
 def rand(*shape):
     return torch.randn(*shape, device='cuda', dtype=torch.bfloat16)
 
@@ -35,48 +41,78 @@ def test_dense(prefix, layout, m, n, k, with_c):
     getattr(deep_gemm, f'{prefix}_{layout}')(a, b, d, c=c)
     if c is not None:
         ref = ref + c.float()
-    if m * n:
-        assert float(calc_diff(d.float(), ref)) < 1e-5
+    if k == 0:  # nothing to accumulate: d is exactly c (or zero); calc_diff of zeros would be 0/0
+        assert torch.equal(d.float(), ref)
+    elif m * n:
+        assert diff(d, ref) < 1e-5
 
 
-def test_m_grouped_contiguous_and_padding_zeroed():
-    groups, n, k = 4, 512, 7168
+@pytest.mark.parametrize('layout_kind', ['nt', 'nn', 'nt_psum'])
+@pytest.mark.parametrize('n,k', [(512, 7168), (4096, 7168), (7168, 2048), (257, 320)])
+def test_m_grouped_contiguous_and_padding_zeroed(layout_kind, n, k):
+    groups = 4
     ms = [300, 1, 0, 513]
     aligned = [deep_gemm.align(m, 128) for m in ms]
     total = sum(aligned)
     a, b = rand(total, k), rand(groups, n, k)
     layout = torch.full((total, ), -1, dtype=torch.int32, device='cuda')
-    start = 0
+    ends, start = [], 0
     for g, (m, am) in enumerate(zip(ms, aligned)):
         layout[start:start + m] = g
+        ends.append(start + m)
         start += am
     d = torch.full((total, n), 7.0, device='cuda', dtype=torch.bfloat16)
-    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
+    if layout_kind == 'nn':  # b given as [G, K, N]
+        deep_gemm.m_grouped_bf16_gemm_nn_contiguous(a, b.mT.contiguous(), d, layout)
+    elif layout_kind == 'nt_psum':
+        psum = torch.tensor(ends, dtype=torch.int32, device='cuda')
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, psum, use_psum_layout=True)
+    else:
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
     ref = torch.zeros(total, n, device='cuda')
     valid = layout >= 0
     ref[valid] = torch.einsum('mk,mnk->mn', a[valid].float(), b[layout[valid].long()].float())
-    assert float(calc_diff(d.float(), ref)) < 1e-5
+    assert diff(d, ref) < 1e-5
     assert bool((d[~valid] == 0).all())
 
 
-def test_m_grouped_masked_and_k_grouped():
-    g, m_max, n, k = 4, 256, 4096, 7168
+def test_set_num_sms_limits_and_still_computes():
+    a, b = rand(4096, 2048), rand(7168, 2048)
+    d = torch.empty(4096, 7168, device='cuda', dtype=torch.bfloat16)
+    deep_gemm.set_num_sms(64)
+    try:
+        assert deep_gemm.get_num_sms() == 64
+        deep_gemm.bf16_gemm_nt(a, b, d)
+    finally:
+        deep_gemm._config._state['num_sms'] = 0  # back to every SM (there is no public reset)
+    assert diff(d, a.float() @ b.float().T) < 1e-5
+
+
+@pytest.mark.parametrize('n,k', [(4096, 7168), (7168, 2048), (257, 320)])
+def test_m_grouped_masked(n, k):
+    g, m_max = 4, 256
     a, b = rand(g, m_max, k), rand(g, n, k)
     masked = torch.tensor([0, 17, 256, 100], dtype=torch.int32, device='cuda')
     d = torch.empty(g, m_max, n, device='cuda', dtype=torch.bfloat16)
     deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked, 128)
     for i, m in enumerate(masked.tolist()):
         if m:
-            assert float(calc_diff(d[i, :m].float(), a[i, :m].float() @ b[i].float().T)) < 1e-5
+            assert diff(d[i, :m], a[i, :m].float() @ b[i].float().T) < 1e-5
 
+
+@pytest.mark.parametrize('m,n', [(2112, 576), (4096, 7168), (129, 257)])
+@pytest.mark.parametrize('with_c', [True, False])
+def test_k_grouped(m, n, with_c):
     ks = [128, 0, 320, 4096]
-    m, n = 2112, 576
     a, b = rand(sum(ks), m), rand(sum(ks), n)
-    c = torch.randn(len(ks), m, n, device='cuda')
-    d = torch.empty_like(c)
+    c = torch.randn(len(ks), m, n, device='cuda') if with_c else None
+    d = torch.full((len(ks), m, n), float('nan'), device='cuda')
     deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, torch.tensor(ks, dtype=torch.int32, device='cuda'), c)
     start = 0
     for i, kg in enumerate(ks):
-        ref = c[i] + a[start:start + kg].float().T @ b[start:start + kg].float()
-        assert float(calc_diff(d[i], ref)) < 1e-5
+        ref = a[start:start + kg].float().T @ b[start:start + kg].float() + (c[i] if with_c else 0)
+        if kg == 0:
+            assert torch.equal(d[i], ref if with_c else torch.zeros_like(ref))
+        else:
+            assert diff(d[i], ref) < 1e-5
         start += kg

@@ -1,7 +1,10 @@
 """Every exported function against DeepGEMM 2.6's names, parameter order and defaults.
 
 The table is written from DeepGEMM's csrc/apis/{gemm,layout,runtime}.hpp (pybind argument lists) and its
-deep_gemm/utils and deep_gemm/testing modules.
+deep_gemm/utils and deep_gemm/testing modules. DeepGEMM binds get_tma_aligned_size and
+get_mn_major_tma_aligned_tensor without argument names; ours use its C++ parameter names (x, element_size; sf).
+Deliberately absent (no SM90 kernel here): fp8_fp4_*/fp4 names, k_grouped_fp8_gemm_tn_contiguous (MN-major,
+SM100), fp8_gemm_nt_skip_head_mid, einsum/fp8_einsum, the attention and hyper-connection kernels.
 """
 import inspect
 
@@ -10,6 +13,9 @@ import pytest
 import deep_gemm
 
 R = inspect.Parameter.empty  # required
+FP8_DENSE = [('a', R), ('b', R), ('d', R), ('c', None), ('recipe', None), ('recipe_a', None), ('recipe_b', None)]
+FP8_M_GROUPED = [('a', R), ('b', R), ('d', R), ('grouped_layout', R), ('recipe', None), ('recipe_a', None),
+                 ('recipe_b', None), ('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)]
 DEEPGEMM_26 = {
     'bf16_gemm_nt': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'nk')],
     'bf16_gemm_nn': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'nk')],
@@ -25,6 +31,23 @@ DEEPGEMM_26 = {
                                       ('compiled_dims', 'nk')],
     'k_grouped_bf16_gemm_tn_contiguous': [('a', R), ('b', R), ('d', R), ('ks_cpu', R), ('grouped_layout', R),
                                           ('c', None), ('compiled_dims', 'mn'), ('use_psum_layout', False)],
+    'fp8_gemm_nt': FP8_DENSE + [('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
+    'fp8_gemm_nn': FP8_DENSE + [('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
+    'fp8_gemm_tn': FP8_DENSE + [('compiled_dims', 'mn'), ('disable_ue8m0_cast', False)],
+    'fp8_gemm_tt': FP8_DENSE + [('compiled_dims', 'mn'), ('disable_ue8m0_cast', False)],
+    'm_grouped_fp8_gemm_nt_contiguous': FP8_M_GROUPED + [('use_psum_layout', False), ('ensure_zero_padding', True),
+                                                         ('expected_m_for_psum_layout', None)],
+    'm_grouped_fp8_gemm_nn_contiguous': FP8_M_GROUPED + [('use_psum_layout', False), ('ensure_zero_padding', True)],
+    'm_grouped_fp8_gemm_nt_masked': [('a', R), ('b', R), ('d', R), ('masked_m', R), ('expected_m', R),
+                                     ('recipe', None), ('recipe_a', None), ('recipe_b', None),
+                                     ('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
+    'k_grouped_fp8_gemm_nt_contiguous': [('a', R), ('b', R), ('d', R), ('ks_cpu', R), ('grouped_layout', R),
+                                         ('c', None), ('recipe', (1, 1, 128)), ('compiled_dims', 'mn'),
+                                         ('use_psum_layout', False)],
+    'transform_sf_into_required_layout': [('sf', R), ('mn', R), ('k', R), ('recipe', R), ('num_groups', None),
+                                          ('is_sfa', None), ('disable_ue8m0_cast', False)],
+    'get_tma_aligned_size': [('x', R), ('element_size', R)],
+    'get_mn_major_tma_aligned_tensor': [('sf', R)],
     'cublaslt_gemm_nt': [('a', R), ('b', R), ('d', R), ('c', None)],
     'cublaslt_gemm_nn': [('a', R), ('b', R), ('d', R), ('c', None)],
     'cublaslt_gemm_tn': [('a', R), ('b', R), ('d', R), ('c', None)],
@@ -77,3 +100,8 @@ def test_testing_signature(name):
 def test_every_public_function_is_in_the_table():
     public = {n for n in dir(deep_gemm) if not n.startswith('_') and callable(getattr(deep_gemm, n))}
     assert public == set(DEEPGEMM_26)
+
+
+@pytest.mark.parametrize('name', ['get_tma_aligned_size', 'get_mn_major_tma_aligned_tensor', 'per_token_cast_to_fp8'])
+def test_layout_helpers_are_in_utils_too(name):
+    assert getattr(deep_gemm.utils, name) is getattr(deep_gemm, name)

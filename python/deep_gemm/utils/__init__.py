@@ -10,6 +10,8 @@ from .layout import (
     get_k_alignment_for_contiguous_layout,
     get_theoretical_mk_alignment_for_contiguous_layout,
     set_mk_alignment_for_contiguous_layout,
+    get_tma_aligned_size,
+    get_mn_major_tma_aligned_tensor,
 )
 
 __all__ = [
@@ -18,4 +20,5 @@ __all__ = [
     'get_mk_alignment_for_contiguous_layout', 'get_m_alignment_for_contiguous_layout',
     'get_k_alignment_for_contiguous_layout', 'get_theoretical_mk_alignment_for_contiguous_layout',
     'set_mk_alignment_for_contiguous_layout',
+    'get_tma_aligned_size', 'get_mn_major_tma_aligned_tensor',
 ]
