@@ -20,6 +20,7 @@
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_gemm.hpp"
+#include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/reference.hpp"
@@ -209,6 +210,13 @@ void k_grouped_fp8(const View& a, const View& sfa, const View& b, const View& sf
   });
 }
 
+// Per-token scales into the MN-major, TMA-aligned layout with tilegemm's GPU kernel; `out` is allocated (and
+// its padding zeroed) by the Python layer.
+void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uintptr_t stream) {
+  const auto vs = to_view(sf, "sf"), vo = to_view(out, "out");
+  on_device(device, {}, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, reinterpret_cast<void*>(stream)); });
+}
+
 nb::dict dtype_codes() {
   nb::dict codes;
   for (int i = 0; i <= static_cast<int>(tilegemm::DType::kInt32); ++i)
@@ -236,6 +244,7 @@ NB_MODULE(_C, m) {
         "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a);
   m.def("k_grouped_fp8", &k_grouped_fp8, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a,
         "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
+  m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
   m.def("mk_alignment", &tilegemm::get_mk_alignment_for_contiguous_layout);
   m.def("gpu_available", &tilegemm::gpu_available);

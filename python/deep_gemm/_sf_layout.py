@@ -7,11 +7,14 @@ return), or already in the layout a kernel reads. The C++ API (include/tilegemm/
   stride(-3) == stride(-1) * size(-1);
 - per-block (gran_mn = 128) scales with the K-block index contiguous: stride(-1) == 1.
 Scales already in those layouts pass through untouched (no copy, no torch call), so the conversions cost
-nothing in a loop that prepares them once. The copies use device-side ops only (CUDA-graph safe).
+nothing in a loop that prepares them once. The copies use device-side ops only (CUDA-graph safe): for fp32
+CUDA tensors tilegemm's layout kernel (tilegemm::get_mn_major_tma_aligned_tensor), else a torch copy.
 
 SM90 reads fp32 scales: UE8M0 scales packed four to an int32 are an SM100 format and are refused here.
 """
+from . import _C
 from ._checks import dims, dtype_name, shape_of, strides_of
+from ._tensor import current_stream, device_of, view
 
 
 def _torch():
@@ -64,7 +67,12 @@ def get_mn_major_tma_aligned_tensor(sf):
     aligned = get_tma_aligned_size(mn, sf.element_size())
     # [G, kb, aligned] storage seen as [G, aligned, kb]: MN contiguous, each K-block column padded.
     out = torch.zeros((groups, kb, aligned), dtype=sf.dtype, device=sf.device).transpose(1, 2)[:, :mn, :]
-    out.copy_(batched)
+    if sf.device.type == 'cuda' and dtype_name(sf) == 'float32' and mn * kb > 0:
+        # tilegemm's layout kernel (include/tilegemm/fp8_layout.hpp), on torch's current stream.
+        device = device_of(sf, 'sf')
+        _C.mn_major_tma_aligned(view(batched, 'sf'), view(out, 'sf'), device, current_stream(device))
+    else:
+        out.copy_(batched)  # CPU tensors and packed int32 scales: a strided torch copy
     return out if sf.dim() == 3 else out.squeeze(0)
 
 

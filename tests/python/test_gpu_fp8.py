@@ -37,6 +37,18 @@ def per_block(x):
     return per_block_cast_to_fp8(x, use_ue8m0=False)
 
 
+@pytest.mark.parametrize('shape', [(4096, 56), (129, 3), (1, 12), (4, 61, 16), (8, 4, 1)])
+@pytest.mark.parametrize('transposed', [False, True])
+def test_scale_layout_kernel_matches_the_torch_copy(shape, transposed):
+    # CUDA fp32 scales go through tilegemm's layout kernel, CPU ones through a torch copy: same answer.
+    sf = torch.randn(*shape, device='cuda')
+    if transposed:  # an MN-major but unaligned or oddly strided input
+        sf = sf.mT.contiguous().mT
+    out = deep_gemm.get_mn_major_tma_aligned_tensor(sf)
+    ref = deep_gemm.get_mn_major_tma_aligned_tensor(sf.cpu())
+    assert out.stride() == ref.stride() and torch.equal(out.cpu(), ref)
+
+
 @pytest.mark.parametrize('m,n,k', SHAPES)
 def test_fp8_gemm_nt_1d2d(m, n, k):
     a, b = rand(m, k), rand(n, k)
