@@ -21,6 +21,10 @@ struct GemmDesc {
   bool use_psum_layout = false;  // M-grouped contiguous: grouped_layout holds each group's end row
 };
 
+// FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B
+// scales) with fp32 D — the output dtype names the recipe, as in DeepGEMM's SM90 API.
+inline bool is_fp8_desc(const GemmDesc& desc) { return desc.a_dtype == DType::kFloat8E4M3; }
+
 enum class MulticastSide : int { kNone = 0, kA = 1, kB = 2 };  // which operand a 2-CTA cluster shares
 
 struct GemmConfig {

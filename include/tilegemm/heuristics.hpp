@@ -68,6 +68,16 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
                             std::string* why);
 
+// The SM90 FP8 kernel's shared memory: stages × (block_m + block_n) × 128 bytes of e4m3 tiles + the stage's
+// per-token scales (A's, and B's in 1D1D, each padded to 128 bytes) + block_m × block_n × sizeof(D) + 1024.
+int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
+// The FP8 kernel's rules (device/tilegemm/kernels/sm90_fp8_gemm.cuh), as sm90_bf16_config_legal.
+bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
+                           std::string* why);
+// The family the desc's dtypes name (BF16 or FP8).
+int sm90_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
+bool sm90_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);
+
 // The cost model on its own (config must be legal).
 CostBreakdown estimate_sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);
 

@@ -1,33 +1,268 @@
-// FP8 block-scaled GEMMs. PLACEHOLDER while the kernel is being written in this session: every entry point
-// throws, so nothing pretends to work.
+// The FP8 block-scaled operations users call: validate → GemmDesc → GemmConfig → JIT kernel → launch.
 #include "tilegemm/fp8_gemm.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "api/device_context.hpp"
+#include "api/validate.hpp"
+#include "kernels/sm90_fp8_gemm.hpp"
+#include "kernels/tma_views.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
+using api::require_contiguous_rows;
+using api::require_int_size;
+using api::require_tensor;
+using api::shape_str;
+
 namespace {
-[[noreturn]] void not_yet(const char* what) {
-  throw RuntimeError(std::string(what) + ": the SM90 FP8 kernel is not implemented yet");
+
+constexpr int kScaleBlock = 128;  // K (and, per block, N) extent of one scaling factor
+constexpr int kTmaAlignFloats = 4;  // 16 bytes
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::string strides_str(const TensorView& v) {
+  std::string s = "strides [";
+  for (int i = 0; i < v.ndim; ++i) s += fmt::format("{}{}", i ? ", " : "", v.strides[i]);
+  return s + "]";
 }
+
+// An fp8 operand [.., rows, K]: e4m3, K contiguous (SM90 wgmma reads fp8 only K-major).
+void check_fp8_operand(const TensorView& v, const char* name, int ndim) {
+  require_tensor(v, name, ndim, DType::kFloat8E4M3);
+  TILEGEMM_REQUIRE(v.stride(-1) == 1, name, "a K-major e4m3 tensor (stride 1 along K; SM90 FP8 needs K-major operands)",
+                   strides_str(v));
+}
+
+// Per-token (1x128) scales of an operand with `rows` rows: fp32 [.., rows, ceil(K/128)], MN-major and TMA-aligned.
+void check_per_token_sf(const TensorView& sf, const char* name, int ndim, std::int64_t batch, std::int64_t rows,
+                        std::int64_t k) {
+  require_tensor(sf, name, ndim, DType::kFloat32);
+  const std::int64_t kb = ceil_div(k, kScaleBlock);
+  const bool shape_ok = sf.size(-2) == rows && sf.size(-1) == kb && (ndim == 2 || sf.size(0) == batch);
+  TILEGEMM_REQUIRE(shape_ok, name,
+                   ndim == 2 ? fmt::format("fp32 [{}, {}] per-token 1x128 scales ([rows, ceil(K/128)])", rows, kb)
+                             : fmt::format("fp32 [{}, {}, {}] per-token 1x128 scales", batch, rows, kb),
+                   shape_str(sf));
+  TILEGEMM_REQUIRE(rows <= 1 || sf.stride(-2) == 1, name,
+                   "MN-major scales (stride 1 along the rows, as get_mn_major_tma_aligned_tensor returns)",
+                   strides_str(sf));
+  TILEGEMM_REQUIRE(kb <= 1 || (sf.stride(-1) >= rows && sf.stride(-1) % kTmaAlignFloats == 0), name,
+                   fmt::format("a K-block stride that is >= {} and a multiple of 4 floats (TMA-aligned: "
+                               "get_tma_aligned_size({}, 4) = {})", rows, rows, (rows + 3) / 4 * 4),
+                   strides_str(sf));
+  TILEGEMM_REQUIRE(ndim == 2 || batch <= 1 || sf.stride(0) % kTmaAlignFloats == 0, name,
+                   "a group stride that is a multiple of 4 floats (16 bytes)", strides_str(sf));
+  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(sf.data) % 16 == 0, name, "a 16-byte aligned pointer",
+                   fmt::format("{}", sf.data));
+}
+
+// Per-block (128x128) scales of B: fp32 [.., ceil(N/128), ceil(K/128)], K-block index contiguous.
+void check_per_block_sf(const TensorView& sf, const char* name, int ndim, std::int64_t batch, std::int64_t n,
+                        std::int64_t k) {
+  require_tensor(sf, name, ndim, DType::kFloat32);
+  const std::int64_t nb = ceil_div(n, kScaleBlock), kb = ceil_div(k, kScaleBlock);
+  const bool shape_ok = sf.size(-2) == nb && sf.size(-1) == kb && (ndim == 2 || sf.size(0) == batch);
+  TILEGEMM_REQUIRE(shape_ok, name,
+                   ndim == 2 ? fmt::format("fp32 [{}, {}] per-block 128x128 scales ([ceil(N/128), ceil(K/128)])", nb, kb)
+                             : fmt::format("fp32 [{}, {}, {}] per-block 128x128 scales", batch, nb, kb),
+                   shape_str(sf));
+  TILEGEMM_REQUIRE(kb <= 1 || sf.stride(-1) == 1, name, "contiguous K blocks (last stride 1)", strides_str(sf));
+}
+
+GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t groups, DType d_dtype,
+                  bool with_c) {
+  GemmDesc desc;
+  desc.type = type;
+  desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
+  desc.num_groups = static_cast<int>(groups);
+  desc.a_dtype = desc.b_dtype = DType::kFloat8E4M3;
+  desc.d_dtype = d_dtype;
+  desc.major_a = desc.major_b = Major::kKMajor;
+  desc.with_c = with_c;
+  return desc;
+}
+
+void run(const GemmDesc& desc, const kernels::Sm90Fp8Operands& ops, const GemmOptions& options) {
+  const DeviceContext& ctx = current_device_context();
+  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
+  GemmConfig config = select_config(desc, ctx.hw, num_sms);
+  if (config.smem_bytes == 0) config.smem_bytes = sm90_fp8_smem_bytes(desc, config);
+  kernels::launch_sm90_fp8_gemm(desc, config, ops, options.stream);
+}
+
+// Dense or batched, both recipes.
+void dense_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                    const TensorView& d, const TensorView* c, bool per_token_b, const GemmOptions& options) {
+  const int ndim = a.ndim;
+  TILEGEMM_REQUIRE(ndim == 2 || ndim == 3, "a", "a 2-D [M, K] or 3-D [B, M, K] tensor",
+                   fmt::format("{}-D {}", a.ndim, shape_str(a)));
+  check_fp8_operand(a, "a", ndim);
+  check_fp8_operand(b, "b", ndim);
+  const DType d_dtype = per_token_b ? DType::kFloat32 : DType::kBFloat16;
+  require_tensor(d, "d", ndim, d_dtype);
+  const std::int64_t batch = ndim == 3 ? a.size(0) : 1, m = a.size(-2), k = a.size(-1), n = b.size(-2);
+  TILEGEMM_REQUIRE(b.size(-1) == k && (ndim == 2 || b.size(0) == batch), "b",
+                   fmt::format("[{}N, K={}] to match a {}", ndim == 3 ? fmt::format("B={}, ", batch) : "", k, shape_str(a)),
+                   shape_str(b));
+  TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n && (ndim == 2 || d.size(0) == batch), "d",
+                   fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  require_contiguous_rows(d, "d");
+  check_per_token_sf(sfa, "sfa", ndim, batch, m, k);
+  if (per_token_b)
+    check_per_token_sf(sfb, "sfb", ndim, batch, n, k);
+  else
+    check_per_block_sf(sfb, "sfb", ndim, batch, n, k);
+  if (c != nullptr) {
+    require_tensor(*c, "c", ndim, DType::kFloat32);
+    TILEGEMM_REQUIRE(c->size(-2) == m && c->size(-1) == n && (ndim == 2 || c->size(0) == batch), "c",
+                     fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));
+    require_contiguous_rows(*c, "c");
+  }
+  for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
+    require_int_size(v, name);
+  if (m == 0 || n == 0 || batch == 0) return;
+
+  const GemmDesc desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype,
+                                 c != nullptr);
+  // Validate everything before touching d: a rejected call leaves d as it was.
+  if (k > 0) validate_desc(desc);
+  if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, options.stream);
+  if (k == 0) {
+    if (c == nullptr) api::copy_or_zero(d, nullptr, options.stream);
+    return;
+  }
+  using kernels::as_3d;
+  run(desc, {as_3d(a), as_3d(sfa), as_3d(b), as_3d(sfb), as_3d(d), nullptr}, options);
+}
+
 }  // namespace
 
-void fp8_gemm_1d2d(const TensorView&, const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                   const GemmOptions&) { not_yet("fp8_gemm_1d2d"); }
-void fp8_gemm_1d1d(const TensorView&, const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                   const TensorView*, const GemmOptions&) { not_yet("fp8_gemm_1d1d"); }
-void m_grouped_fp8_gemm_contiguous(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                                   const TensorView&, const TensorView&, bool, const GemmOptions&) {
-  not_yet("m_grouped_fp8_gemm_contiguous");
+void fp8_gemm_1d2d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const GemmOptions& options) {
+  dense_fp8_gemm(a, sfa, b, sfb, d, nullptr, false, options);
 }
-void m_grouped_fp8_gemm_masked(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                               const TensorView&, const TensorView&, int, const GemmOptions&) {
-  not_yet("m_grouped_fp8_gemm_masked");
+
+void fp8_gemm_1d1d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const TensorView* c, const GemmOptions& options) {
+  dense_fp8_gemm(a, sfa, b, sfb, d, c, true, options);
 }
-void k_grouped_fp8_gemm_contiguous(const TensorView&, const TensorView&, const TensorView&, const TensorView&,
-                                   const TensorView&, const std::vector<int>&, const TensorView&, const TensorView*,
-                                   const GemmOptions&) {
-  not_yet("k_grouped_fp8_gemm_contiguous");
+
+void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                   const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
+                                   bool use_psum_layout, const GemmOptions& options) {
+  check_fp8_operand(a, "a", 2);
+  check_fp8_operand(b, "b", 3);
+  require_tensor(d, "d", 2, DType::kBFloat16);
+  require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);
+  const std::int64_t m = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(1);
+  TILEGEMM_REQUIRE(b.size(2) == k, "b", fmt::format("[G, N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  require_contiguous_rows(d, "d");
+  check_per_token_sf(sfa, "sfa", 2, 1, m, k);
+  check_per_block_sf(sfb, "sfb", 3, groups, n, k);
+  const std::int64_t layout_len = use_psum_layout ? groups : m;
+  TILEGEMM_REQUIRE(grouped_layout.size(0) == layout_len && grouped_layout.stride(0) == 1, "grouped_layout",
+                   use_psum_layout ? fmt::format("contiguous [G={}] (each group's end row, with use_psum_layout)", groups)
+                                   : fmt::format("contiguous [M={}] (one group index per row)", m),
+                   fmt::format("{} stride {}", shape_str(grouped_layout), grouped_layout.stride(0)));
+  const int alignment = get_mk_alignment_for_contiguous_layout();
+  if (!use_psum_layout)
+    TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
+                     std::to_string(m));
+  if (m == 0 || n == 0) return;
+  if (k == 0) return api::copy_or_zero(d, nullptr, options.stream);
+
+  GemmDesc desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false);
+  desc.use_psum_layout = use_psum_layout;
+  validate_desc(desc);
+  using kernels::as_3d;
+  run(desc, {as_3d(a), as_3d(sfa), b, sfb, as_3d(d), static_cast<const int*>(grouped_layout.data)}, options);
+}
+
+void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                               const TensorView& d, const TensorView& masked_m, int expected_m,
+                               const GemmOptions& options) {
+  check_fp8_operand(a, "a", 3);
+  check_fp8_operand(b, "b", 3);
+  require_tensor(d, "d", 3, DType::kBFloat16);
+  require_tensor(masked_m, "masked_m", 1, DType::kInt32);
+  const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
+  TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
+                   fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, "d",
+                   fmt::format("[G={}, M={}, N={}]", groups, m_max, n), shape_str(d));
+  require_contiguous_rows(d, "d");
+  check_per_token_sf(sfa, "sfa", 3, groups, m_max, k);
+  check_per_block_sf(sfb, "sfb", 3, groups, n, k);
+  TILEGEMM_REQUIRE(masked_m.size(0) == groups && masked_m.stride(0) == 1, "masked_m",
+                   fmt::format("contiguous [G={}] (one row count per group)", groups), shape_str(masked_m));
+  TILEGEMM_REQUIRE(expected_m > 0, "expected_m", "a positive row-count hint", std::to_string(expected_m));
+  if (groups == 0 || m_max == 0 || n == 0) return;
+  if (k == 0) return api::copy_or_zero(d, nullptr, options.stream);
+
+  GemmDesc desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false);
+  desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
+  validate_desc(desc);
+  run(desc, {a, sfa, b, sfb, d, static_cast<const int*>(masked_m.data)}, options);
+}
+
+void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                   const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
+                                   const TensorView& ks_tensor, const TensorView* c, const GemmOptions& options) {
+  check_fp8_operand(a, "a", 2);
+  check_fp8_operand(b, "b", 2);
+  require_tensor(d, "d", 3, DType::kFloat32);
+  require_tensor(ks_tensor, "ks_tensor", 1, DType::kInt32);
+  const std::int64_t m = a.size(0), sum_k = a.size(1), n = b.size(0), groups = d.size(0);
+  TILEGEMM_REQUIRE(b.size(1) == sum_k, "b", fmt::format("[N, ΣK={}] to match a {}", sum_k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
+  require_contiguous_rows(d, "d");
+  TILEGEMM_REQUIRE(static_cast<std::int64_t>(ks.size()) == groups, "ks",
+                   fmt::format("{} group sizes (one per group of d)", groups), std::to_string(ks.size()));
+  TILEGEMM_REQUIRE(ks_tensor.size(0) == groups && ks_tensor.stride(0) == 1, "ks_tensor",
+                   fmt::format("contiguous [G={}]", groups), shape_str(ks_tensor));
+  std::int64_t total = 0;
+  for (std::size_t g = 0; g < ks.size(); ++g) {
+    TILEGEMM_REQUIRE(ks[g] >= 0 && ks[g] % kScaleBlock == 0, fmt::format("ks[{}]", g),
+                     "a non-negative multiple of 128 (each group owns whole 128-wide scale blocks)",
+                     std::to_string(ks[g]));
+    total += ks[g];
+  }
+  TILEGEMM_REQUIRE(total == sum_k, "ks", fmt::format("sizes summing to a's K extent {}", sum_k),
+                   fmt::format("a sum of {}", total));
+  check_per_token_sf(sfa, "sfa", 2, 1, m, sum_k);
+  check_per_token_sf(sfb, "sfb", 2, 1, n, sum_k);
+  if (c != nullptr) {
+    require_tensor(*c, "c", 3, DType::kFloat32);
+    TILEGEMM_REQUIRE(c->size(0) == groups && c->size(1) == m && c->size(2) == n, "c",
+                     fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));
+    require_contiguous_rows(*c, "c");
+  }
+  if (groups == 0 || m == 0 || n == 0) return;
+
+  // The heuristics see the mean group K (each group is one [M, N, K_g] problem).
+  const std::int64_t mean_k = std::max<std::int64_t>(kScaleBlock, ceil_div(sum_k / groups, kScaleBlock) * kScaleBlock);
+  const GemmDesc desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr);
+  validate_desc(desc);
+  if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, options.stream);
+  if (c == nullptr) {
+    // Groups with K = 0 produce zeros; the kernel skips them.
+    const auto group_bytes = static_cast<std::size_t>(d.stride(0)) * 4;
+    for (std::size_t g = 0; g < ks.size(); ++g)
+      if (ks[g] == 0)
+        api::copy_or_zero(TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, DType::kFloat32, m, n,
+                                             d.stride(1)),
+                          nullptr, options.stream);
+  }
+  using kernels::as_3d;
+  run(desc, {as_3d(a), as_3d(sfa), as_3d(b), as_3d(sfb), d, static_cast<const int*>(ks_tensor.data)}, options);
 }
 
 }  // namespace tilegemm

@@ -14,6 +14,7 @@ namespace tilegemm {
 
 namespace {
 constexpr int kBf16BlockK = 64;
+constexpr int kFp8BlockK = 128;
 // Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
 // shared memory from nothing.
 constexpr int kMaxPreferredStages = 16;
@@ -98,7 +99,9 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
   const int sms = resolve_num_sms(hw, num_sms);
   const ProblemShape shape = sm90_problem_shape(desc);
   const ProblemLedger problem = problem_ledger(shape, sm90_operand_dtypes(desc), hw);
-  const int k_blocks = static_cast<int>(ceil_div(desc.k, kBf16BlockK));
+  // FP8 stages hold one 128-wide scale block of K; bf16 stages one 128-byte (64-element) swizzle row.
+  const int block_k = is_fp8_desc(desc) ? kFp8BlockK : kBf16BlockK;
+  const int k_blocks = static_cast<int>(ceil_div(desc.k, block_k));
   const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
 
   std::vector<Candidate> out;
@@ -111,7 +114,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
           c.block_m = math.block_m;
           c.num_math_warpgroups = math.num_math_warpgroups;
           c.block_n = block_n;
-          c.block_k = kBf16BlockK;
+          c.block_k = block_k;
           c.stages = stages;
           c.cluster_m = cluster.cluster_m;
           c.cluster_n = cluster.cluster_n;
@@ -121,8 +124,8 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
           c.num_sms = sms;
           c.raster_group = choose_raster_group(shape, c.block_m, c.block_n, sms);
           c.split_k = 1;
-          c.smem_bytes = sm90_bf16_smem_bytes(desc, c);
-          cand.legal = sm90_bf16_config_legal(desc, c, hw, &cand.reject_reason);
+          c.smem_bytes = sm90_smem_bytes(desc, c);
+          cand.legal = sm90_config_legal(desc, c, hw, &cand.reject_reason);
           if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
           out.push_back(std::move(cand));
         }
@@ -140,7 +143,7 @@ std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel
       first_reason = c.reject_reason;
   }
   if (legal.empty())
-    throw InvalidArgument("desc", "a problem some SM90 BF16 config can run",
+    throw InvalidArgument("desc", is_fp8_desc(desc) ? "a problem some SM90 FP8 config can run" : "a problem some SM90 BF16 config can run",
                           fmt::format("{} (every candidate rejected, e.g. {})", to_string(desc), first_reason));
   std::sort(legal.begin(), legal.end(), cheaper);
   return legal;

@@ -45,6 +45,12 @@ constexpr double kHbmEfficiency = 4272.0 / 4800.0;
 constexpr double kTileFixedOverheadUs = 0.5;
 // Once per kernel: launch and the first pipeline fill (does not change the ranking).
 constexpr double kLaunchOverheadUs = 2.0;
+// FP8 (block-scaled): DeepGEMM's 1D2D kernel sustains 1150–1265 TFLOP/s of the 1979 dense fp8 peak on the H200
+// (anchors/h200.md), 0.64 against bf16's 0.78: the scaling of every K block's partials on the CUDA cores takes
+// issue slots. With one consumer warpgroup nothing hides that promotion behind another warpgroup's wgmma
+// (≈ bn cycles of FFMA per 2·bn cycles of wgmma): an estimate, not measured.
+constexpr double kFp8TensorEfficiencyCeiling = 0.64;
+constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
 // Raster group sizes the persistent scheduler supports (m-blocks walked together along N).
 constexpr int kRasterGroups[] = {1, 2, 4, 8, 16};
 
@@ -133,7 +139,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.waves = waves.waves;
   r.last_wave_util = waves.last_wave_utilisation;
   r.flops = problem.flops;
-  r.smem_bytes = sm90_bf16_smem_bytes(desc, c);
+  r.smem_bytes = sm90_smem_bytes(desc, c);
   r.smem_per_stage_bytes = static_cast<int>(smem_bytes_per_stage(dtypes, c.block_m, c.block_n, c.block_k));
   r.acc_regs_per_thread = accumulator_regs_per_thread(c.block_m, c.block_n, 128 * c.num_math_warpgroups);
 
@@ -148,6 +154,11 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * (tile_load_bytes / unshared_bytes);
 
   r.mma_efficiency = mma_efficiency(c, hw);
+  const bool fp8 = is_fp8_desc(desc);
+  if (fp8) {
+    r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
+    if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
+  }
   r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) / (per_sm_peak * r.mma_efficiency) * 1e6;
 
   const double in_flight_bytes = static_cast<double>(std::min<std::int64_t>(c.stages, k_blocks)) * r.smem_per_stage_bytes;
@@ -185,7 +196,8 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
                                         static_cast<int>(wave_n_blocks * c.block_n));
   r.dram_bytes = std::max(wave_ab, problem.bytes.ab()) + problem.bytes.c + problem.bytes.d;
   r.dram_floor_us = r.dram_bytes / hbm_rate * 1e6;
-  r.compute_floor_us = problem.flops / (problem.peak_flops * kTensorEfficiencyCeiling) * 1e6;
+  r.compute_floor_us =
+      problem.flops / (problem.peak_flops * (fp8 ? kFp8TensorEfficiencyCeiling : kTensorEfficiencyCeiling)) * 1e6;
 
   r.bound = "tiles";
   double t = r.mainloop_us;

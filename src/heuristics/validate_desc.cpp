@@ -30,12 +30,19 @@ void validate_desc(const GemmDesc& desc) {
   require_positive(desc.n, "n");
   require_positive(desc.k, "k");
   require_positive(desc.num_groups, "num_groups");
-  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16, "a_dtype", "bf16 (SM90 BF16 kernel family)",
-                   std::string(dtype_name(desc.a_dtype)));
-  TILEGEMM_REQUIRE(desc.b_dtype == DType::kBFloat16, "b_dtype", "bf16 (SM90 BF16 kernel family)",
+  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3, "a_dtype",
+                   "bf16 or e4m3 (the SM90 BF16 and FP8 kernel families)", std::string(dtype_name(desc.a_dtype)));
+  TILEGEMM_REQUIRE(desc.b_dtype == desc.a_dtype, "b_dtype", fmt::format("{} (the dtype of A)", dtype_name(desc.a_dtype)),
                    std::string(dtype_name(desc.b_dtype)));
   TILEGEMM_REQUIRE(desc.d_dtype == DType::kBFloat16 || desc.d_dtype == DType::kFloat32, "d_dtype",
                    "bf16 or fp32", std::string(dtype_name(desc.d_dtype)));
+  if (is_fp8_desc(desc)) {
+    // wgmma reads fp8 operands from shared memory only K-major.
+    TILEGEMM_REQUIRE(desc.major_a == Major::kKMajor, "major_a", "K-major (SM90 FP8 wgmma reads fp8 K-major only)",
+                     "MN-major");
+    TILEGEMM_REQUIRE(desc.major_b == Major::kKMajor, "major_b", "K-major (SM90 FP8 wgmma reads fp8 K-major only)",
+                     "MN-major");
+  }
 
   switch (desc.type) {
     case GemmType::kNormal:
@@ -60,9 +67,9 @@ void validate_desc(const GemmDesc& desc) {
                      std::to_string(desc.expected_m));
 
   if (desc.major_a == Major::kKMajor || desc.major_b == Major::kKMajor)
-    require_tma_aligned(desc.k, desc.a_dtype, "k", "K-major bf16 A/B");
-  if (desc.major_a == Major::kMNMajor) require_tma_aligned(desc.m, desc.a_dtype, "m", "MN-major bf16 A");
-  if (desc.major_b == Major::kMNMajor) require_tma_aligned(desc.n, desc.b_dtype, "n", "MN-major bf16 B");
+    require_tma_aligned(desc.k, desc.a_dtype, "k", "K-major A/B");
+  if (desc.major_a == Major::kMNMajor) require_tma_aligned(desc.m, desc.a_dtype, "m", "MN-major A");
+  if (desc.major_b == Major::kMNMajor) require_tma_aligned(desc.n, desc.b_dtype, "n", "MN-major B");
   require_tma_aligned(desc.n, desc.d_dtype, "n",
                       desc.d_dtype == DType::kFloat32 ? "fp32 D (N-contiguous)" : "bf16 D (N-contiguous)");
 }

@@ -1,0 +1,21 @@
+#pragma once
+// The parameter block of the SM90 FP8 GEMM kernels (host fills it, device reads it as one __grid_constant__
+// argument): the common GEMM block plus the scaling factors. Plain data only.
+#include "tilegemm/gemm_params.hpp"
+
+namespace tilegemm {
+
+struct Fp8GemmParams {
+  GemmParams gemm;
+  // Per-token scales of A as a TMA view [batch][K blocks][rows] (rows contiguous): one box of BLOCK_M floats per
+  // stage. 1D1D: B's per-token scales likewise (box of BLOCK_N floats); unused in 1D2D.
+  TmaDescriptor tma_sfa;
+  TmaDescriptor tma_sfb;
+  // 1D2D: B's per-block scales, element (g, n / 128, kb) at sfb[g * sfb_group_stride + (n / 128) * sfb_row_stride + kb].
+  const float* sfb;
+  long long sfb_group_stride;
+  int sfb_row_stride;
+  int sfb_rows;  // ceil(N / 128)
+};
+
+}  // namespace tilegemm

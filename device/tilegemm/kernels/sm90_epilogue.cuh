@@ -1,0 +1,83 @@
+#pragma once
+// The SM90 GEMM epilogue a consumer warpgroup runs on its fp32 accumulators: registers → swizzled shared
+// memory (stmatrix for bf16 D, paired stores for fp32 D) → one TMA store (or TMA reduce-add) per column chunk.
+//
+// D is staged as column chunks of kDChunkBytes-wide rows (128, 64 or 32 bytes, d_chunk_bytes()), each chunk
+// swizzled with the matching TMA mode, so any BLOCK_N that is a multiple of 16 works. The accumulator layout is
+// wgmma's: per 64-row sub-block, warp w owns rows 16w..16w+15; lane l holds the pairs at row l/4 (+8) and
+// columns 8j + 2(l%4) for j in [0, BLOCK_N/8).
+#include "tilegemm/gemm_params.hpp"
+#include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/matrix.cuh"
+#include "tilegemm/prim/sync.cuh"
+#include "tilegemm/prim/tma.cuh"
+
+namespace tilegemm {
+
+template <int kRowsPerWG, int BLOCK_N, bool kDIsFloat>
+struct Sm90Epilogue {
+  static constexpr int kSubM = kRowsPerWG / 64;
+  static constexpr int kElemBytes = kDIsFloat ? 4 : 2;
+  static constexpr int kChunkBytes = d_chunk_bytes(BLOCK_N, kElemBytes);
+  static constexpr int kChunkCols = kChunkBytes / kElemBytes;
+  static constexpr int kUnitsPerChunkRow = kChunkBytes / 16;  // 16-byte units in one chunk row
+  static constexpr int kRowsPerSwizzleStep = 128 / kChunkBytes;
+  static constexpr int kStagingBytes = kRowsPerWG * BLOCK_N * kElemBytes;  // per warpgroup
+
+  // Byte offset of 16-byte unit `unit` (along N) of row `row` in the staged tile, with the TMA swizzle of the
+  // chunk width: unit index XOR (row / (128 / chunk bytes)) within one chunk row.
+  static TG_DEVICE int offset(int row, int unit) {
+    const int chunk = unit / kUnitsPerChunkRow;
+    const int swizzled = (unit % kUnitsPerChunkRow) ^ ((row / kRowsPerSwizzleStep) % kUnitsPerChunkRow);
+    return chunk * (kRowsPerWG * kChunkBytes) + row * kChunkBytes + swizzled * 16;
+  }
+
+  // Writes the warpgroup's accumulators into its staging buffer (every thread of the warpgroup calls this).
+  static TG_DEVICE void stage(u8* smem_d, const float (&acc)[kSubM][BLOCK_N / 2], int warp_in_wg, int lane) {
+    const int warp_row = warp_in_wg * 16;
+#pragma unroll
+    for (int s = 0; s < kSubM; ++s) {
+      if constexpr (!kDIsFloat) {
+        // stmatrix x4 stores a 16x16 block: lane l addresses row (l % 8) + 8·((l / 8) % 2) and the 16-byte
+        // column unit (l / 16) of the pair of 8-column groups.
+#pragma unroll
+        for (int j = 0; j < BLOCK_N / 16; ++j) {
+          const int row = s * 64 + warp_row + (lane % 8) + 8 * ((lane / 8) % 2);
+          const int unit = 2 * j + lane / 16;  // 16-byte unit (8 bf16) along N
+          const float* a = &acc[s][8 * j];
+          prim::stmatrix_x4(smem_d + offset(row, unit), prim::pack_bf16x2(a[0], a[1]), prim::pack_bf16x2(a[2], a[3]),
+                            prim::pack_bf16x2(a[4], a[5]), prim::pack_bf16x2(a[6], a[7]));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < BLOCK_N / 8; ++j) {
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int row = s * 64 + warp_row + lane / 4 + 8 * half;
+            const int col = 8 * j + 2 * (lane % 4);
+            prim::st_shared_f32x2(smem_d + offset(row, col / 4) + (col % 4) * 4, acc[s][4 * j + 2 * half],
+                                  acc[s][4 * j + 2 * half + 1]);
+          }
+        }
+      }
+    }
+  }
+
+  // One thread issues the TMA stores of the staged tile whose first row is m_row (columns past n clipped).
+  template <bool kAccumulate>
+  static TG_DEVICE void store(const TmaDescriptor* tma_d, const u8* smem_d, int m_row, int n0, int n, int batch) {
+#pragma unroll
+    for (int c = 0; c < BLOCK_N / kChunkCols; ++c) {
+      const int n_col = n0 + c * kChunkCols;
+      if (n_col >= n) break;
+      const u8* src = smem_d + c * (kRowsPerWG * kChunkBytes);
+      if constexpr (kAccumulate)
+        prim::tma_reduce_add_3d(tma_d, src, n_col, m_row, batch);
+      else
+        prim::tma_store_3d(tma_d, src, n_col, m_row, batch);
+    }
+    prim::tma_store_commit();
+  }
+};
+
+}  // namespace tilegemm

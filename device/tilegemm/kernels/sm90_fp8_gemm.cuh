@@ -1,0 +1,254 @@
+#pragma once
+// SM90 FP8 GEMM with fine-grained scaling: D (+)= (A ⊙ sfa) · (B ⊙ sfb)ᵀ, e4m3 operands (both K-major).
+//
+//   1D2D (kSfbPerToken = false): sfa per token (1×128), sfb per 128×128 block; D bf16.
+//   1D1D (kSfbPerToken = true):  both per token; D fp32, optionally accumulated (TMA reduce-add).
+//
+//   warpgroup 0            : producer — one elected thread issues TMA loads of the A and B tiles (128-byte
+//                            swizzle, BLOCK_K = 128 = one scale block) and of the stage's per-token scales.
+//   warpgroups 1..kMathWGs : consumers — per K block and 64-row sub-block, wgmma 64xBLOCK_Nx32 (four of them)
+//                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
+//                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
+//                            Hopper: the tensor core's fp8 accumulator keeps fewer than fp32's mantissa bits.
+//                            With two consumer warpgroups one promotes while the other's wgmma runs.
+//   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler (same schedulers as BF16).
+//
+// The generated source defines a `Config` with the named constants below and an extern "C" entry point that
+// calls sm90_fp8_gemm<Config>(params).
+#include "tilegemm/fp8_params.hpp"
+#include "tilegemm/kernels/sm90_epilogue.cuh"
+#include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/sync.cuh"
+#include "tilegemm/prim/tma.cuh"
+#include "tilegemm/prim/wgmma.cuh"
+#include "tilegemm/sched/gemm_scheduler.cuh"
+#include "tilegemm/shared_enums.hpp"
+
+namespace tilegemm {
+
+// Shared-memory plan of one CTA (src/heuristics/sm90_fp8_legality.cpp computes the same total).
+template <class Cfg>
+struct Sm90Fp8Smem {
+  static constexpr int align128(int bytes) { return (bytes + 127) / 128 * 128; }
+  static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K;  // e4m3: one byte per element
+  static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K;
+  static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * (Cfg::kDIsFloat ? 4 : 2);
+  static constexpr int kSfaBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
+  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : 0;
+  static constexpr int kAOffset = 0;
+  static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
+  static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
+  static constexpr int kSfaOffset = kDOffset + kDBytes;
+  static constexpr int kSfbOffset = kSfaOffset + Cfg::kStages * kSfaBytes;
+  static constexpr int kBarrierOffset = kSfbOffset + Cfg::kStages * kSfbBytes;
+  static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
+  // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included.
+  static constexpr unsigned kStageTxBytes =
+      kABytes + kBBytes + Cfg::BLOCK_M * 4 + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
+  // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
+                "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
+};
+
+template <class Cfg>
+TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
+  constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
+  constexpr int kStages = Cfg::kStages;
+  constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
+  constexpr int kRowsPerWG = BLOCK_M / kMathWGs;
+  constexpr int kSubM = kRowsPerWG / 64;
+  constexpr bool kPerTokenB = Cfg::kSfbPerToken;
+  constexpr int kScaleBlock = 128;  // K and N extent of one scale block
+  // 1D2D: a tile's columns fall into at most two 128-wide scale blocks of B (checked below); when BLOCK_N divides
+  // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
+  constexpr bool kOneScaleBlockB = kScaleBlock % BLOCK_N == 0;
+  constexpr bool kAlignedScaleBlocksB = BLOCK_N % kScaleBlock == 0;
+  using Smem = Sm90Fp8Smem<Cfg>;
+  using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
+  using Scheduler =
+      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, 1>;
+
+  static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");
+  static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
+  static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
+  static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 16 in [16, 256]");
+  static_assert(kPerTokenB || BLOCK_N <= kScaleBlock || BLOCK_N - kScaleBlock == (BLOCK_N & -BLOCK_N & 127) ||
+                    kAlignedScaleBlocksB,
+                "1D2D: a tile may straddle at most two 128-wide scale blocks of B "
+                "(BLOCK_N <= 128, or BLOCK_N - 128 == gcd(BLOCK_N, 128): 144, 160, 192, 256)");
+  static_assert((kSubM + 1) * BLOCK_N / 2 <= 192, "result + one K block of partials must fit in registers");
+  static_assert(!kPerTokenB || Cfg::kDIsFloat, "the 1D1D recipe writes fp32 D");
+
+  extern __shared__ __align__(1024) u8 smem[];
+  auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(smem + Smem::kBarrierOffset);
+  auto smem_a = [&](int stage) { return smem + Smem::kAOffset + stage * Smem::kABytes; };
+  auto smem_b = [&](int stage) { return smem + Smem::kBOffset + stage * Smem::kBBytes; };
+  auto smem_sfa = [&](int stage) { return reinterpret_cast<float*>(smem + Smem::kSfaOffset + stage * Smem::kSfaBytes); };
+  auto smem_sfb = [&](int stage) { return reinterpret_cast<float*>(smem + Smem::kSfbOffset + stage * Smem::kSfbBytes); };
+
+  const int warpgroup = static_cast<int>(warp_uniform(threadIdx.x / 128));
+  const int thread_in_wg = threadIdx.x % 128;
+  const GemmParams& gemm = params.gemm;
+
+  if (threadIdx.x == 0) {
+    prim::tma_prefetch_descriptor(&gemm.tma_a);
+    prim::tma_prefetch_descriptor(&gemm.tma_b);
+    prim::tma_prefetch_descriptor(&gemm.tma_d);
+    prim::tma_prefetch_descriptor(&params.tma_sfa);
+    if constexpr (kPerTokenB) prim::tma_prefetch_descriptor(&params.tma_sfb);
+    barriers->init(kMathWGs * 4);  // one release per consumer warp
+    prim::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---------------- producer ----------------
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
+    if (thread_in_wg < 32 && prim::elect_one_sync()) {
+      Scheduler scheduler(gemm);
+      prim::PipelineState<kStages> st;
+      sched::Tile tile;
+      while (scheduler.next(tile)) {
+        for (int kb = 0; kb < tile.k_blocks; ++kb) {
+          barriers->producer_acquire(st);
+          u64* full = &barriers->inputs_arrived[st.index];
+          barriers->producer_commit(st, Smem::kStageTxBytes);
+          const int k0 = tile.k0 + kb * BLOCK_K;
+          const int k_scale = k0 / kScaleBlock;
+          prim::tma_load_3d(&gemm.tma_a, full, smem_a(st.index), k0, tile.m0, tile.a_batch);
+          prim::tma_load_3d(&gemm.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch);
+          prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(st.index), tile.m0, k_scale, tile.a_batch);
+          if constexpr (kPerTokenB)
+            prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(st.index), tile.n0, k_scale, tile.b_batch);
+          st.advance();
+        }
+      }
+    }
+  } else {
+    // ---------------- consumers ----------------
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<232>();
+    const int math_wg = warpgroup - 1;
+    const int warp_in_wg = thread_in_wg / 32;
+    const int lane = threadIdx.x % 32;
+    const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
+    const int thread_row = warp_in_wg * 16 + lane / 4;  // accumulator rows thread_row and thread_row + 8
+    const int thread_col = 2 * (lane % 4);              // accumulator columns 8j + thread_col (+1)
+
+    // K-major tiles of 128-byte rows: a 32-element K slice is a 32-byte step inside the swizzle atom.
+    auto a_desc = [&](int stage, int sub, int kk) {
+      return prim::make_smem_desc(smem_addr(smem_a(stage)) + (row_base + sub * 64) * 128 + kk * 32, 0, 1024,
+                                  prim::SmemSwizzle::k128B);
+    };
+    auto b_desc = [&](int stage, int kk) {
+      return prim::make_smem_desc(smem_addr(smem_b(stage)) + kk * 32, 0, 1024, prim::SmemSwizzle::k128B);
+    };
+    u8* smem_d = smem + Smem::kDOffset + math_wg * Epilogue::kStagingBytes;
+    const bool is_store_thread = thread_in_wg == 0;
+
+    Scheduler scheduler(gemm);
+    prim::PipelineState<kStages> st;
+    sched::Tile tile;
+    float acc[kSubM][BLOCK_N / 2];  // the scaled fp32 result
+    float part[BLOCK_N / 2];        // one K block of one 64-row sub-block, straight from wgmma
+
+    while (scheduler.next(tile)) {
+#pragma unroll
+      for (int s = 0; s < kSubM; ++s)
+#pragma unroll
+        for (int i = 0; i < BLOCK_N / 2; ++i) acc[s][i] = 0.0f;
+
+      // 1D2D: the (at most two) rows of B's block scales this tile reads, and how many 8-column groups of the
+      // tile lie in the first one.
+      const float* sfb_first = nullptr;
+      const float* sfb_second = nullptr;
+      int first_block_groups = BLOCK_N / 8;
+      if constexpr (!kPerTokenB) {
+        const int first = tile.n0 / kScaleBlock;
+        const int second = min(first + 1, params.sfb_rows - 1);  // never read past the last row
+        const float* base = params.sfb + tile.b_batch * params.sfb_group_stride;
+        sfb_first = base + first * params.sfb_row_stride;
+        sfb_second = base + second * params.sfb_row_stride;
+        if constexpr (kAlignedScaleBlocksB)
+          first_block_groups = kScaleBlock / 8;
+        else if constexpr (!kOneScaleBlockB)
+          first_block_groups = (kScaleBlock - tile.n0 % kScaleBlock) / 8;
+      }
+
+      for (int kb = 0; kb < tile.k_blocks; ++kb) {
+        const int k_scale = tile.k0 / kScaleBlock + kb;
+        float sb_first = 0.0f, sb_second = 0.0f;
+        if constexpr (!kPerTokenB) {
+          sb_first = __ldg(sfb_first + k_scale);
+          if constexpr (!kOneScaleBlockB) sb_second = __ldg(sfb_second + k_scale);
+        }
+        barriers->consumer_wait(st);
+        // This thread's A scales, read before the stage can be released.
+        float sa[kSubM][2];
+#pragma unroll
+        for (int s = 0; s < kSubM; ++s) {
+          sa[s][0] = smem_sfa(st.index)[row_base + s * 64 + thread_row];
+          sa[s][1] = smem_sfa(st.index)[row_base + s * 64 + thread_row + 8];
+        }
+
+#pragma unroll
+        for (int s = 0; s < kSubM; ++s) {
+#pragma unroll
+          for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
+          prim::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+            prim::wgmma_e4m3<BLOCK_N>(a_desc(st.index, s, kk), b_desc(st.index, kk), part, kk > 0 ? 1u : 0u);
+          prim::wgmma_commit();
+#pragma unroll
+          for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
+          prim::wgmma_wait<0>();
+          // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
+          if (!kPerTokenB && s == kSubM - 1 && lane == 0) barriers->consumer_release(st.index);
+
+          // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
+          if constexpr (!kPerTokenB) {
+            const float s00 = sa[s][0] * sb_first, s10 = sa[s][1] * sb_first;
+            const float s01 = sa[s][0] * sb_second, s11 = sa[s][1] * sb_second;
+#pragma unroll
+            for (int j = 0; j < BLOCK_N / 8; ++j) {
+              const bool in_first = kOneScaleBlockB || j < first_block_groups;
+              const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
+              acc[s][4 * j + 0] += top * part[4 * j + 0];
+              acc[s][4 * j + 1] += top * part[4 * j + 1];
+              acc[s][4 * j + 2] += bottom * part[4 * j + 2];
+              acc[s][4 * j + 3] += bottom * part[4 * j + 3];
+            }
+          } else {
+            const float* sfb_stage = smem_sfb(st.index);
+#pragma unroll
+            for (int j = 0; j < BLOCK_N / 8; ++j) {
+              const float sb0 = sfb_stage[8 * j + thread_col], sb1 = sfb_stage[8 * j + thread_col + 1];
+              acc[s][4 * j + 0] += sa[s][0] * sb0 * part[4 * j + 0];
+              acc[s][4 * j + 1] += sa[s][0] * sb1 * part[4 * j + 1];
+              acc[s][4 * j + 2] += sa[s][1] * sb0 * part[4 * j + 2];
+              acc[s][4 * j + 3] += sa[s][1] * sb1 * part[4 * j + 3];
+            }
+          }
+        }
+        // 1D1D read B's scales from the stage during promotion: release only now.
+        if (kPerTokenB && lane == 0) barriers->consumer_release(st.index);
+        st.advance();
+      }
+
+      // -------- epilogue: registers → swizzled shared memory → TMA store --------
+      // The previous tile's store must have finished reading shared memory before it is overwritten.
+      if (is_store_thread) prim::tma_store_wait_read<0>();
+      prim::named_barrier_sync(1 + math_wg, 128);
+      Epilogue::stage(smem_d, acc, warp_in_wg, lane);
+      prim::fence_proxy_async_shared();
+      prim::named_barrier_sync(1 + math_wg, 128);
+      if (is_store_thread)
+        Epilogue::template store<Cfg::kAccumulate>(&gemm.tma_d, smem_d, tile.m0 + row_base, tile.n0, gemm.n,
+                                                   tile.d_batch);
+    }
+    // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
+    if (is_store_thread) prim::tma_store_wait<0>();
+  }
+}
+
+}  // namespace tilegemm

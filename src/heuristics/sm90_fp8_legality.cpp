@@ -1,0 +1,91 @@
+// The SM90 FP8 kernel's constraints, in one place. The kernel (device/tilegemm/kernels/sm90_fp8_gemm.cuh) is
+// written to exactly these rules; a config that passes here must compile and run there.
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+namespace {
+// One stage holds one 128-wide K block: 128 e4m3 bytes per tile row (one 128B-swizzle atom row), and exactly
+// one block of scales.
+constexpr int kFp8BlockK = 128;
+constexpr int kScaleBlock = 128;
+constexpr int kMinStages = 2, kMaxStages = 16;
+// The math threads hold the scaled result (rows/64 × block_n/2 fp32) plus one K block of raw wgmma partials
+// (block_n/2); beyond 192 of the 232 registers setmaxnreg gives them, addresses and scales spill.
+constexpr int kMaxResultAndPartialRegs = 192;
+constexpr int kSmemReserveBytes = 1024;
+
+bool fail(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
+int align128(int bytes) { return (bytes + 127) / 128 * 128; }
+}  // namespace
+
+int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
+  const bool per_token_b = desc.d_dtype == DType::kFloat32;  // 1D1D
+  const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k + align128(c.block_m * 4) +
+                              (per_token_b ? align128(c.block_n * 4) : 0);
+  const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
+  return static_cast<int>(c.stages * per_stage + staging + kSmemReserveBytes);
+}
+
+bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
+  const bool per_token_b = desc.d_dtype == DType::kFloat32;
+  if (desc.with_c && !per_token_b)
+    return fail(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
+  if (desc.type == GemmType::kKGroupedContiguous && !per_token_b)
+    return fail(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
+  if (c.block_k != kFp8BlockK)
+    return fail(why, fmt::format("block_k {} != {} (one 128-wide scale block per stage)", c.block_k, kFp8BlockK));
+  const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
+                        (c.block_m == 128 && (c.num_math_warpgroups == 1 || c.num_math_warpgroups == 2)) ||
+                        (c.block_m == 256 && c.num_math_warpgroups == 2);
+  if (!shape_ok)
+    return fail(why, fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), "
+                                 "(256,2)}}", c.block_m, c.num_math_warpgroups));
+  if (desc.type == GemmType::kMGroupedContiguous && c.block_m > 128)
+    return fail(why, fmt::format("block_m {} > 128: contiguous groups are aligned to 128 rows, a tile must not "
+                                 "straddle two groups", c.block_m));
+  if (c.block_n < 16 || c.block_n > 256 || c.block_n % 16 != 0)
+    return fail(why, fmt::format("block_n {} is not a multiple of 16 in [16, 256]", c.block_n));
+  if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
+    return fail(why, fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
+                                 "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n));
+  const int sub_blocks = c.block_m / c.num_math_warpgroups / 64;
+  const int regs = (sub_blocks + 1) * c.block_n / 2;
+  if (regs > kMaxResultAndPartialRegs)
+    return fail(why, fmt::format("{} fp32 result + partial registers per thread (({} + 1) x block_n {} / 2) > {}", regs,
+                                 sub_blocks, c.block_n, kMaxResultAndPartialRegs));
+  if (c.stages < kMinStages || c.stages > kMaxStages)
+    return fail(why, fmt::format("stages {} not in [{}, {}]", c.stages, kMinStages, kMaxStages));
+  const int smem = sm90_fp8_smem_bytes(desc, c);
+  if (smem > hw.smem_per_block_bytes)
+    return fail(why, fmt::format("shared memory {} B ({} stages) > {} B per block", smem, c.stages,
+                                 hw.smem_per_block_bytes));
+  if (c.smem_bytes != 0 && c.smem_bytes != smem)
+    return fail(why, fmt::format("config.smem_bytes {} != the {} B the kernel needs", c.smem_bytes, smem));
+  if (c.num_sms < 1 || c.num_sms > hw.num_sms)
+    return fail(why, fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms));
+  if (c.raster_group < 1) return fail(why, fmt::format("raster_group {} < 1", c.raster_group));
+  if (c.split_k != 1) return fail(why, fmt::format("split_k {} != 1 (the FP8 kernel has no split-K yet)", c.split_k));
+  if (c.cluster_m != 1 || c.cluster_n != 1 || c.multicast != MulticastSide::kNone)
+    return fail(why, "the FP8 kernel runs without clusters (1x1, no multicast)");
+  if (why) why->clear();
+  return true;
+}
+
+int sm90_smem_bytes(const GemmDesc& desc, const GemmConfig& config) {
+  return is_fp8_desc(desc) ? sm90_fp8_smem_bytes(desc, config) : sm90_bf16_smem_bytes(desc, config);
+}
+
+bool sm90_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why) {
+  return is_fp8_desc(desc) ? sm90_fp8_config_legal(desc, config, hw, why)
+                           : sm90_bf16_config_legal(desc, config, hw, why);
+}
+
+}  // namespace tilegemm

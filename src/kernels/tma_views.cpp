@@ -1,0 +1,71 @@
+#include "kernels/tma_views.hpp"
+
+#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
+
+namespace tilegemm::kernels {
+
+namespace {
+std::uint64_t u64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+int elem_bytes(DType t) { return dtype_bits(t) / 8; }
+
+// TMA wants a valid stride even for an extent-1 batch dimension.
+void fill_batch_stride(TmaView& t, const TensorView& v) {
+  const auto e = u64(elem_bytes(v.dtype));
+  t.byte_strides[1] = v.size(0) > 1 ? u64(v.stride(0)) * e : 0;
+  if (t.byte_strides[1] == 0) t.byte_strides[1] = t.byte_strides[0] * t.dims[1];
+}
+}  // namespace
+
+TensorView as_3d(const TensorView& v) {
+  if (v.ndim == 3) return v;
+  return TensorView::batched(v.data, v.dtype, 1, v.shape[0], v.shape[1], v.shape[0] * v.strides[0], v.strides[0],
+                             v.strides[1]);
+}
+
+TmaView operand_view(const TensorView& v, Major major, int block_rows, int block_k) {
+  TmaView t;
+  t.base = v.data;
+  t.dtype = v.dtype;
+  const auto e = u64(elem_bytes(v.dtype));
+  if (major == Major::kKMajor) {
+    t.dims = {u64(v.size(2)), u64(v.size(1)), u64(v.size(0))};
+    t.byte_strides[0] = u64(v.stride(1)) * e;
+    t.box = {static_cast<std::uint32_t>(block_k), static_cast<std::uint32_t>(block_rows), 1};
+  } else {
+    t.dims = {u64(v.size(1)), u64(v.size(2)), u64(v.size(0))};
+    t.byte_strides[0] = u64(v.stride(2)) * e;
+    t.box = {64, static_cast<std::uint32_t>(block_k), 1};
+  }
+  fill_batch_stride(t, v);
+  t.swizzle_bytes = 128;
+  return t;
+}
+
+TmaView output_view(const TensorView& d, int block_n, int box_rows) {
+  const int e = elem_bytes(d.dtype);
+  const int chunk_bytes = d_chunk_bytes(block_n, e);
+  TmaView t;
+  t.base = d.data;
+  t.dtype = d.dtype;
+  t.dims = {u64(d.size(2)), u64(d.size(1)), u64(d.size(0))};
+  t.byte_strides[0] = u64(d.stride(1)) * u64(e);
+  fill_batch_stride(t, d);
+  t.box = {static_cast<std::uint32_t>(chunk_bytes / e), static_cast<std::uint32_t>(box_rows), 1};
+  t.swizzle_bytes = chunk_bytes;
+  return t;
+}
+
+TmaView scale_view(const TensorView& sf, int box_rows) {
+  TmaView t;
+  t.base = sf.data;
+  t.dtype = sf.dtype;
+  t.dims = {u64(sf.size(1)), u64(sf.size(2)), u64(sf.size(0))};
+  // Between K blocks; with one K block the stride is never used but must still be a multiple of 16 bytes.
+  t.byte_strides[0] = sf.size(2) > 1 ? u64(sf.stride(2)) * 4 : (u64(sf.size(1)) * 4 + 15) / 16 * 16;
+  fill_batch_stride(t, sf);
+  t.box = {static_cast<std::uint32_t>(box_rows), 1, 1};
+  t.swizzle_bytes = 0;
+  return t;
+}
+
+}  // namespace tilegemm::kernels

@@ -1,0 +1,24 @@
+#pragma once
+// The TMA views the SM90 GEMM kernels load and store through, built from [batch, rows, cols] TensorViews.
+#include "kernels/tma_descriptor.hpp"
+#include "tilegemm/gemm_config.hpp"
+#include "tilegemm/tensor_view.hpp"
+
+namespace tilegemm::kernels {
+
+// A [B, rows, K] operand: K-major loads [block_k x block_rows] boxes, MN-major loads 64-wide column panels of
+// block_k rows. Both with the 128-byte swizzle.
+TmaView operand_view(const TensorView& v, Major major, int block_rows, int block_k);
+
+// D [B, rows, N] (N contiguous) stored in column chunks of d_chunk_bytes(block_n) with the matching swizzle,
+// box_rows rows (one consumer warpgroup's share of the tile) per store.
+TmaView output_view(const TensorView& d, int block_n, int box_rows);
+
+// Per-token scales [B, rows, K blocks] stored rows-contiguous (MN-major): one box of box_rows floats of one K
+// block per load, no swizzle.
+TmaView scale_view(const TensorView& sf, int box_rows);
+
+// [rows, cols] as [1, rows, cols]; 3-D views unchanged.
+TensorView as_3d(const TensorView& v);
+
+}  // namespace tilegemm::kernels

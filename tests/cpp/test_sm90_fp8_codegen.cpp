@@ -1,0 +1,145 @@
+// Every SM90 FP8 kernel variant the API can launch compiles for sm_90a through the JIT on a machine without a
+// GPU, and ptxas reports no spills or local memory (DG_JIT_PTXAS_CHECK).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "kernels/sm90_fp8_gemm.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/heuristics.hpp"
+#include "tilegemm/hw.hpp"
+#include "tilegemm/jit.hpp"
+
+using namespace tilegemm;
+
+namespace {
+
+class Sm90Fp8Codegen : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache_dir_ = std::filesystem::temp_directory_path() / ("tilegemm-fp8-codegen-" + std::to_string(::getpid()));
+    ::setenv("DG_JIT_CACHE_DIR", cache_dir_.c_str(), 1);
+    ::setenv("DG_JIT_PTXAS_CHECK", "1", 1);
+    reload_env();
+  }
+  void TearDown() override {
+    ::unsetenv("DG_JIT_PTXAS_CHECK");
+    ::unsetenv("DG_JIT_CACHE_DIR");
+    reload_env();
+    std::filesystem::remove_all(cache_dir_);
+  }
+  std::filesystem::path cache_dir_;
+};
+
+GemmDesc fp8_desc(GemmType type, DType d, bool with_c) {
+  GemmDesc desc;
+  desc.type = type;
+  desc.m = 4096, desc.n = 7168, desc.k = 2048;
+  desc.num_groups = type == GemmType::kNormal ? 1 : 4;
+  desc.expected_m = type == GemmType::kMGroupedMasked ? 256 : 0;
+  desc.a_dtype = desc.b_dtype = DType::kFloat8E4M3;
+  desc.d_dtype = d;
+  desc.with_c = with_c;
+  return desc;
+}
+
+void expect_compiles(const GemmDesc& desc, const GemmConfig& config) {
+  const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, config);
+  SCOPED_TRACE(spec.name);
+  EXPECT_NE(spec.source.find("static constexpr int BLOCK_N = " + std::to_string(config.block_n)), std::string::npos);
+  EXPECT_NE(spec.source.find(std::string("kSfbPerToken = ") + (desc.d_dtype == DType::kFloat32 ? "true" : "false")),
+            std::string::npos);
+  std::shared_ptr<const jit::CompiledKernel> kernel;
+  ASSERT_NO_THROW(kernel = jit::get_kernel(spec));
+  EXPECT_GT(kernel->cubin().size(), 1000u);
+}
+
+}  // namespace
+
+TEST_F(Sm90Fp8Codegen, EveryRecipeAndSchedulerCompilesWithoutSpills) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
+                        GemmType::kMGroupedMasked}) {
+    const GemmDesc desc = fp8_desc(type, DType::kBFloat16, false);
+    expect_compiles(desc, select_config(desc, hw));
+  }
+  GemmDesc psum = fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false);
+  psum.use_psum_layout = true;
+  expect_compiles(psum, select_config(psum, hw));
+  for (bool with_c : {false, true}) {
+    const GemmDesc one_d_one_d = fp8_desc(GemmType::kNormal, DType::kFloat32, with_c);
+    expect_compiles(one_d_one_d, select_config(one_d_one_d, hw));
+  }
+  const GemmDesc k_grouped = fp8_desc(GemmType::kKGroupedContiguous, DType::kFloat32, true);
+  expect_compiles(k_grouped, select_config(k_grouped, hw));
+}
+
+// The tile shapes at the edges of the legality rules: the widest tiles the registers allow, the block_n values
+// that straddle two 128-wide scale blocks of B (144, 160, 192) and the narrowest tile.
+TEST_F(Sm90Fp8Codegen, ExtremeTileShapesCompile) {
+  const HardwareModel hw = hardware_preset("h200");
+  struct Shape { int block_m, wgs, block_n; DType d; };
+  const Shape shapes[] = {{64, 1, 16, DType::kBFloat16},   {64, 1, 192, DType::kBFloat16},
+                          {128, 2, 144, DType::kBFloat16}, {128, 2, 160, DType::kBFloat16},
+                          {128, 2, 192, DType::kBFloat16}, {256, 2, 128, DType::kBFloat16},
+                          {128, 1, 112, DType::kBFloat16}, {128, 2, 192, DType::kFloat32},
+                          {128, 2, 176, DType::kFloat32}};
+  for (const Shape& s : shapes) {
+    const GemmDesc desc = fp8_desc(GemmType::kNormal, s.d, false);
+    GemmConfig c;
+    c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = 128;
+    c.stages = 3, c.num_sms = hw.num_sms;
+    std::string why;
+    ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
+    expect_compiles(desc, c);
+  }
+}
+
+TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
+  const HardwareModel hw = hardware_preset("h200");
+  const GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
+  auto rejected = [&](GemmConfig c, const GemmDesc& d, const std::string& needle) {
+    c.num_sms = hw.num_sms;
+    std::string why;
+    EXPECT_FALSE(sm90_fp8_config_legal(d, c, hw, &why)) << needle;
+    EXPECT_NE(why.find(needle), std::string::npos) << why;
+  };
+  GemmConfig base;
+  base.block_m = 128, base.num_math_warpgroups = 2, base.block_n = 128, base.block_k = 128, base.stages = 4;
+  GemmConfig c = base;
+  c.block_k = 64;
+  rejected(c, desc, "block_k 64");
+  c = base, c.block_n = 176;  // 176 - 128 = 48 != gcd(176, 128) = 16: three scale blocks in one tile
+  rejected(c, desc, "straddle");
+  c = base, c.block_n = 256;  // 2 x 256 / 2 = 256 registers
+  rejected(c, desc, "registers");
+  c = base, c.stages = 40;
+  rejected(c, desc, "stages 40");
+  c = base, c.cluster_m = 2, c.multicast = MulticastSide::kB;
+  rejected(c, desc, "clusters");
+  GemmDesc with_c = desc;
+  with_c.with_c = true;
+  rejected(base, with_c, "no C input");
+  // 1D1D's per-token B scales may straddle any number of blocks.
+  GemmConfig wide = base;
+  wide.block_n = 176, wide.stages = 2, wide.num_sms = hw.num_sms;
+  std::string why;
+  EXPECT_TRUE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kFloat32, false), wide, hw, &why)) << why;
+}
+
+TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (int m : {64, 128, 4096})
+    for (auto [n, k] : {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}) {
+      GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
+      desc.m = m, desc.n = n, desc.k = k;
+      const GemmConfig c = select_config(desc, hw);
+      std::string why;
+      EXPECT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << to_string(desc) << ": " << why;
+      EXPECT_EQ(c.block_k, 128);
+    }
+}

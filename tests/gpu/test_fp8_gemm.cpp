@@ -1,0 +1,275 @@
+// SM90 FP8 block-scaled GEMMs on the GPU: 1D2D and 1D1D, dense, batched, M-grouped (contiguous, prefix-sum,
+// masked) and K-grouped, against float64 references of the dequantised and of the original data, with D
+// poisoned before the run and its guard bands checked after.
+#include <random>
+
+#include "fp8_harness.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_gemm.hpp"
+
+namespace gpu_test {
+namespace {
+
+std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+
+// ---------------- dense and batched ----------------
+enum class Recipe { k1D2D, k1D1D };
+struct Fp8DenseCase {
+  std::int64_t batch, m, n, k;
+  Recipe recipe;
+  CMode c_mode;  // 1D1D only
+};
+
+std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
+  const auto& c = info.param;
+  return fmt::format("{}m{}_n{}_k{}_{}_c{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
+                     c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode));
+}
+void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
+  *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
+                     c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", c_mode_name(c.c_mode));
+}
+
+class Fp8Dense : public ::testing::TestWithParam<Fp8DenseCase> {};
+
+TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
+  GPU_TEST_REQUIRE_SM90();
+  const Fp8DenseCase cs = GetParam();
+  const std::uint64_t seed = next_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  const bool one_d_one_d = cs.recipe == Recipe::k1D1D;
+  const QuantisedOperand a = make_quantised(cs.batch, cs.m, cs.k, false, seed * 8 + 0);
+  const QuantisedOperand b = make_quantised(cs.batch, cs.n, cs.k, !one_d_one_d, seed * 8 + 1);
+  GuardedTensor d(one_d_one_d ? DType::kFloat32 : DType::kBFloat16, cs.batch, cs.m, cs.n);
+  std::unique_ptr<GuardedTensor> c;
+  if (cs.c_mode != CMode::kNone) {
+    c = std::make_unique<GuardedTensor>(DType::kFloat32, cs.batch, cs.m, cs.n);
+    c->fill_random(seed * 8 + 2);
+  }
+  const GuardedTensor* c_host = c.get();
+  if (cs.c_mode == CMode::kInPlace) {
+    d.fill_random(seed * 8 + 2);  // the same values as c: d holds C before the call
+  }
+  const TensorView c_view = c ? c->device_view() : TensorView{};
+  const TensorView* c_arg = cs.c_mode == CMode::kSeparate ? &c_view : nullptr;
+  const TensorView d_view = d.device_view();
+  if (cs.c_mode == CMode::kInPlace) c_arg = &d_view;
+
+  if (one_d_one_d)
+    tilegemm::fp8_gemm_1d1d(a.data_view, a.sf_view, b.data_view, b.sf_view, d_view, c_arg);
+  else
+    tilegemm::fp8_gemm_1d2d(a.data_view, a.sf_view, b.data_view, b.sf_view, d_view);
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+  d.download();
+
+  const auto cov = d.coverage([](std::int64_t, std::int64_t) { return true; });
+  EXPECT_TRUE(cov.ok()) << cov.describe();
+  Fp8Comparison cmp;
+  for (std::int64_t g = 0; g < a.batches(); ++g)
+    compare_rows(a, g, 0, cs.m, b, g, d, g, 0, c_host, 0, cs.k, seed + g, cmp);
+  expect_fp8_accuracy(cmp);
+  report(one_d_one_d ? "fp8_gemm_1d1d" : "fp8_gemm_1d2d",
+         fmt::format("{}{}x{}x{}", cs.batch ? fmt::format("{}x", cs.batch) : "", cs.m, cs.n, cs.k), "nt",
+         fmt::format("d={} c={}", one_d_one_d ? "fp32" : "bf16", c_mode_name(cs.c_mode)), diff_text(cmp), !HasFailure());
+}
+
+std::vector<Fp8DenseCase> dense_cases() {
+  std::vector<Fp8DenseCase> cases;
+  // The 18 DeepSeek shapes (quick: the six N,K pairs, each with one of the three M).
+  const std::int64_t ms[] = {64, 128, 4096};
+  const std::pair<std::int64_t, std::int64_t> nks[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
+                                                       {7168, 16384}, {4096, 7168}, {7168, 2048}};
+  int i = 0;
+  for (auto m : ms)
+    for (auto [n, k] : nks) {
+      if (full_level() || i % 4 == 0 || (m == 4096 && i % 2 == 1)) cases.push_back({0, m, n, k, Recipe::k1D2D, CMode::kNone});
+      ++i;
+    }
+  // Ragged: M not a multiple of any tile, N of 16 bytes of bf16, K not a multiple of 128 (a partial last scale block).
+  const std::int64_t ragged_m[] = {1, 7, 65, 129, 4095};
+  const std::int64_t ragged_n[] = {8, 24, 576, 2112, 7168};
+  const std::int64_t ragged_k[] = {128, 1008, 7168, 272, 3200};
+  for (int j = 0; j < 5; ++j) cases.push_back({0, ragged_m[j], ragged_n[(j + 2) % 5], ragged_k[j], Recipe::k1D2D, CMode::kNone});
+  // 1D1D with each way C can enter.
+  cases.push_back({0, 129, 576, 1008, Recipe::k1D1D, CMode::kNone});
+  cases.push_back({0, 4096, 7168, 2048, Recipe::k1D1D, CMode::kSeparate});
+  cases.push_back({0, 65, 2112, 512, Recipe::k1D1D, CMode::kInPlace});
+  // Batched.
+  cases.push_back({3, 129, 576, 512, Recipe::k1D2D, CMode::kNone});
+  cases.push_back({2, 200, 2112, 1024, Recipe::k1D1D, CMode::kInPlace});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
+                         ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},
+                                           Fp8DenseCase{0, 65, 576, 272, Recipe::k1D1D, CMode::kInPlace}),
+                         dense_name);
+
+// ---------------- M-grouped contiguous ----------------
+struct Fp8ContiguousCase {
+  int groups;
+  std::int64_t n, k;
+  int mean_m;
+  bool psum;
+};
+std::string contiguous_name(const ::testing::TestParamInfo<Fp8ContiguousCase>& info) {
+  const auto& c = info.param;
+  return fmt::format("g{}_n{}_k{}_m{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "");
+}
+void PrintTo(const Fp8ContiguousCase& c, std::ostream* os) { *os << fmt::format("g{} n{} k{} m{}", c.groups, c.n, c.k, c.mean_m); }
+
+class Fp8MGroupedContiguous : public ::testing::TestWithParam<Fp8ContiguousCase> {};
+
+TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  const Fp8ContiguousCase cs = GetParam();
+  const std::uint64_t seed = next_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> size_dist(0, 2 * cs.mean_m);
+  std::vector<std::int64_t> sizes(cs.groups), starts(cs.groups);
+  for (auto& s : sizes) s = size_dist(rng);
+  if (cs.groups > 1) sizes[1] = 0;
+  if (sizes[0] % alignment == 0) sizes[0] += 1;
+  std::int64_t m_total = 0;
+  for (int g = 0; g < cs.groups; ++g) starts[g] = m_total, m_total += align_up(sizes[g], alignment);
+  std::vector<std::int32_t> row_group(static_cast<std::size_t>(m_total), -1), ends(cs.groups);
+  for (int g = 0; g < cs.groups; ++g) {
+    for (std::int64_t r = 0; r < sizes[g]; ++r) row_group[starts[g] + r] = g;
+    ends[g] = static_cast<std::int32_t>(starts[g] + sizes[g]);
+  }
+  DeviceInts layout(cs.psum ? ends : row_group);
+
+  const QuantisedOperand a = make_quantised(0, m_total, cs.k, false, seed * 8 + 0);
+  const QuantisedOperand b = make_quantised(cs.groups, cs.n, cs.k, true, seed * 8 + 1);
+  GuardedTensor d(DType::kBFloat16, 0, m_total, cs.n);
+  tilegemm::m_grouped_fp8_gemm_contiguous(a.data_view, a.sf_view, b.data_view, b.sf_view, d.device_view(),
+                                          layout.view(), cs.psum);
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+  d.download();
+
+  const auto cov = d.coverage([&](std::int64_t, std::int64_t r) { return row_group[r] >= 0; });
+  EXPECT_EQ(cov.unwritten, 0) << cov.describe();
+  EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
+  Fp8Comparison cmp;
+  for (int g = 0; g < cs.groups; ++g) compare_rows(a, 0, starts[g], sizes[g], b, g, d, 0, starts[g], nullptr, 0, cs.k, seed + g, cmp);
+  expect_fp8_accuracy(cmp);
+  std::string size_list;
+  for (auto s : sizes) size_list += fmt::format("{}{}", size_list.empty() ? "" : ",", s);
+  report("m_grouped_fp8_gemm_contiguous", fmt::format("M={} [{}] x{} x{}", m_total, size_list, cs.n, cs.k), "nt",
+         cs.psum ? "1d2d psum" : "1d2d per-row", diff_text(cmp), !HasFailure());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
+                         ::testing::Values(Fp8ContiguousCase{4, 4096, 7168, 300, false},
+                                           Fp8ContiguousCase{8, 7168, 2048, 200, true},
+                                           Fp8ContiguousCase{3, 576, 1008, 100, false},
+                                           Fp8ContiguousCase{5, 24, 272, 150, true}),
+                         contiguous_name);
+
+// ---------------- M-grouped masked ----------------
+class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 4>> {};
+
+TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
+  GPU_TEST_REQUIRE_SM90();
+  const auto [groups, m_max, n, k] = GetParam();
+  const std::uint64_t seed = next_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> dist(0, m_max);
+  std::vector<std::int32_t> masked(static_cast<std::size_t>(groups));
+  for (auto& m : masked) m = static_cast<std::int32_t>(dist(rng));
+  masked[0] = 0;
+  if (groups > 1) masked[1] = static_cast<std::int32_t>(m_max);
+  DeviceInts masked_m(masked);
+
+  const QuantisedOperand a = make_quantised(groups, m_max, k, false, seed * 8 + 0);
+  const QuantisedOperand b = make_quantised(groups, n, k, true, seed * 8 + 1);
+  GuardedTensor d(DType::kBFloat16, groups, m_max, n);
+  tilegemm::m_grouped_fp8_gemm_masked(a.data_view, a.sf_view, b.data_view, b.sf_view, d.device_view(), masked_m.view(),
+                                      static_cast<int>(m_max / 2 + 1));
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+  d.download();
+  const auto cov = d.coverage([&](std::int64_t g, std::int64_t r) { return r < masked[g]; });
+  EXPECT_EQ(cov.unwritten, 0) << cov.describe();
+  EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
+  Fp8Comparison cmp;
+  for (std::int64_t g = 0; g < groups; ++g) compare_rows(a, g, 0, masked[g], b, g, d, g, 0, nullptr, 0, k, seed + g, cmp);
+  expect_fp8_accuracy(cmp);
+  std::string mask_list;
+  for (auto m : masked) mask_list += fmt::format("{}{}", mask_list.empty() ? "" : ",", m);
+  report("m_grouped_fp8_gemm_masked", fmt::format("{}x{} masked [{}] x{} x{}", groups, m_max, mask_list, n, k), "nt",
+         "1d2d", diff_text(cmp), !HasFailure());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
+                         ::testing::Values(std::array<std::int64_t, 4>{4, 256, 4096, 7168},
+                                           std::array<std::int64_t, 4>{6, 192, 2112, 1008},
+                                           std::array<std::int64_t, 4>{2, 64, 24, 272}));
+
+// ---------------- K-grouped contiguous (1D1D) ----------------
+class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};
+
+TEST_P(Fp8KGrouped, MatchesReferencesPerGroup) {
+  GPU_TEST_REQUIRE_SM90();
+  const auto& [m, n, ks, c_mode] = GetParam();
+  const std::uint64_t seed = next_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  const auto groups = static_cast<std::int64_t>(ks.size());
+  std::int64_t sum_k = 0;
+  std::vector<std::int64_t> k0(ks.size());
+  for (std::size_t g = 0; g < ks.size(); ++g) k0[g] = sum_k, sum_k += ks[g];
+  // Per-token scales along the concatenated K: each group's 128-blocks are its own.
+  const QuantisedOperand a = make_quantised(0, m, sum_k, false, seed * 8 + 0);
+  const QuantisedOperand b = make_quantised(0, n, sum_k, false, seed * 8 + 1);
+  GuardedTensor d(DType::kFloat32, groups, m, n);
+  std::unique_ptr<GuardedTensor> c;
+  if (c_mode != CMode::kNone) {
+    c = std::make_unique<GuardedTensor>(DType::kFloat32, groups, m, n);
+    c->fill_random(seed * 8 + 2);
+    if (c_mode == CMode::kInPlace) d.fill_random(seed * 8 + 2);
+  }
+  const TensorView d_view = d.device_view();
+  const TensorView c_view = c ? c->device_view() : TensorView{};
+  const TensorView* c_arg = c_mode == CMode::kSeparate ? &c_view : c_mode == CMode::kInPlace ? &d_view : nullptr;
+  DeviceInts ks_tensor(std::vector<std::int32_t>(ks.begin(), ks.end()));
+  tilegemm::k_grouped_fp8_gemm_contiguous(a.data_view, a.sf_view, b.data_view, b.sf_view, d_view, ks,
+                                          ks_tensor.view(), c_arg);
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+  d.download();
+  const auto cov = d.coverage([](std::int64_t, std::int64_t) { return true; });
+  EXPECT_TRUE(cov.ok()) << cov.describe();
+  Fp8Comparison cmp;
+  for (std::int64_t g = 0; g < groups; ++g) {
+    if (ks[g] == 0) {
+      // Nothing to add: D[g] is C[g] (or zeros).
+      for (std::int64_t r = 0; r < m; ++r)
+        for (std::int64_t j = 0; j < n; ++j) {
+          const double want = c ? c->get(g, r, j) : 0.0;
+          cmp.got.push_back(d.get(g, r, j));
+          cmp.want_dequantised.push_back(want);
+          cmp.want_original.push_back(want);
+        }
+      continue;
+    }
+    compare_rows(a, 0, 0, m, b, 0, d, g, 0, c.get(), k0[g], ks[g], seed + g, cmp);
+  }
+  expect_fp8_accuracy(cmp);
+  std::string k_list;
+  for (int kg : ks) k_list += fmt::format("{}{}", k_list.empty() ? "" : ",", kg);
+  report("k_grouped_fp8_gemm_contiguous", fmt::format("{}x{} ks [{}]", m, n, k_list), "nt",
+         fmt::format("1d1d c={}", c_mode_name(c_mode)), diff_text(cmp), !HasFailure());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8KGrouped,
+                         ::testing::Values(std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024},
+                                                      CMode::kInPlace},
+                                           std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256},
+                                                      CMode::kNone},
+                                           std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024},
+                                                      CMode::kSeparate}));
+
+}  // namespace
+}  // namespace gpu_test
