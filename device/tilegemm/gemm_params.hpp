@@ -11,6 +11,14 @@
 
 namespace tilegemm {
 
+// How a GEMM's work is cut across CTAs (values are stable: they appear in generated source and cache keys).
+//   data-parallel: one CTA computes a whole output tile (the whole K range).
+//   split-K:       every tile's K range is cut into `split_k` balanced slices, one work unit each.
+//   stream-K:      the problem's tiles × K blocks are laid end to end and every CTA of the persistent grid
+//                  takes an equal share of that sequence, so tiles are cut wherever the shares end.
+// Cut tiles are summed through an fp32 workspace (see SplitWorkspace below).
+enum class GemmScheme : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2 };
+
 // An opaque CUtensorMap (the host encodes it with cuTensorMapEncodeTiled). A tensor map passed as a
 // kernel parameter must be 64-byte aligned.
 struct alignas(64) TmaDescriptor {
@@ -28,6 +36,16 @@ struct GemmParams {
   // M-grouped contiguous: [m] group index per row (-1 = padding). M-grouped masked: [num_groups] valid
   // rows per group. Unused otherwise.
   const int* grouped_layout;
+  // ---- split-K / stream-K only (unused and null for data-parallel) ----
+  int split_k;            // split-K: slices per tile (1 otherwise)
+  // fp32 partial tiles, each BLOCK_M × BLOCK_N floats in the kernel's accumulator-fragment order (private to
+  // the kernel). Deterministic: one slot per (tile, slice) for split-K or per (CTA, first/last segment) for
+  // stream-K, summed in slice order. Otherwise one slot per tile that every part reduce-adds into; the
+  // fix-up CTA leaves it zeroed again for the next launch.
+  float* workspace;
+  // One arrival counter per (tile, math warpgroup): the part that arrives last sums the tile and resets its
+  // counter to 0, so counters start (and end) every launch at zero without a memset.
+  int* tile_counters;
 };
 
 }  // namespace tilegemm

@@ -24,6 +24,14 @@ struct Env {
   // TILEGEMM_LOAD_OVERLAP_PENALTY (tuning experiments only): fraction in [0, 1] of a tile's shorter phase
   // (loads or MMAs) the cost model adds on top of the longer one.
   double tune_load_overlap_penalty = 0.0;
+  // DG_DETERMINISTIC: split-K / stream-K reduce cut tiles in a fixed order (bit-identical runs) instead of
+  // with fp32 atomics; tilegemm::set_deterministic overrides it at run time.
+  bool deterministic = false;
+  // TILEGEMM_GEMM_SCHEME (tests and experiments): restricts the selector to one scheme —
+  // "data-parallel", "split-k", "split-k:N" (exactly N slices) or "stream-k"; empty = the heuristics choose.
+  // force_scheme is -1 when unset, else a GemmScheme value; force_split_k is N, or 0 for any.
+  int force_scheme = -1;
+  int force_split_k = 0;
   // TILEGEMM_DEVICE_INCLUDE_DIR; default the source tree's device/ (compile definition), so an installed
   // copy of the device headers can be pointed at without rebuilding.
   std::string device_include_dir;

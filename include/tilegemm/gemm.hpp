@@ -46,6 +46,13 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
                                        const std::vector<int>& ks, const TensorView& ks_tensor,
                                        const TensorView* c, const GemmOptions& options = {});
 
+// Deterministic mode (like torch.use_deterministic_algorithms): split-K / stream-K GEMMs sum the parts of a
+// cut tile in a fixed order, so repeated calls give bit-identical results; otherwise the parts meet through
+// fp32 atomics in L2 (faster, order-dependent rounding). Data-parallel GEMMs are deterministic either way.
+// The default comes from DG_DETERMINISTIC (0); set_deterministic overrides it for the whole process.
+void set_deterministic(bool enabled);
+bool is_deterministic();
+
 // The plan a call would use, without a GPU: desc → config (and the kernel name it compiles to).
 struct GemmPlan {
   GemmDesc desc;

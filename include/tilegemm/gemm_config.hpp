@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tilegemm/dtype.hpp"
+#include "tilegemm/gemm_params.hpp"  // GemmScheme (shared with the kernels)
 
 namespace tilegemm {
 
@@ -19,6 +20,9 @@ struct GemmDesc {
   Major major_b = Major::kKMajor;
   bool with_c = false;  // D = C + A·B (C in D's dtype, fp32 D may be accumulated in place)
   bool use_psum_layout = false;  // M-grouped contiguous: grouped_layout holds each group's end row
+  // Split-K / stream-K must sum cut tiles in a fixed order (bit-identical results run to run) instead of
+  // fp32 atomics in L2. Set from tilegemm::set_deterministic / DG_DETERMINISTIC by the API.
+  bool deterministic = false;
 };
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B
@@ -36,12 +40,15 @@ struct GemmConfig {
   int swizzle_a_bytes = 128, swizzle_b_bytes = 128, swizzle_d_bytes = 128;  // 0 = no swizzle
   int num_sms = 0;           // persistent grid size
   int raster_group = 8;      // tiles grouped along M (or N) for L2 reuse
-  int split_k = 1;
+  int split_k = 1;            // split-K: K slices per tile (1 for the other schemes)
+  GemmScheme scheme = GemmScheme::kDataParallel;  // how work is cut across CTAs (gemm_params.hpp)
   int smem_bytes = 0;        // dynamic shared memory the kernel needs
   int num_threads() const { return 128 * (num_math_warpgroups + 1); }
 };
 
 std::string to_string(const GemmDesc& desc);
 std::string to_string(const GemmConfig& config);
+// "data-parallel", "split-K" or "stream-K".
+const char* scheme_name(GemmScheme scheme);
 
 }  // namespace tilegemm

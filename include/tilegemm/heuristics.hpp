@@ -28,8 +28,13 @@ constexpr bool kSm90Bf16MulticastImplemented = false;
 struct CostBreakdown {
   long long tiles = 0;            // output tiles the persistent scheduler hands out
   int num_sms = 0;                // persistent CTAs
-  long long waves = 0;            // ceil(tiles / num_sms)
+  long long waves = 0;            // ceil(work_units / num_sms)
   double last_wave_util = 0;      // fraction of SMs busy in the last wave
+  long long work_units = 0;       // what the CTAs walk: tiles (data-parallel), tiles × split_k (split-K), or
+                                  // one equal share of all K blocks per CTA (stream-K)
+  double unit_k_blocks = 0;       // BLOCK_K steps of one work unit (mean)
+  double reduction_us = 0;        // split-K / stream-K: publishing fp32 partials + the fix-up of a cut tile
+  double workspace_bytes = 0;     // fp32 partial slots and counters the scheme needs (0 for data-parallel)
   double flops = 0;               // useful FLOPs of the problem (2·M·N·K per group)
   double l2_to_sm_bytes = 0;      // operand bytes all tiles load through L2 (ledger: b·MNK(1/bm+1/bn))
   double dram_bytes = 0;          // estimated HBM traffic with the wave's panels reused in L2
@@ -53,6 +58,7 @@ struct Candidate {
   bool legal = false;
   std::string reject_reason;      // empty when legal
   CostBreakdown cost;             // filled for legal candidates only
+  std::string scheme_reason;      // split-K / stream-K: the wave analysis that proposed it
 };
 
 // Checks the problem itself (sizes, dtypes, TMA stride alignment). Throws InvalidArgument naming the
@@ -62,6 +68,20 @@ void validate_desc(const GemmDesc& desc);
 // Shared memory the SM90 BF16 kernel asks for with this config:
 // stages × (block_m + block_n) × block_k × sizeof(A) + block_m × block_n × sizeof(D) + 1024.
 int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
+
+// Device workspace the SM90 BF16 kernel needs for `config` (split-K / stream-K; 0 for data-parallel) on a grid of
+// `grid` CTAs: tile counters, then fp32 partial slots of block_m × block_n floats — per (tile, slice) for
+// deterministic split-K, two per CTA for deterministic stream-K, one per tile otherwise.
+struct SplitWorkspaceLayout {
+  long long tiles = 0;            // output tiles (one counter per tile and math warpgroup)
+  long long slots = 0;            // fp32 partial slots
+  std::size_t counter_bytes = 0;  // rounded up to 256 bytes so the slots stay aligned
+  std::size_t slot_bytes = 0;
+  std::size_t total_bytes() const { return counter_bytes + static_cast<std::size_t>(slots) * slot_bytes; }
+};
+SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& config, int grid);
+// The persistent grid the kernel launches for `config`: one CTA per SM at most, fewer when there is less work.
+int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& config);
 
 // Whether the SM90 BF16 kernel can run `config` for `desc` on `hw` (config.num_sms must already be set).
 // On false, *why (if given) says which rule failed with the numbers involved.

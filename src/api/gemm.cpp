@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 
 #include "api/device_context.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
+#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -73,7 +75,11 @@ void copy_or_zero(const TensorView& d, const TensorView* c, cudaStream_t stream)
   }
 }
 
+// set_deterministic's override: -1 = follow DG_DETERMINISTIC, else 0 / 1.
+std::atomic<int> deterministic_override{-1};
+
 void run(GemmDesc desc, const kernels::Sm90GemmOperands& ops, const GemmOptions& options) {
+  desc.deterministic = is_deterministic();
   const DeviceContext& ctx = current_device_context();
   const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
   GemmConfig config = select_config(desc, ctx.hw, num_sms);
@@ -273,5 +279,12 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
 }
 
 int get_mk_alignment_for_contiguous_layout() { return 128; }
+
+void set_deterministic(bool enabled) { deterministic_override.store(enabled ? 1 : 0); }
+
+bool is_deterministic() {
+  const int v = deterministic_override.load();
+  return v < 0 ? env().deterministic : v != 0;
+}
 
 }  // namespace tilegemm

@@ -48,18 +48,21 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 }
 
 // The fixed tie-break order: larger block_n (a wider wgmma reads less shared memory per FLOP: 128x256 over
-// 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, more stages, no cluster.
+// 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, more stages, no cluster,
+// data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
-    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, c.stages, -c.cluster_m, -c.cluster_n);
+    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, c.stages, -c.cluster_m, -c.cluster_n,
+                           -static_cast<int>(c.scheme), -c.split_k);
   };
   return key(a) > key(b);
 }
 
 bool differs(double a, double b) { return std::abs(a - b) > kTieTolerance * std::max(a, b); }
 
+// Busy fraction of the persistent slots: work units (tiles, or tiles × K slices) over waves × SMs.
 double slot_utilisation(const CostBreakdown& c) {
-  return static_cast<double>(c.tiles) / (static_cast<double>(c.waves) * c.num_sms);
+  return static_cast<double>(c.work_units) / (static_cast<double>(c.waves) * c.num_sms);
 }
 
 // Predicted time first. When a whole-problem floor (DRAM, compute) hides the differences between tilings,
@@ -80,13 +83,50 @@ void append_raw(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof(T));
 }
 
+// Appends the split-K / stream-K variants of the data-parallel candidate at out.back() that the ledger's
+// wave analysis proposes (sm90_bf16_scheme.cpp). TILEGEMM_GEMM_SCHEME may rule out the data-parallel one.
+void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const ProblemLedger& problem,
+                         std::vector<Candidate>& out) {
+  if (is_fp8_desc(desc)) return;  // the FP8 kernel has no split-K / stream-K (yet)
+  const bool base_legal = out.back().legal;
+  const GemmConfig base = out.back().config;
+  if (env().force_scheme > 0 && base_legal) {
+    out.back().legal = false;
+    out.back().reject_reason = "TILEGEMM_GEMM_SCHEME excludes data-parallel";
+  }
+  if (!base_legal) return;
+  for (SchemeChoice& choice : sm90_bf16_scheme_choices(desc, base, hw)) {
+    if (choice.scheme == GemmScheme::kDataParallel) continue;
+    Candidate cand;
+    cand.config = base;
+    cand.config.scheme = choice.scheme;
+    cand.config.split_k = choice.split_k;
+    cand.legal = sm90_config_legal(desc, cand.config, hw, &cand.reject_reason);
+    if (cand.legal) cand.cost = sm90_bf16_cost(desc, cand.config, hw, problem);
+    cand.scheme_reason = std::move(choice.why);
+    out.push_back(std::move(cand));
+  }
+}
+
+// The DG_PRINT_CONFIGS explanation of a choice: the scheme and the wave analysis behind it, the prediction.
+std::string scheme_explanation(const GemmDesc& desc, const Candidate& best) {
+  const CostBreakdown& c = best.cost;
+  std::string why = best.scheme_reason.empty()
+                        ? fmt::format("data-parallel: {} tiles on {} SMs = {} wave(s)", c.tiles, c.num_sms, c.waves)
+                        : best.scheme_reason;
+  if (best.config.scheme != GemmScheme::kDataParallel)
+    why += desc.deterministic ? ", deterministic fix-up" : ", fp32 atomics in L2";
+  return fmt::format("{}; predicted {:.1f} us ({}-bound)", why, c.predicted_us, c.bound);
+}
+
 std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
   std::string key;
   key.reserve(160 + hw.name.size());
   for (int v : {static_cast<int>(d.type), d.m, d.n, d.k, d.num_groups, d.expected_m, static_cast<int>(d.a_dtype),
                 static_cast<int>(d.b_dtype), static_cast<int>(d.d_dtype), static_cast<int>(d.major_a),
                 static_cast<int>(d.major_b), static_cast<int>(d.with_c), num_sms, hw.num_sms, hw.smem_per_block_bytes,
-                hw.regs_per_sm, hw.max_regs_per_thread, hw.max_threads_per_sm, hw.max_cluster_size})
+                hw.regs_per_sm, hw.max_regs_per_thread, hw.max_threads_per_sm, hw.max_cluster_size,
+                static_cast<int>(d.deterministic), env().force_scheme, env().force_split_k})
     append_raw(key, v);
   for (double v : {hw.sm_clock_mhz, hw.flop_per_cycle_bf16, hw.hbm_gbps}) append_raw(key, v);
   key += hw.name;
@@ -128,6 +168,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
           cand.legal = sm90_config_legal(desc, c, hw, &cand.reject_reason);
           if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
           out.push_back(std::move(cand));
+          add_scheme_variants(desc, hw, problem, out);
         }
   return out;
 }
@@ -158,11 +199,13 @@ GemmConfig ConfigSelector::select(const GemmDesc& desc, const HardwareModel& hw,
   }
   // Selection runs outside the lock: two threads racing on a new desc both compute the same (deterministic)
   // answer and only the first insert prints.
-  const GemmConfig config = rank_candidates(desc, hw, num_sms).front().config;
+  const std::vector<Candidate> ranked = rank_candidates(desc, hw, num_sms);
+  const GemmConfig config = ranked.front().config;
   std::lock_guard<std::mutex> lock(mutex_);
   const auto [it, inserted] = cache_.emplace(key, config);
   if (inserted && print && sink) {
-    fmt::print(sink, "tilegemm: config {} -> {}\n", to_string(desc), to_string(config));
+    fmt::print(sink, "tilegemm: config {} -> {} | {}\n", to_string(desc), to_string(config),
+               scheme_explanation(desc, ranked.front()));
     std::fflush(sink);
   }
   return it->second;

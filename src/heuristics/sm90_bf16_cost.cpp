@@ -8,6 +8,9 @@
 //                  wave is partial, capped per SM and by the bytes the pipeline keeps in flight)
 //     t_overhead = fixed epilogue/prologue cost + the D tile written at the SM's share of HBM bandwidth
 //   problem:   max(Σ waves t_tile, DRAM floor with the wave's panels reused in L2, compute floor) + launch
+//   split-K / stream-K: the same per work unit (a tile's K sub-range: K/split_k, or T·K/CTAs per CTA for
+//              stream-K) over waves of work units, plus the reduction: each cut part writes (or reduce-adds)
+//              its fp32 tile in L2, and the last part reads the parts back before the D store.
 #include <algorithm>
 #include <cmath>
 
@@ -51,6 +54,8 @@ constexpr double kLaunchOverheadUs = 2.0;
 // (≈ bn cycles of FFMA per 2·bn cycles of wgmma): an estimate, not measured.
 constexpr double kFp8TensorEfficiencyCeiling = 0.64;
 constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
+// Fixed cost of one cut tile's hand-over (barrier, counter atomic, the fix-up's decision); an estimate.
+constexpr double kSplitHandoverUs = 0.3;
 // Raster group sizes the persistent scheduler supports (m-blocks walked together along N).
 constexpr int kRasterGroups[] = {1, 2, 4, 8, 16};
 
@@ -135,7 +140,19 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
 
   r.num_sms = c.num_sms;
   r.tiles = sm90_output_tiles(shape, c.block_m, c.block_n);
-  const WaveStats waves = wave_stats(r.tiles, c.num_sms);
+  // Work units and the K blocks of each (see the schedulers in device/tilegemm/sched).
+  const std::int64_t k_blocks = ceil_div(shape.k, c.block_k);
+  r.work_units = r.tiles;
+  r.unit_k_blocks = static_cast<double>(k_blocks);
+  if (c.scheme == GemmScheme::kSplitK) {
+    r.work_units = r.tiles * c.split_k;
+    r.unit_k_blocks = static_cast<double>(k_blocks) / c.split_k;
+  } else if (c.scheme == GemmScheme::kStreamK) {
+    r.work_units = std::min<std::int64_t>(c.num_sms, r.tiles * k_blocks);
+    r.unit_k_blocks = static_cast<double>(r.tiles * k_blocks) / static_cast<double>(r.work_units);
+  }
+  const double k_fraction = r.unit_k_blocks / static_cast<double>(k_blocks);  // of a whole tile's K
+  const WaveStats waves = wave_stats(r.work_units, c.num_sms);
   r.waves = waves.waves;
   r.last_wave_util = waves.last_wave_utilisation;
   r.flops = problem.flops;
@@ -144,14 +161,14 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.acc_regs_per_thread = accumulator_regs_per_thread(c.block_m, c.block_n, 128 * c.num_math_warpgroups);
 
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
-  const std::int64_t k_blocks = ceil_div(shape.k, c.block_k);
   double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;
   double b_bytes = dtype_bytes(dtypes.b, static_cast<double>(c.block_n) * c.block_k) * k_blocks;
   const double unshared_bytes = a_bytes + b_bytes;
   if (c.multicast == MulticastSide::kA) a_bytes /= 2;
   if (c.multicast == MulticastSide::kB) b_bytes /= 2;
-  const double tile_load_bytes = a_bytes + b_bytes;
-  r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * (tile_load_bytes / unshared_bytes);
+  // A split-K / stream-K work unit loads its K share of that.
+  const double tile_load_bytes = (a_bytes + b_bytes) * k_fraction;
+  r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * ((a_bytes + b_bytes) / unshared_bytes);
 
   r.mma_efficiency = mma_efficiency(c, hw);
   const bool fp8 = is_fp8_desc(desc);
@@ -159,28 +176,56 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
   }
-  r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) / (per_sm_peak * r.mma_efficiency) * 1e6;
+  r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction /
+                      (per_sm_peak * r.mma_efficiency) * 1e6;
 
-  const double in_flight_bytes = static_cast<double>(std::min<std::int64_t>(c.stages, k_blocks)) * r.smem_per_stage_bytes;
+  const double in_flight_bytes =
+      std::min(static_cast<double>(c.stages), std::ceil(r.unit_k_blocks)) * r.smem_per_stage_bytes;
   const double latency_rate = in_flight_bytes / (kLoadLatencyUs * 1e-6);
   const double hbm_rate = hw.hbm_bytes_per_s() * kHbmEfficiency;
   // The epilogue stores D in column chunks of 128, 64 or 32 bytes (the widest that divides a D row); narrow
   // chunks mean more, smaller TMA stores, counted here as proportionally more bytes to move.
   const int d_elem_bytes = dtype_bits(dtypes.d) / 8;
   const double store_inefficiency = std::sqrt(128.0 / d_chunk_bytes(c.block_n, d_elem_bytes));
-  const double d_tile_bytes = dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) *
-                              (dtypes.with_c ? 2 : 1) * store_inefficiency;
+  double d_tile_bytes = dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) *
+                        (dtypes.with_c ? 2 : 1) * store_inefficiency;
+  // Cut tiles: every part writes (deterministic) or reduce-adds (atomics) an fp32 tile into L2 and the last
+  // one reads the parts back (deterministic: all of them; atomics: the one reduced slot, which it zeroes).
+  // Counted as L2 bytes of the work unit; the D store of a cut tile happens once, by its last part.
+  const double fp32_tile_bytes = 4.0 * c.block_m * c.block_n;
+  double unit_l2_extra_bytes = 0;
+  int cut_parts = 1;  // parts of a cut tile
+  if (c.scheme == GemmScheme::kSplitK) cut_parts = c.split_k;
+  if (c.scheme == GemmScheme::kStreamK)
+    cut_parts = static_cast<int>(std::ceil(static_cast<double>(k_blocks) / std::max(1.0, r.unit_k_blocks))) + 1;
+  if (c.scheme != GemmScheme::kDataParallel) {
+    const double fixup_bytes = desc.deterministic ? fp32_tile_bytes * cut_parts : 2 * fp32_tile_bytes;
+    if (c.scheme == GemmScheme::kSplitK) {
+      // The fix-up runs after the last part's main loop: on the critical path of a one-wave split.
+      unit_l2_extra_bytes = fp32_tile_bytes + fixup_bytes;
+      d_tile_bytes /= c.split_k;
+    } else {
+      // A stream-K CTA cuts at most the tiles at the two ends of its range, and stores D for the tiles it
+      // finishes (tiles / CTAs of them on average).
+      unit_l2_extra_bytes = 2 * fp32_tile_bytes + fixup_bytes;
+      d_tile_bytes *= static_cast<double>(r.tiles) / static_cast<double>(r.work_units);
+    }
+  }
   auto tile_time_us = [&](std::int64_t active, double* load_us, double* overhead_us) {
     const double l2_share = kL2BytesPerCyclePerSm * hw.num_sms * clock_hz / static_cast<double>(active);
     const double rate = std::min({l2_share, kL2MaxBytesPerCycleOneSm * clock_hz, latency_rate});
     *load_us = tile_load_bytes / rate * 1e6;
     *overhead_us = kTileFixedOverheadUs + d_tile_bytes / (hbm_rate / static_cast<double>(active)) * 1e6;
+    if (c.scheme != GemmScheme::kDataParallel) {
+      r.reduction_us = kSplitHandoverUs + unit_l2_extra_bytes / rate * 1e6;
+      *overhead_us += r.reduction_us;
+    }
     // Loads and MMAs overlap, but not perfectly: a fraction of the shorter one shows (a tuning constant,
     // TILEGEMM_LOAD_OVERLAP_PENALTY, default 0 = perfect overlap).
     return std::max(r.tile_compute_us, *load_us) +
            env().tune_load_overlap_penalty * std::min(r.tile_compute_us, *load_us) + *overhead_us;
   };
-  const std::int64_t full_active = std::min<std::int64_t>(r.tiles, c.num_sms);
+  const std::int64_t full_active = std::min<std::int64_t>(r.work_units, c.num_sms);
   const double full_tile_us = tile_time_us(full_active, &r.tile_load_us, &r.tile_overhead_us);
   double last_load_us = 0, last_overhead_us = 0;
   const double last_tile_us = tile_time_us(std::max<std::int64_t>(waves.last_wave_units, 1), &last_load_us, &last_overhead_us);
@@ -195,6 +240,14 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   const double wave_ab = tiled_ab_bytes(shape, dtypes, static_cast<int>(wave_m_blocks * c.block_m),
                                         static_cast<int>(wave_n_blocks * c.block_n));
   r.dram_bytes = std::max(wave_ab, problem.bytes.ab()) + problem.bytes.c + problem.bytes.d;
+  // The partials stay in L2 while the workspace fits in half of it; beyond that they go through HBM (the
+  // ledger's split-K extra write + read).
+  if (c.scheme != GemmScheme::kDataParallel) {
+    const int grid = static_cast<int>(std::min<std::int64_t>(c.num_sms, r.work_units));
+    r.workspace_bytes = static_cast<double>(sm90_bf16_split_workspace(desc, c, grid).total_bytes());
+    if (r.workspace_bytes > hw.l2_bytes / 2)
+      r.dram_bytes += 2.0 * fp32_tile_bytes * static_cast<double>(r.tiles) * (cut_parts - 1);
+  }
   r.dram_floor_us = r.dram_bytes / hbm_rate * 1e6;
   r.compute_floor_us =
       problem.flops / (problem.peak_flops * (fp8 ? kFp8TensorEfficiencyCeiling : kTensorEfficiencyCeiling)) * 1e6;

@@ -16,6 +16,10 @@ constexpr int kMaxAccumulatorRegs = 128;
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
 constexpr int kMathNonAccumulatorRegs = 40;
 constexpr int kProducerRegs = 40;
+// Split-K slices per tile (TILEGEMM_GEMM_SCHEME accepts the same range), and the most device memory a config
+// may claim for fp32 partials (the cost model already charges HBM traffic once they outgrow half the L2).
+constexpr int kMaxSplitK = 256;
+constexpr std::size_t kMaxSplitWorkspaceBytes = 256u << 20;
 // Barriers and the 1024-byte alignment of 128B-swizzled TMA destinations.
 constexpr int kSmemReserveBytes = 1024;
 
@@ -98,7 +102,35 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (c.num_sms < 1 || c.num_sms > hw.num_sms)
     return fail(why, fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms));
   if (c.raster_group < 1) return fail(why, fmt::format("raster_group {} < 1", c.raster_group));
-  if (c.split_k != 1) return fail(why, fmt::format("split_k {} != 1 (split-K is not implemented yet)", c.split_k));
+  // Split-K / stream-K (device/tilegemm/sched/split_scheduler.cuh) cut dense and batched problems only.
+  if (c.scheme == GemmScheme::kSplitK) {
+    const long long k_blocks = ceil_div(desc.k, c.block_k);
+    if (c.split_k < 2 || c.split_k > kMaxSplitK)
+      return fail(why, fmt::format("split-K with split_k {} not in [2, {}]", c.split_k, kMaxSplitK));
+    if (c.split_k > k_blocks)
+      return fail(why, fmt::format("split_k {} > {} K blocks of {} (a slice would be empty)", c.split_k, k_blocks,
+                                   c.block_k));
+  } else if (c.split_k != 1) {
+    return fail(why, fmt::format("split_k {} != 1 with the {} scheme", c.split_k, scheme_name(c.scheme)));
+  }
+  if (c.scheme != GemmScheme::kDataParallel) {
+    if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
+      return fail(why, fmt::format("{} cuts dense and batched problems only, not {}", scheme_name(c.scheme),
+                                   gemm_type_name(desc.type)));
+    if (c.cluster_m * c.cluster_n != 1)
+      return fail(why, fmt::format("{} runs without clusters (cluster {}x{})", scheme_name(c.scheme), c.cluster_m,
+                                   c.cluster_n));
+    // NOTE: ptxas (CUDA 13.0) spills a few bytes in the deterministic stream-K fix-up of 256x128 / 2 warpgroup
+    // tiles (128 accumulators per thread plus the 64-bit slot arithmetic of the ordered sum).
+    if (c.scheme == GemmScheme::kStreamK && desc.deterministic && acc_regs >= kMaxAccumulatorRegs &&
+        c.num_math_warpgroups == 2)
+      return fail(why, fmt::format("deterministic stream-K with {} accumulator registers per thread and 2 math "
+                                   "warpgroups spills registers", acc_regs));
+    const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, c, c.num_sms);
+    if (ws.total_bytes() > kMaxSplitWorkspaceBytes)
+      return fail(why, fmt::format("{} workspace {} B > {} B", scheme_name(c.scheme), ws.total_bytes(),
+                                   kMaxSplitWorkspaceBytes));
+  }
 
   const bool cluster_shape_ok = (c.cluster_m == 1 && c.cluster_n == 1 && c.multicast == MulticastSide::kNone) ||
                                 (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB) ||

@@ -75,6 +75,29 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_LOAD_OVERLAP_PENALTY", "a number in [0, 1]", "'" + v + "'");
     e.tune_load_overlap_penalty = x;
   }
+  e.deterministic = get_bool("DG_DETERMINISTIC", false);
+  if (std::string v = get("TILEGEMM_GEMM_SCHEME"); !v.empty()) {
+    std::string lower = v;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string expected = "data-parallel, split-k, split-k:N (N in [2, 256]) or stream-k";
+    if (lower == "data-parallel") {
+      e.force_scheme = 0;
+    } else if (lower == "stream-k") {
+      e.force_scheme = 2;
+    } else if (lower == "split-k") {
+      e.force_scheme = 1;
+    } else if (lower.rfind("split-k:", 0) == 0) {
+      const std::string digits = lower.substr(8);
+      char* end = nullptr;
+      const long n = std::strtol(digits.c_str(), &end, 10);
+      if (digits.empty() || *end != '\0' || n < 2 || n > 256)
+        throw InvalidArgument("TILEGEMM_GEMM_SCHEME", expected, "'" + v + "'");
+      e.force_scheme = 1;
+      e.force_split_k = static_cast<int>(n);
+    } else {
+      throw InvalidArgument("TILEGEMM_GEMM_SCHEME", expected, "'" + v + "'");
+    }
+  }
   e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
   if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");

@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "kernels/split_workspace.hpp"
 #include "kernels/tma_descriptor.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_params.hpp"
+#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm::kernels {
 
@@ -27,6 +29,21 @@ const char* gemm_type_token(GemmType t) {
     case GemmType::kKGroupedContiguous: return "kKGroupedContiguous";
   }
   return "kNormal";
+}
+
+const char* scheme_token(GemmScheme s) {
+  switch (s) {
+    case GemmScheme::kDataParallel: return "kDataParallel";
+    case GemmScheme::kSplitK: return "kSplitK";
+    case GemmScheme::kStreamK: return "kStreamK";
+  }
+  return "kDataParallel";
+}
+// Kernel-name suffix: nothing for data-parallel (names of existing kernels stay as they were).
+std::string scheme_suffix(const GemmDesc& desc, const GemmConfig& config) {
+  if (config.scheme == GemmScheme::kDataParallel) return "";
+  return fmt::format("_{}{}", config.scheme == GemmScheme::kSplitK ? "splitk" : "streamk",
+                     desc.deterministic ? "_det" : "");
 }
 
 char layout_char(Major m) { return m == Major::kKMajor ? 'k' : 'm'; }
@@ -49,6 +66,8 @@ struct Config {{
   static constexpr bool kPsumLayout = {psum_layout};
   static constexpr int kMmaGroupsInFlight = {mma_in_flight};
   static constexpr int kClusterM = {cluster_m};
+  static constexpr tilegemm::GemmScheme kScheme = tilegemm::GemmScheme::{scheme};
+  static constexpr bool kDeterministic = {deterministic};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -90,7 +109,8 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, c
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.major_a), static_cast<int>(desc.major_b),
                         static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout, config.block_m,
                         config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                        config.raster_group, config.cluster_m, mma_groups_in_flight(config)};
+                        config.raster_group, config.cluster_m, mma_groups_in_flight(config),
+                        static_cast<int>(config.scheme), desc.deterministic && config.scheme != GemmScheme::kDataParallel};
   const std::string key(reinterpret_cast<const char*>(fields), sizeof(fields));
   static std::mutex mutex;
   static std::unordered_map<std::string, std::shared_ptr<const jit::CompiledKernel>> kernels;
@@ -116,10 +136,11 @@ int mma_groups_in_flight(const GemmConfig& config) {
 jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
   const std::string name = fmt::format(
-      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}", gemm_type_name(desc.type),
+      "sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}{}", gemm_type_name(desc.type),
       desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a),
       layout_char(desc.major_b), config.block_m, config.block_n, config.block_k, config.stages,
-      config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), config.cluster_m, d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "");
+      config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), config.cluster_m, d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "",
+      scheme_suffix(desc, config));
   jit::KernelSpec spec;
   spec.name = name;
   spec.source = fmt::format(
@@ -130,7 +151,9 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
       fmt::arg("gemm_type", gemm_type_token(desc.type)), fmt::arg("d_is_float", d_is_float ? "true" : "false"),
       fmt::arg("accumulate", desc.with_c ? "true" : "false"),
       fmt::arg("psum_layout", desc.use_psum_layout ? "true" : "false"),
-      fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("cluster_m", config.cluster_m), fmt::arg("threads", config.num_threads()));
+      fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("cluster_m", config.cluster_m), fmt::arg("threads", config.num_threads()),
+      fmt::arg("scheme", scheme_token(config.scheme)),
+      fmt::arg("deterministic", desc.deterministic && config.scheme != GemmScheme::kDataParallel ? "true" : "false"));
   return spec;
 }
 
@@ -162,19 +185,18 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   params.num_groups = desc.num_groups;
   params.grouped_layout = ops.grouped_layout;
 
-  // Persistent grid: one CTA per SM, fewer when there are fewer tiles than SMs.
-  long long tiles = 1LL * ((desc.m + config.block_m - 1) / config.block_m) *
-                    ((desc.n + config.block_n - 1) / config.block_n);
-  if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked ||
-      desc.type == GemmType::kKGroupedContiguous)
-    tiles *= desc.num_groups;
-  if (desc.use_psum_layout) tiles = config.num_sms;  // the group sizes live on the device
-  // A cluster of two takes pairs of m-blocks: the grid is a multiple of the cluster size.
+  // Persistent grid: one CTA per SM, fewer when there are fewer work units than SMs.
+  const int grid = sm90_bf16_grid_size(desc, config);
   const int cluster = config.cluster_m;
-  if (cluster > 1) tiles = 1LL * ((desc.m + 2 * config.block_m - 1) / (2 * config.block_m)) * 2 *
-                           ((desc.n + config.block_n - 1) / config.block_n) * desc.num_groups;
-  int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(config.num_sms, tiles)));
-  grid -= grid % cluster;
+
+  // Split-K / stream-K: counters and fp32 partial slots in the stream's cached, zeroed workspace.
+  params.split_k = config.scheme == GemmScheme::kSplitK ? config.split_k : 1;
+  if (config.scheme != GemmScheme::kDataParallel) {
+    const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, config, grid);
+    auto* base = static_cast<char*>(split_workspace(ws.total_bytes(), stream));
+    params.tile_counters = reinterpret_cast<int*>(base);
+    params.workspace = reinterpret_cast<float*>(base + ws.counter_bytes);
+  }
 
   const auto kernel = cached_kernel(desc, config);
   jit::LaunchConfig launch;

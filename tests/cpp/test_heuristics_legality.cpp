@@ -69,7 +69,13 @@ void check_every_candidate(const GemmDesc& desc, const HardwareModel& hw) {
     EXPECT_EQ(cand.legal, cand.reject_reason.empty()) << cand.reject_reason;
     EXPECT_EQ(c.num_threads(), 128 * (c.num_math_warpgroups + 1));
     EXPECT_EQ(c.smem_bytes, sm90_bf16_smem_bytes(desc, c));
-    EXPECT_EQ(c.split_k, 1);
+    // Split-K variants carry their slice count (at least 2, never more than K blocks); the others cut nothing.
+    if (c.scheme == GemmScheme::kSplitK) {
+      EXPECT_GE(c.split_k, 2);
+      EXPECT_LE(c.split_k, (desc.k + 63) / 64);
+    } else {
+      EXPECT_EQ(c.split_k, 1);
+    }
     EXPECT_EQ(c.num_sms, hw.num_sms);
     // more stages than K-blocks are never offered (but always at least 2)
     EXPECT_LE(c.stages, std::max(2, (desc.k + 63) / 64));

@@ -6,7 +6,10 @@
 //   warpgroups 1..kMathWGs : consumers — wgmma 64xBLOCK_Nx16 from shared memory into fp32 registers; each
 //                            owns BLOCK_M / kMathWGs rows of the tile. Epilogue: registers → swizzled shared
 //                            memory (stmatrix for bf16) → TMA store, or TMA reduce-add when accumulating.
-//   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler.
+//   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler, or with split-K / stream-K
+//                            (Cfg::kScheme) the work units of sched::SplitTileScheduler: tiles with a K
+//                            sub-range whose fp32 partials are summed by sched::SplitFixup before the
+//                            ordinary epilogue (by whichever part of the tile finishes last).
 //
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point
 // that calls sm90_bf16_gemm<Config>(params).
@@ -17,6 +20,8 @@
 #include "tilegemm/prim/tma.cuh"
 #include "tilegemm/prim/wgmma.cuh"
 #include "tilegemm/sched/gemm_scheduler.cuh"
+#include "tilegemm/sched/split_fixup.cuh"
+#include "tilegemm/sched/split_scheduler.cuh"
 #include "tilegemm/shared_enums.hpp"
 
 namespace tilegemm {
@@ -76,8 +81,17 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr bool kMulticastB = kClusterM == 2;
   static_assert(kClusterM == 1 || (kMulticastB && !kBMNMajor && BLOCK_N % 16 == 0),
                 "B multicast needs a K-major B split into two halves of whole 8-row swizzle atoms");
-  using Scheduler = sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout,
-                                         BLOCK_K, kClusterM>;
+  // Split-K / stream-K: work units are tiles with a K sub-range; cut tiles meet in the fp32 workspace.
+  constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
+  static_assert(!kSplit || (kClusterM == 1 && !Cfg::kPsumLayout &&
+                            (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
+                "split-K / stream-K: dense or batched problems without clusters");
+  using Scheduler = typename sched::PickScheduler<
+      kSplit,
+      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
+                           kClusterM>,
+      sched::SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>>::type;
+  using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
 
   static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -211,6 +225,12 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       if (lane == 0)
         for (int j = num_k_blocks > kInFlight ? num_k_blocks - kInFlight : 0; j < num_k_blocks; ++j)
           release((st.index + kStages - (num_k_blocks - j)) % kStages);
+
+      // -------- cut tile: publish this part; only the part that completes the tile goes on --------
+      if constexpr (kSplit) {
+        if (tile.parts > 1 && !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, 1 + math_wg))
+          continue;
+      }
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
       // The previous tile's store must have finished reading shared memory before it is overwritten.

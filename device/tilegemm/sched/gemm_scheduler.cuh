@@ -17,6 +17,11 @@ struct Tile {
   int d_batch;   // third TMA coordinate of D
   int k0;        // first K element of the tile's reduction (K-grouped: the group's offset)
   int k_blocks;  // BLOCK_K steps of the reduction (>= 1)
+  // Split-K / stream-K (sched/split_scheduler.cuh): the tile's linear index, and which of its `parts` K
+  // sub-ranges this is. Data-parallel schedulers leave the defaults: one part, the whole tile.
+  int tile_index = 0;
+  int part = 0;
+  int parts = 1;
 };
 
 // Maps a tile index inside one [num_m_blocks x num_n_blocks] grid to (m_block, n_block). Tiles go down M

@@ -1,0 +1,104 @@
+// Which way the SM90 BF16 kernel cuts a problem across CTAs: data-parallel, split-K or stream-K — the grid it
+// launches, the workspace a scheme needs, and the candidates the selector weighs (from the ledger's wave
+// analysis, seed 000 §4.5: split K when the tiles cannot fill the SMs, stream-K when the last wave idles).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "heuristics/sm90_bf16_cost.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+namespace {
+constexpr int kCounterAlignment = 256;
+constexpr long long kStreamKMaxWaves = 2;
+bool splittable_type(GemmType t) { return t == GemmType::kNormal || t == GemmType::kBatched; }
+}  // namespace
+
+const char* scheme_name(GemmScheme scheme) {
+  switch (scheme) {
+    case GemmScheme::kDataParallel: return "data-parallel";
+    case GemmScheme::kSplitK: return "split-K";
+    case GemmScheme::kStreamK: return "stream-K";
+  }
+  return "unknown";
+}
+
+long long sm90_bf16_tiles(const GemmDesc& desc, const GemmConfig& c) {
+  long long tiles = ceil_div(desc.m, c.block_m) * ceil_div(desc.n, c.block_n);
+  if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked ||
+      desc.type == GemmType::kKGroupedContiguous)
+    tiles *= desc.num_groups;
+  return tiles;
+}
+
+int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
+  const long long tiles = sm90_bf16_tiles(desc, c);
+  long long units = tiles;
+  if (c.scheme == GemmScheme::kSplitK) units = tiles * c.split_k;
+  if (c.scheme == GemmScheme::kStreamK) units = tiles * ceil_div(desc.k, c.block_k);
+  if (desc.use_psum_layout) units = c.num_sms;  // the group sizes live on the device
+  // A cluster of two takes pairs of m-blocks: the grid is a multiple of the cluster size.
+  const int cluster = c.cluster_m;
+  if (cluster > 1) units = ceil_div(desc.m, 2LL * c.block_m) * 2 * ceil_div(desc.n, c.block_n) * desc.num_groups;
+  int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(c.num_sms, units)));
+  return grid - grid % cluster;
+}
+
+SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {
+  SplitWorkspaceLayout w;
+  if (c.scheme == GemmScheme::kDataParallel) return w;
+  w.tiles = sm90_bf16_tiles(desc, c);
+  const std::size_t counters = static_cast<std::size_t>(w.tiles) * c.num_math_warpgroups * sizeof(int);
+  w.counter_bytes = (counters + kCounterAlignment - 1) / kCounterAlignment * kCounterAlignment;
+  w.slot_bytes = static_cast<std::size_t>(c.block_m) * c.block_n * sizeof(float);
+  if (!desc.deterministic)
+    w.slots = w.tiles;
+  else
+    w.slots = c.scheme == GemmScheme::kSplitK ? w.tiles * c.split_k : 2LL * grid;
+  return w;
+}
+
+std::vector<SchemeChoice> sm90_bf16_scheme_choices(const GemmDesc& desc, const GemmConfig& base,
+                                                   const HardwareModel& hw) {
+  const int forced = env().force_scheme;
+  std::vector<SchemeChoice> out;
+  if (forced < 0 || forced == 0) out.push_back({GemmScheme::kDataParallel, 1, ""});
+  if (!splittable_type(desc.type) || base.cluster_m * base.cluster_n != 1) return out;
+
+  // The ledger's wave analysis of this tile shape on the SMs the kernel gets.
+  HardwareModel sms = hw;
+  sms.num_sms = base.num_sms;
+  const ProblemShape shape = sm90_problem_shape(desc);
+  const VariantDecision v = choose_variant(shape, base.block_m, base.block_n, base.block_k, sms);
+  const long long tiles = v.tiles, k_blocks = v.k_iters;
+
+  // Split-K: every count from 2 up to what still fits one wave and keeps kMinKItersPerSplit K blocks per
+  // slice (the ledger's suggestion is the largest); a forced count is taken as long as each slice has work.
+  const bool want_split = forced == 1 || (forced < 0 && v.variant == Variant::kSplitK);
+  if (want_split) {
+    const int fixed = env().force_split_k;
+    // Forced without a count: at least 2 slices even where the ledger would not split.
+    const long long hi = fixed > 0 ? fixed : std::max<long long>(forced == 1 ? 2 : 0, std::min(v.suggested_split_k, 64));
+    for (long long s = fixed > 0 ? fixed : 2; s <= hi; ++s) {
+      if (s > k_blocks) break;
+      out.push_back({GemmScheme::kSplitK, static_cast<int>(s),
+                     fmt::format("split-K {}: {} tiles fill {:.0f}% of {} SMs, {} x {} = {} units of {:.1f} K blocks",
+                                 s, tiles, 100.0 * tiles / base.num_sms, base.num_sms, tiles, s, tiles * s,
+                                 static_cast<double>(k_blocks) / s)});
+    }
+  }
+  // Stream-K: when the ledger sees the last wave idle more than kStreamKTailWaste of all slots, and the problem
+  // is at most kStreamKMaxWaves waves. NOTE: with more waves another tile shape usually closes the tail, and
+  // the fix-up cost is not measured yet: data-parallel keeps every large-M choice it made before.
+  if (forced == 2 || (forced < 0 && v.variant == Variant::kStreamK && v.waves.waves <= kStreamKMaxWaves))
+    out.push_back({GemmScheme::kStreamK, 1,
+                   fmt::format("stream-K: {} tiles x {} K blocks over {} CTAs ({} waves, last {}/{} busy as tiles)",
+                               tiles, k_blocks, std::min<long long>(base.num_sms, tiles * k_blocks),
+                               v.waves.waves, v.waves.last_wave_units, base.num_sms)});
+  return out;
+}
+
+}  // namespace tilegemm
