@@ -188,8 +188,8 @@ TEST(HeuristicsValidateDesc, AlignmentErrorsNameTheDimension) {
   EXPECT_NO_THROW(validate_desc(bf16_desc(64, 2112, 7168)));
   EXPECT_NO_THROW(validate_desc(bf16_desc(3, 8, 8)));  // M of K-major A needs no alignment
   expect_invalid(bf16_desc(64, 2112, 100), "k", "multiple of 8");
-  expect_invalid(bf16_desc(100, 2112, 7168, Major::kMNMajor), "m", "MN-major bf16 A");
-  expect_invalid(bf16_desc(64, 2100, 7168, Major::kKMajor, Major::kMNMajor), "n", "MN-major bf16 B");
+  expect_invalid(bf16_desc(100, 2112, 7168, Major::kMNMajor), "m", "MN-major A");
+  expect_invalid(bf16_desc(64, 2100, 7168, Major::kKMajor, Major::kMNMajor), "n", "MN-major B");
   expect_invalid(bf16_desc(64, 2110, 7168), "n", "bf16 D");
   EXPECT_NO_THROW(validate_desc(bf16_desc(64, 2116, 7168, Major::kKMajor, Major::kKMajor, DType::kFloat32)));
   expect_invalid(bf16_desc(64, 2114, 7168, Major::kKMajor, Major::kKMajor, DType::kFloat32), "n", "multiple of 4");
@@ -202,7 +202,17 @@ TEST(HeuristicsValidateDesc, SizesTypesAndGroups) {
   expect_invalid(bf16_desc(64, -8, 7168), "n", "positive");
   GemmDesc fp8 = bf16_desc(64, 2112, 7168);
   fp8.a_dtype = DType::kFloat8E4M3;
-  expect_invalid(fp8, "a_dtype", "bf16");
+  expect_invalid(fp8, "b_dtype", "e4m3 (the dtype of A)");  // mixed bf16 x fp8 has no kernel
+  fp8.b_dtype = DType::kFloat8E4M3;
+  EXPECT_NO_THROW(validate_desc(fp8));
+  fp8.major_b = Major::kMNMajor;
+  expect_invalid(fp8, "major_b", "K-major");  // SM90 fp8 wgmma reads K-major only
+  fp8.major_b = Major::kKMajor;
+  fp8.k = 7000;  // 16-byte TMA rows of e4m3: K % 16
+  expect_invalid(fp8, "k", "multiple of 16");
+  GemmDesc int8 = bf16_desc(64, 2112, 7168);
+  int8.a_dtype = int8.b_dtype = DType::kInt8;
+  expect_invalid(int8, "a_dtype", "bf16 or e4m3");
   GemmDesc fp16_out = bf16_desc(64, 2112, 7168);
   fp16_out.d_dtype = DType::kFloat16;
   expect_invalid(fp16_out, "d_dtype", "bf16 or fp32");
