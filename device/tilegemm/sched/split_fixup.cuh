@@ -68,14 +68,21 @@ struct SplitFixup {
       // acc holds part `tile.part`; part 0 must come first, so reload unless we are part 0 ourselves.
       if (tile.part != 0) load(slot_base(scheduler.slot(tile.tile_index, 0)), acc, thread, false);
       for (int q = 1; q < tile.parts; ++q) load(slot_base(scheduler.slot(tile.tile_index, q)), acc, thread, true);
+      // NOTE: the atomic mode reduce-adds into these same bytes in a later launch and relies on finding zeros.
+      for (int q = 0; q < tile.parts; ++q) zero(slot_base(scheduler.slot(tile.tile_index, q)), thread);
     } else {
       load(shared_sum, acc, thread, false);
-#pragma unroll
-      for (int s = 0; s < kSubM; ++s)
-#pragma unroll
-        for (int j = 0; j < kChunks; ++j) prim::st_global_f32x4(shared_sum + offset(s, j, thread), 0.f, 0.f, 0.f, 0.f);
+      zero(shared_sum, thread);
     }
     return true;
+  }
+
+  // Leaves this warpgroup's part of a slot zeroed for the next launch (the workspace invariant).
+  TG_DEVICE static void zero(float* dst, int thread) {
+#pragma unroll
+    for (int s = 0; s < kSubM; ++s)
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) prim::st_global_f32x4(dst + offset(s, j, thread), 0.f, 0.f, 0.f, 0.f);
   }
 
   // acc = slot (add = false) or acc += slot (add = true); the loads do not depend on each other, so the
