@@ -14,6 +14,7 @@
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point
 // that calls sm90_bf16_gemm<Config>(params).
 #include "tilegemm/gemm_params.hpp"
+#include "tilegemm/kernels/sm90_epilogue.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
 #include "tilegemm/prim/sync.cuh"
@@ -70,11 +71,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int kSubM = kRowsPerWG / 64;          // 64-row wgmma sub-blocks per warpgroup
   constexpr bool kAMNMajor = Cfg::kMajorA == Major::kMNMajor;
   constexpr bool kBMNMajor = Cfg::kMajorB == Major::kMNMajor;
-  // D is staged as column chunks of kDChunkBytes-wide swizzled rows, one TMA store per chunk.
-  constexpr int kDChunkBytes = d_chunk_bytes(BLOCK_N, Cfg::kDIsFloat ? 4 : 2);
-  constexpr int kDChunkCols = kDChunkBytes / (Cfg::kDIsFloat ? 4 : 2);
-  constexpr int kUnitsPerChunkRow = kDChunkBytes / 16;  // 16-byte units in one chunk row
-  constexpr int kRowsPerSwizzleStep = 128 / kDChunkBytes;
+  // D is staged as column chunks of swizzled rows, one TMA store per chunk (sm90_epilogue.cuh).
+  using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
   using Smem = Sm90Bf16Smem<Cfg>;
   // 2-CTA cluster along M: each CTA loads half of the shared B tile and multicasts it to both.
   constexpr int kClusterM = Cfg::kClusterM;
@@ -172,15 +170,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       return prim::make_smem_desc(addr, kBMNMajor ? kPanelBytes : 0, 1024, prim::SmemSwizzle::k128B);
     };
 
-    u8* smem_d = smem + Smem::kDOffset + math_wg * (kRowsPerWG * BLOCK_N * Smem::kDElemBytes);
+    u8* smem_d = smem + Smem::kDOffset + math_wg * Epilogue::kStagingBytes;
     const bool is_store_thread = thread_in_wg == 0;
-    // Byte offset of 16-byte unit `unit` (along N) of tile row `row` in this warpgroup's staged D, with the
-    // TMA swizzle of the chunk width: unit index XOR (row / (128 / chunk bytes)) within one chunk row.
-    auto d_offset = [](int row, int unit) {
-      const int chunk = unit / kUnitsPerChunkRow;
-      const int swizzled = (unit % kUnitsPerChunkRow) ^ ((row / kRowsPerSwizzleStep) % kUnitsPerChunkRow);
-      return chunk * (kRowsPerWG * kDChunkBytes) + row * kDChunkBytes + swizzled * 16;
-    };
 
     // A stage is free again once the consumers of every CTA it was delivered to released it.
     auto release = [&](u32 stage) {
@@ -236,53 +227,12 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       // The previous tile's store must have finished reading shared memory before it is overwritten.
       if (is_store_thread) prim::tma_store_wait_read<0>();
       prim::named_barrier_sync(1 + math_wg, 128);
-
-      const int warp_row = warp_in_wg * 16;  // each warp owns 16 rows of every 64-row sub-block
-#pragma unroll
-      for (int s = 0; s < kSubM; ++s) {
-        if constexpr (!Cfg::kDIsFloat) {
-          // stmatrix x4 stores a 16x16 block: lane l addresses row (l % 8) + 8·((l / 8) % 2) and the
-          // 16-byte column unit (l / 16) of the pair of 8-column groups.
-#pragma unroll
-          for (int j = 0; j < BLOCK_N / 16; ++j) {
-            const int row = s * 64 + warp_row + (lane % 8) + 8 * ((lane / 8) % 2);
-            const int unit = 2 * j + lane / 16;  // 16-byte unit (8 bf16) along N
-            u8* addr = smem_d + d_offset(row, unit);
-            const float* a = &acc[s][8 * j];
-            prim::stmatrix_x4(addr, prim::pack_bf16x2(a[0], a[1]), prim::pack_bf16x2(a[2], a[3]),
-                              prim::pack_bf16x2(a[4], a[5]), prim::pack_bf16x2(a[6], a[7]));
-          }
-        } else {
-          // fp32: each thread holds pairs at (row, 8j + 2·(lane % 4)) and (row + 8, same columns).
-#pragma unroll
-          for (int j = 0; j < BLOCK_N / 8; ++j) {
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-              const int row = s * 64 + warp_row + lane / 4 + 8 * half;
-              const int col = 8 * j + 2 * (lane % 4);
-              u8* addr = smem_d + d_offset(row, col / 4) + (col % 4) * 4;
-              prim::st_shared_f32x2(addr, acc[s][4 * j + 2 * half], acc[s][4 * j + 2 * half + 1]);
-            }
-          }
-        }
-      }
+      Epilogue::stage(smem_d, acc, warp_in_wg, lane);
       prim::fence_proxy_async_shared();
       prim::named_barrier_sync(1 + math_wg, 128);
-
-      if (is_store_thread) {
-        const int m_row = tile.m0 + row_base;
-#pragma unroll
-        for (int c = 0; c < BLOCK_N / kDChunkCols; ++c) {
-          const int n_col = tile.n0 + c * kDChunkCols;
-          if (n_col >= params.n) break;
-          const u8* src = smem_d + c * (kRowsPerWG * kDChunkBytes);
-          if constexpr (Cfg::kAccumulate)
-            prim::tma_reduce_add_3d(&params.tma_d, src, n_col, m_row, tile.d_batch);
-          else
-            prim::tma_store_3d(&params.tma_d, src, n_col, m_row, tile.d_batch);
-        }
-        prim::tma_store_commit();
-      }
+      if (is_store_thread)
+        Epilogue::template store<Cfg::kAccumulate>(&params.tma_d, smem_d, tile.m0 + row_base, tile.n0, params.n,
+                                                   tile.d_batch);
     }
     // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
     if (is_store_thread) prim::tma_store_wait<0>();
