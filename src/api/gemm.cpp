@@ -10,36 +10,23 @@
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/validate.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
+#include "kernels/tma_views.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
+using api::copy_or_zero;
+using api::require_dtype;
+using api::require_ndim;
+using api::require_tensor;
+using api::shape_str;
+using kernels::as_3d;
+
 namespace {
-
-std::string shape_str(const TensorView& v) {
-  std::string s = "[";
-  for (int i = 0; i < v.ndim; ++i) s += fmt::format("{}{}", i ? ", " : "", v.shape[i]);
-  return s + "]";
-}
-
-void require_dtype(const TensorView& v, const char* name, DType want) {
-  TILEGEMM_REQUIRE(v.dtype == want, name, std::string(dtype_name(want)), std::string(dtype_name(v.dtype)));
-}
-
-void require_ndim(const TensorView& v, const char* name, int ndim) {
-  TILEGEMM_REQUIRE(v.ndim == ndim, name, fmt::format("a {}-D tensor", ndim),
-                   fmt::format("{}-D {}", v.ndim, shape_str(v)));
-  TILEGEMM_REQUIRE(v.data != nullptr || v.numel() == 0, name, "a device pointer", "null");
-}
-
-// The rank and dtype of one argument at once.
-void require_tensor(const TensorView& v, const char* name, int ndim, DType dtype) {
-  require_ndim(v, name, ndim);
-  require_dtype(v, name, dtype);
-}
 
 // K-major when the last dim (K) is contiguous, MN-major when the row dim is; anything else TMA can't tile.
 Major operand_major(const TensorView& v, const char* name) {
@@ -47,32 +34,6 @@ Major operand_major(const TensorView& v, const char* name) {
   if (v.stride(-2) == 1) return Major::kMNMajor;
   throw InvalidArgument(name, "a view contiguous in its last (K) or second-to-last (M/N) dimension",
                         fmt::format("strides [{}, {}]", v.stride(-2), v.stride(-1)));
-}
-
-// Views the operand as [B, rows, cols] (B = 1 for 2-D).
-TensorView as_3d(const TensorView& v) {
-  if (v.ndim == 3) return v;
-  return TensorView::batched(v.data, v.dtype, 1, v.shape[0], v.shape[1], v.shape[0] * v.strides[0], v.strides[0],
-                             v.strides[1]);
-}
-
-// Writes C (or zeros) into D without a GEMM: K = 0, or the copy before accumulating when C is not D.
-void copy_or_zero(const TensorView& d, const TensorView* c, cudaStream_t stream) {
-  const auto e = static_cast<size_t>(dtype_bits(d.dtype) / 8);
-  const TensorView d3 = as_3d(d);
-  for (std::int64_t b = 0; b < d3.size(0); ++b) {
-    auto* dst = static_cast<char*>(d3.data) + b * d3.stride(0) * e;
-    cudaError_t err;
-    if (c != nullptr) {
-      const TensorView c3 = as_3d(*c);
-      const auto* src = static_cast<const char*>(c3.data) + b * c3.stride(0) * e;
-      err = cudaMemcpy2DAsync(dst, d3.stride(1) * e, src, c3.stride(1) * e, d3.size(2) * e, d3.size(1),
-                              cudaMemcpyDeviceToDevice, stream);
-    } else {
-      err = cudaMemset2DAsync(dst, d3.stride(1) * e, 0, d3.size(2) * e, d3.size(1), stream);
-    }
-    if (err != cudaSuccess) throw RuntimeError(fmt::format("copying c into d failed: {}", cudaGetErrorString(err)));
-  }
 }
 
 // set_deterministic's override: -1 = follow DG_DETERMINISTIC, else 0 / 1.

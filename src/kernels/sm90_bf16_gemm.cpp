@@ -2,14 +2,15 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "kernels/codegen_tokens.hpp"
+#include "kernels/kernel_cache.hpp"
 #include "kernels/split_workspace.hpp"
 #include "kernels/tma_descriptor.hpp"
+#include "kernels/tma_views.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_params.hpp"
@@ -20,17 +21,6 @@ namespace tilegemm::kernels {
 namespace {
 
 const char* major_token(Major m) { return m == Major::kKMajor ? "kKMajor" : "kMNMajor"; }
-const char* gemm_type_token(GemmType t) {
-  switch (t) {
-    case GemmType::kNormal: return "kNormal";
-    case GemmType::kBatched: return "kBatched";
-    case GemmType::kMGroupedContiguous: return "kMGroupedContiguous";
-    case GemmType::kMGroupedMasked: return "kMGroupedMasked";
-    case GemmType::kKGroupedContiguous: return "kKGroupedContiguous";
-  }
-  return "kNormal";
-}
-
 const char* scheme_token(GemmScheme s) {
   switch (s) {
     case GemmScheme::kDataParallel: return "kDataParallel";
@@ -76,33 +66,6 @@ tilegemm_kernel(const __grid_constant__ tilegemm::GemmParams params) {{
 }}
 )";
 
-int elem_bytes(DType t) { return dtype_bits(t) / 8; }
-
-// A [B, rows, K] operand as a TMA view: K-major loads [BLOCK_K x rows] boxes, MN-major loads 64-wide
-// column panels of BLOCK_K rows.
-TmaView operand_view(const TensorView& v, Major major, int block_rows, int block_k) {
-  TmaView t;
-  t.base = v.data;
-  t.dtype = v.dtype;
-  const auto e = static_cast<std::uint64_t>(elem_bytes(v.dtype));
-  const auto batch = static_cast<std::uint64_t>(v.size(0)), rows = static_cast<std::uint64_t>(v.size(1)),
-             cols = static_cast<std::uint64_t>(v.size(2));
-  const std::uint64_t batch_stride = batch > 1 ? static_cast<std::uint64_t>(v.stride(0)) * e : 0;
-  if (major == Major::kKMajor) {
-    t.dims = {cols, rows, batch};
-    t.byte_strides = {static_cast<std::uint64_t>(v.stride(1)) * e, batch_stride};
-    t.box = {static_cast<std::uint32_t>(block_k), static_cast<std::uint32_t>(block_rows), 1};
-  } else {
-    t.dims = {rows, cols, batch};
-    t.byte_strides = {static_cast<std::uint64_t>(v.stride(2)) * e, batch_stride};
-    t.box = {64, static_cast<std::uint32_t>(block_k), 1};
-  }
-  // TMA wants a valid stride even for an extent-1 dimension.
-  if (t.byte_strides[1] == 0) t.byte_strides[1] = t.byte_strides[0] * t.dims[1];
-  t.swizzle_bytes = 128;
-  return t;
-}
-
 // The compiled kernel of a (desc, config) pair. Generating the source (a few µs of formatting) happens once per
 // pair; later calls on the hot path find the kernel by the raw bytes of the fields the source depends on.
 std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, const GemmConfig& config) {
@@ -111,16 +74,8 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, c
                         config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
                         config.raster_group, config.cluster_m, mma_groups_in_flight(config),
                         static_cast<int>(config.scheme), desc.deterministic && config.scheme != GemmScheme::kDataParallel};
-  const std::string key(reinterpret_cast<const char*>(fields), sizeof(fields));
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::shared_ptr<const jit::CompiledKernel>> kernels;
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = kernels.find(key); it != kernels.end()) return it->second;
-  }
-  auto kernel = jit::get_kernel(sm90_bf16_gemm_spec(desc, config));  // compiles outside the lock
-  std::lock_guard lock(mutex);
-  return kernels.emplace(key, std::move(kernel)).first->second;
+  static KernelCache cache;
+  return cache.get(raw_key(fields), [&] { return sm90_bf16_gemm_spec(desc, config); });
 }
 
 }  // namespace
@@ -164,20 +119,7 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
   params.tma_b = encode_tma(operand_view(ops.b, desc.major_b, config.block_n / config.cluster_m, config.block_k), "b");
 
-  const int d_elem = elem_bytes(ops.d.dtype);
-  const int chunk_bytes = d_chunk_bytes(config.block_n, d_elem);
-  TmaView d;
-  d.base = ops.d.data;
-  d.dtype = ops.d.dtype;
-  d.dims = {static_cast<std::uint64_t>(ops.d.size(2)), static_cast<std::uint64_t>(ops.d.size(1)),
-            static_cast<std::uint64_t>(ops.d.size(0))};
-  d.byte_strides = {static_cast<std::uint64_t>(ops.d.stride(1) * d_elem),
-                    static_cast<std::uint64_t>(ops.d.size(0) > 1 ? ops.d.stride(0) * d_elem : 0)};
-  if (d.byte_strides[1] == 0) d.byte_strides[1] = d.byte_strides[0] * d.dims[1];
-  d.box = {static_cast<std::uint32_t>(chunk_bytes / d_elem),
-           static_cast<std::uint32_t>(config.block_m / config.num_math_warpgroups), 1};
-  d.swizzle_bytes = chunk_bytes;
-  params.tma_d = encode_tma(d, "d");
+  params.tma_d = encode_tma(output_view(ops.d, config.block_n, config.block_m / config.num_math_warpgroups), "d");
 
   params.m = desc.m;
   params.n = desc.n;
