@@ -14,7 +14,20 @@ namespace tilegemm {
 namespace {
 constexpr int kCounterAlignment = 256;
 constexpr long long kStreamKMaxWaves = 2;
+// Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200-splitk-vs-dp.md): on the 8 small-M DeepSeek
+// shapes where the cost model chose split-K with wide tiles, narrow data-parallel tiles that fill the SMs were
+// faster on every one (by 0.6–7.9 µs): the exposed fix-up tail costs more than the wider tiles save. So the
+// selector cuts K on its own only when even the narrowest data-parallel tiling leaves most SMs idle.
+constexpr int kNarrowestBlockM = 64, kNarrowestBlockN = 16;
+constexpr double kAutoCutMaxFill = 0.5;
 bool splittable_type(GemmType t) { return t == GemmType::kNormal || t == GemmType::kBatched; }
+
+// Fraction of the SMs the narrowest data-parallel tiling keeps busy (capped at 1).
+double narrowest_fill(const GemmDesc& desc, int num_sms) {
+  long long tiles = ceil_div(desc.m, kNarrowestBlockM) * ceil_div(desc.n, kNarrowestBlockN);
+  if (desc.type == GemmType::kBatched) tiles *= desc.num_groups;
+  return std::min(1.0, static_cast<double>(tiles) / num_sms);
+}
 }  // namespace
 
 const char* scheme_name(GemmScheme scheme) {
@@ -77,7 +90,8 @@ std::vector<SchemeChoice> sm90_bf16_scheme_choices(const GemmDesc& desc, const G
 
   // Split-K: every count from 2 up to what still fits one wave and keeps kMinKItersPerSplit K blocks per
   // slice (the ledger's suggestion is the largest); a forced count is taken as long as each slice has work.
-  const bool want_split = forced == 1 || (forced < 0 && v.variant == Variant::kSplitK);
+  const bool auto_cut = forced < 0 && narrowest_fill(desc, base.num_sms) < kAutoCutMaxFill;
+  const bool want_split = forced == 1 || (auto_cut && v.variant == Variant::kSplitK);
   if (want_split) {
     const int fixed = env().force_split_k;
     // Forced without a count: at least 2 slices even where the ledger would not split.
@@ -93,7 +107,7 @@ std::vector<SchemeChoice> sm90_bf16_scheme_choices(const GemmDesc& desc, const G
   // Stream-K: when the ledger sees the last wave idle more than kStreamKTailWaste of all slots, and the problem
   // is at most kStreamKMaxWaves waves. NOTE: with more waves another tile shape usually closes the tail, and
   // the fix-up cost is not measured yet: data-parallel keeps every large-M choice it made before.
-  if (forced == 2 || (forced < 0 && v.variant == Variant::kStreamK && v.waves.waves <= kStreamKMaxWaves))
+  if (forced == 2 || (auto_cut && v.variant == Variant::kStreamK && v.waves.waves <= kStreamKMaxWaves))
     out.push_back({GemmScheme::kStreamK, 1,
                    fmt::format("stream-K: {} tiles x {} K blocks over {} CTAs ({} waves, last {}/{} busy as tiles)",
                                tiles, k_blocks, std::min<long long>(base.num_sms, tiles * k_blocks),

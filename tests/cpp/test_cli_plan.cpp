@@ -76,7 +76,7 @@ TEST(CliPlan, BadInputExitsTwoNamingTheArgument) {
   expect_usage_error("--m 64 --n 2112", "--m/--n/--k");
   expect_usage_error("--m 0 --n 2112 --k 7168", "--m");
   expect_usage_error("--m 64 --n 2112 --k 7168 --hw h900", "--hw");
-  expect_usage_error("--m 64 --n 2112 --k 7168 --dtype fp8", "--dtype");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --dtype int8", "--dtype");
   expect_usage_error("--m 64 --n 2112 --k 7168 --dtype nope", "--dtype");
   expect_usage_error("--m 64 --n 2112 --k 7168 --out-dtype fp16", "d_dtype");
   expect_usage_error("--m 64 --n 2112 --k 7168 --layout xy", "--layout");
@@ -88,4 +88,11 @@ TEST(CliPlan, BadInputExitsTwoNamingTheArgument) {
   expect_usage_error("--suite deepseek --m 64", "--suite");
   expect_usage_error("--m 64 --n 2112 --k 7168 --gemm-type k_grouped_contiguous --num-groups 2", "K-grouped");
   expect_usage_error("--m 64 --n 2112 --k 7168 --bogus", "bogus");
+}
+
+TEST(CliPlan, PlansFp8WithOneScaleBlockOfKPerStage) {
+  const CliResult r = run_plan("--m 4096 --n 7168 --k 2048 --dtype fp8");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("a=fp8 b=fp8 d=bf16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x128 stages="), std::string::npos) << "FP8 stages hold one 128-wide K block\n" << r.output;
 }
