@@ -110,7 +110,7 @@ Major layout_major_a(Layout layout);
 Major layout_major_b(Layout layout);
 
 struct BenchShape {
-  GemmType type = GemmType::kNormal;  // kNormal or kMGroupedContiguous
+  GemmType type = GemmType::kNormal;  // kNormal, kMGroupedContiguous or kMGroupedMasked
   int groups = 1;
   int m = 0;  // rows per group for grouped shapes (total rows = groups × m)
   int n = 0, k = 0;
@@ -118,15 +118,21 @@ struct BenchShape {
 };
 
 // "deepseek": M ∈ {64,128,4096} × (N,K) ∈ {(2112,7168),(24576,1536),(32768,512),(7168,16384),(4096,7168),
-// (7168,2048)}; "grouped": groups × M-per-group ∈ {4×8192, 8×4096} × (N,K) ∈ {(4096,7168),(7168,2048)};
-// "all": both. Throws InvalidArgument naming `argument` for another name.
+// (7168,2048)}; "grouped": M-grouped contiguous, groups × M-per-group ∈ {4×8192, 8×4096} × (N,K) ∈
+// {(4096,7168),(7168,2048)}; "masked": M-grouped masked with the same groups, rows per group (M_max =
+// masked_m = expected_m) and (N,K), so each masked row has a contiguous twin of the same total M;
+// "all": the three. Throws InvalidArgument naming `argument` for another name.
 std::vector<BenchShape> suite_shapes(std::string_view suite, const std::string& argument = "--suite");
 std::vector<std::string> suite_names();
 
 // The ledger's view of a bench shape: grouped shapes are M-grouped (m = total rows, batch = groups) and
-// also move their int32 group index per row.
+// also move their int32 group index per row (contiguous) or their int32 masked_m per group (masked).
 ProblemShape ledger_shape(const BenchShape& shape);
-ProblemLedger bench_ledger(const BenchShape& shape, DType out_dtype, const HardwareModel& hw);
+// Operand types of a bench row: bf16 A/B, or e4m3 A/B with DeepSeek's fp32 scales (A 1×128 per token, B
+// 128×128 per block), so the floor counts fp8 operand bytes plus scale bytes and the fp8 tensor peak.
+OperandDtypes bench_operand_dtypes(DType in_dtype, DType out_dtype);
+ProblemLedger bench_ledger(const BenchShape& shape, DType in_dtype, DType out_dtype, const HardwareModel& hw);
+ProblemLedger bench_ledger(const BenchShape& shape, DType out_dtype, const HardwareModel& hw);  // bf16 inputs
 
 // ---------------------------------------------------------------------------------------------------------
 // Reports.
@@ -162,7 +168,7 @@ struct BenchEnvironment {
   double warmup_ms = 0, rep_ms = 0;
   std::string date_utc;  // ISO 8601, e.g. 2026-11-30T12:00:00Z
   // The ledger's hardware numbers the floors were computed from.
-  double peak_tflops = 0;  // dense bf16 tensor-core peak
+  double peak_tflops = 0;  // dense tensor-core peak of the report's input type (bf16, or fp8 for --dtype fp8)
   double hbm_gbps = 0;
   // Best device-to-device cudaMemcpy rate seen (read + write bytes / time), GB/s: the bandwidth a kernel
   // can actually reach, drawn as a second roof. 0 = not measured.
@@ -178,17 +184,18 @@ std::string report_commit(const std::string& source_dir);
 std::string utc_now_iso8601();
 // Device-to-device copy bandwidth of `device` (see copy_gbps). Throws RuntimeError without a GPU.
 double measure_copy_gbps(int device);
-// The baseline's identity for a cuBLASLt version (cublasLtGetVersion()).
+// The baseline's identity for a cuBLASLt version (cublasLtGetVersion()); fp8_… for --dtype fp8 reports.
 std::string baseline_identity(std::int64_t cublaslt_version);
+std::string fp8_baseline_identity(std::int64_t cublaslt_version);
 // Fills every field from `device` (GPU name, SMs, versions, clocks_before, copy bandwidth). Throws
 // RuntimeError without a GPU.
 BenchEnvironment capture_environment(int device, const BenchOptions& timing, int num_sms);
 
 struct BenchRow {
-  std::string kind = "dense";  // "dense" or "m_grouped_contiguous"
+  std::string kind = "dense";  // "dense", "m_grouped_contiguous" or "m_grouped_masked"
   int groups = 1;
   int m = 0, n = 0, k = 0;  // m = total rows (groups × rows per group)
-  std::string dtype = "bf16";
+  std::string dtype = "bf16";  // input type: "bf16" or "fp8" (e4m3)
   std::string out_dtype = "bf16";
   std::string layout = "nt";
   std::string config;       // our kernel's config, compact: "128x256x64 st4 wg2 cl1x1 sk1" ("" = unknown)
@@ -198,18 +205,24 @@ struct BenchRow {
   double min_bytes = 0;
   double floor_us = 0;  // the ledger's time floor: max(FLOPs / peak, min bytes / HBM bandwidth)
   BenchStats ours;      // samples == 0 when ours was not run (baseline-only or an error)
-  BenchStats cublas;
+  BenchStats cublas;  // the baseline; fp8 rows: cuBLASLt with 1×128/128×128 block scales (the ratio's)
+  // fp8 rows only: cuBLASLt with per-tensor scales on the same data, an extra reference (samples == 0 when
+  // not measured; never part of the ratio).
+  BenchStats cublas_per_tensor;
   IterationCounts ours_iterations, cublas_iterations;  // warm-up and timed calls (0 = not recorded)
+  IterationCounts cublas_per_tensor_iterations;
   std::string cublas_method;  // how the baseline was issued, e.g. "cublasLt, 1 call" / "cublasLt, 4 calls"
   double calc_diff = -1;      // ours vs cuBLASLt, DeepGEMM's calc_diff; -1 = not checked
   std::string error;          // why ours has no numbers or failed the check; "" = fine
 
   bool has_ours() const { return ours.samples > 0; }
   bool has_cublas() const { return cublas.samples > 0; }
+  bool has_cublas_per_tensor() const { return cublas_per_tensor.samples > 0; }
   double ours_tflops() const;     // flops / median, 0 without numbers
   double ours_gbps() const;       // min bytes / median
   double ours_pct_floor() const;  // 100 × floor / median
   double cublas_tflops() const;
+  double cublas_per_tensor_tflops() const;
   double ratio() const;             // cuBLAS median / ours median (> 1: we are faster); 0 when not both
   double intensity() const;         // flops / min_bytes, FLOP per byte (the roofline's x)
   std::string shape_label() const;  // "4096x7168x2048" or "4x8192x4096x7168"
@@ -223,6 +236,16 @@ struct BenchSummary {
   int errors = 0;  // rows with a non-empty error
 };
 BenchSummary summarize_rows(const std::vector<BenchRow>& rows);
+
+// Masked rows against their contiguous twins of the same report (same groups, rows per group, N and K, both
+// without error and with our numbers): time ratio = ours masked median / ours contiguous median (the
+// issue's bar: masked within 10% of contiguous, i.e. ratio <= 1.10). In row order of the masked rows.
+struct MaskedVsContiguous {
+  std::string shape;  // BenchRow::shape_label()
+  double masked_us = 0, contiguous_us = 0;
+  double ratio = 0;
+};
+std::vector<MaskedVsContiguous> masked_vs_contiguous(const std::vector<BenchRow>& rows);
 
 struct BenchReport {
   std::string suite;
@@ -304,6 +327,9 @@ ReportFiles write_report_dir(const BenchReport& report, const std::string& dir,
 struct SuiteOptions {
   std::string suite_name;  // recorded in the report ("custom" for --m/--n/--k)
   std::vector<BenchShape> shapes;
+  // Input type: bf16 (our bf16 GEMMs vs cuBLASLt bf16) or fp8 e4m3 (our 1D2D FP8 GEMMs vs cuBLASLt FP8 with
+  // 1×128/128×128 block scales, plus cuBLASLt FP8 per-tensor as an extra column). fp8 takes layout nt, bf16 D.
+  DType dtype = DType::kBFloat16;
   Layout layout = Layout::kNT;
   DType out_dtype = DType::kBFloat16;
   BenchOptions timing;
@@ -318,7 +344,8 @@ struct SuiteOptions {
 // The compact config label used in reports.
 std::string compact_config(const GemmConfig& config);
 
-// Checks the options without a GPU (layout allowed for each shape kind, sizes positive, dtype supported).
+// Checks the options without a GPU (input dtype bf16 or fp8, layout allowed for each shape kind and dtype,
+// sizes positive, out dtype supported).
 void validate_suite_options(const SuiteOptions& options);
 
 // Measures every shape. A failure of our kernel on one shape is recorded in that row's `error` and the

@@ -3,6 +3,7 @@
 // cuBLASLt baseline used by the benchmark and as an on-device cross-check.
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "tilegemm/tensor_view.hpp"
@@ -59,5 +60,43 @@ void cublaslt_gemm_tt(const TensorView& a, const TensorView& b, const TensorView
 
 // Swaps the last two dimensions (shape and strides) of a view; the data is not touched.
 TensorView transpose_last2(const TensorView& view);
+
+// ---- cuBLASLt FP8 baseline (e4m3 A and B, bf16 D; sm_90, cuBLASLt >= 12.9 for block scaling) ----------
+// D = (A · sfa) · (B · sfb)ᵀ with a e4m3 [M,K] and b e4m3 [N,K], both K-major (stride(-1) == 1: cuBLASLt's
+// FP8 matmul on Hopper takes only the "TN" form), d bf16 [M,N] contiguous in N. FP32 accumulation with the
+// default (non-fast) accumulation mode, as torch._scaled_mm issues it. 2-D views only.
+enum class CublasLtFp8Scaling : int {
+  // sfa and sfb each hold one fp32 (numel() == 1): CUBLASLT_MATMUL_DESC_{A,B}_SCALE_POINTER, SCALAR_32F.
+  kPerTensor = 0,
+  // DeepSeek's recipe: sfa 1×128 per token (CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F), sfb 128×128 per block
+  // (CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F). kb = ceil(K / 128). The layouts cuBLASLt reads (it takes
+  // only a pointer, so the strides below are exactly what it assumes; PyTorch's ATen checks its block-wise
+  // scales the same way, and NVIDIA's LtBlk128x128Fp8Matmul sample sizes its buffers to match):
+  //   sfa fp32 [M, kb], M contiguous ("outer-dim-major"): stride(-2) == 1 and stride(-1) == M exactly.
+  //   sfb fp32 [ceil(N/128), kb], K blocks contiguous: stride(-1) == 1 and stride(-2) == round_up(kb, 4)
+  //       (each row of block scales starts 16-byte aligned).
+  // tilegemm's own FP8 kernels (fp8_gemm.hpp) pad differently: their sfa column stride is M rounded up to a
+  // multiple of 4 and their sfb row stride is kb. The two agree when M % 4 == 0 and kb % 4 == 0 (every
+  // DeepSeek shape); otherwise pack the same logical scales twice (pack_cublaslt_fp8_scales below).
+  kBlockwise = 1,
+};
+std::string_view cublaslt_fp8_scaling_name(CublasLtFp8Scaling scaling);  // "per-tensor" / "1x128/128x128"
+
+// The strides cuBLASLt assumes for the kBlockwise scale tensors (see above).
+std::int64_t cublaslt_sfa_column_stride(std::int64_t m);  // = m
+std::int64_t cublaslt_sfb_row_stride(std::int64_t k);     // = round_up(ceil(k / 128), 4)
+
+// Packs logical scales, row-major [rows, ceil(k/128)] on the host (sfa: rows = M; sfb: rows = ceil(N/128)),
+// into the buffer cuBLASLt reads for kBlockwise: sfa → [kb][M] (M contiguous), sfb → [ceil(N/128)][round_up(kb,
+// 4)] (padding zero). Throws InvalidArgument("logical") when the size does not match.
+std::vector<float> pack_cublaslt_sfa(std::span<const float> logical, std::int64_t m, std::int64_t k);
+std::vector<float> pack_cublaslt_sfb(std::span<const float> logical, std::int64_t n, std::int64_t k);
+
+// Bad views (dtype, shape, strides, scale layout) throw InvalidArgument naming the argument ("a", "sfa", "b",
+// "sfb", "d"). cuBLAS/CUDA failures throw RuntimeError with the status name, also when the heuristic offers
+// no algorithm for the problem (e.g. an alignment or K it does not support) or the cuBLASLt loaded at run
+// time predates 12.9 (kBlockwise). M, N or K of 0 are handled without cuBLASLt (K = 0 writes zeros).
+void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                          const TensorView& d, CublasLtFp8Scaling scaling, void* stream = nullptr);
 
 }  // namespace tilegemm

@@ -92,6 +92,15 @@ std::string baseline_identity(std::int64_t cublaslt_version) {
       cublaslt_version / 10000, (cublaslt_version / 100) % 100, cublaslt_version % 100);
 }
 
+std::string fp8_baseline_identity(std::int64_t cublaslt_version) {
+  // What src/reference/cublaslt_fp8.cpp issues for fp8 rows.
+  return fmt::format(
+      "cuBLASLt {}.{}.{}: cublasLtMatmul e4m3 x e4m3 -> bf16 (TN), FP32 compute, default accumulation, 1x128 "
+      "(VEC128_32F) A / 128x128 (BLK128x128_32F) B scales; extra column: per-tensor (SCALAR_32F) scales; first "
+      "heuristic algorithm, 32 MiB workspace",
+      cublaslt_version / 10000, (cublaslt_version / 100) % 100, cublaslt_version % 100);
+}
+
 BenchEnvironment capture_environment(int device, const BenchOptions& timing, int num_sms) {
   if (!gpu_available()) throw RuntimeError("no CUDA GPU found: tilegemm bench needs an NVIDIA GPU");
   cudaDeviceProp prop{};

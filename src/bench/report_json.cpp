@@ -119,8 +119,10 @@ json to_json(const BenchRow& r) {
           {"floor_us", r.floor_us},
           {"ours", to_json(r.ours)},
           {"cublas", to_json(r.cublas)},
+          {"cublas_per_tensor", to_json(r.cublas_per_tensor)},
           {"ours_iterations", to_json(r.ours_iterations)},
           {"cublas_iterations", to_json(r.cublas_iterations)},
+          {"cublas_per_tensor_iterations", to_json(r.cublas_per_tensor_iterations)},
           {"cublas_method", r.cublas_method},
           {"calc_diff", r.calc_diff},
           {"error", r.error},
@@ -133,6 +135,7 @@ json to_json(const BenchRow& r) {
           {"ours_gbps", r.ours_gbps()},
           {"ours_pct_floor", r.ours_pct_floor()},
           {"cublas_tflops", r.cublas_tflops()},
+          {"cublas_per_tensor_tflops", r.cublas_per_tensor_tflops()},
           {"ratio_vs_cublas", r.ratio()}};
 }
 BenchRow row_from(const json& j) {
@@ -158,6 +161,10 @@ BenchRow row_from(const json& j) {
   r.variant = j.value("variant", std::string());
   if (j.contains("ours_iterations")) r.ours_iterations = iterations_from(j.at("ours_iterations"));
   if (j.contains("cublas_iterations")) r.cublas_iterations = iterations_from(j.at("cublas_iterations"));
+  // Added with --dtype fp8; bf16 reports and older ones lack them (samples 0 = not measured).
+  if (j.contains("cublas_per_tensor")) r.cublas_per_tensor = stats_from(j.at("cublas_per_tensor"));
+  if (j.contains("cublas_per_tensor_iterations"))
+    r.cublas_per_tensor_iterations = iterations_from(j.at("cublas_per_tensor_iterations"));
   return r;
 }
 
@@ -167,6 +174,12 @@ std::string report_to_json(const BenchReport& report) {
   json rows = json::array();
   for (const auto& row : report.rows) rows.push_back(to_json(row));
   const BenchSummary s = summarize_rows(report.rows);
+  json masked = json::array();
+  for (const auto& mc : masked_vs_contiguous(report.rows))
+    masked.push_back({{"shape", mc.shape},
+                      {"masked_us", mc.masked_us},
+                      {"contiguous_us", mc.contiguous_us},
+                      {"masked_over_contiguous", mc.ratio}});
   json j = {{"suite", report.suite},
             {"environment", to_json(report.env)},
             {"rows", rows},
@@ -175,7 +188,8 @@ std::string report_to_json(const BenchReport& report) {
               {"geomean_ratio_vs_cublas", s.geomean_ratio},
               {"min_ratio_vs_cublas", s.min_ratio},
               {"min_ratio_shape", s.min_ratio_shape},
-              {"errors", s.errors}}}};
+              {"errors", s.errors},
+              {"masked_vs_contiguous", masked}}}};
   return j.dump(2) + "\n";
 }
 

@@ -36,9 +36,14 @@ std::string or_dash(bool present, const std::string& text) {
   return present ? text : "-";
 }
 
-std::string table_row(const BenchRow& r) {
+// `per_tensor`: the report has fp8 rows with the per-tensor cuBLASLt column.
+std::string table_row(const BenchRow& r, bool per_tensor) {
   const bool ours = r.has_ours(), cublas = r.has_cublas();
-  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m_cell(r), r.n, r.k,
+  const std::string extra =
+      per_tensor ? fmt::format(" {} | {} |", or_dash(r.has_cublas_per_tensor(), fmt::format("{:.1f}", r.cublas_per_tensor.median_us)),
+                               or_dash(r.has_cublas_per_tensor(), fmt::format("{:.0f}", r.cublas_per_tensor_tflops())))
+                 : std::string();
+  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n", m_cell(r), r.n, r.k,
                      r.layout, r.config.empty() ? "-" : fmt::format("`{}`", r.config),
                      or_dash(ours, fmt::format("{:.1f}", r.ours.median_us)),
                      or_dash(ours, fmt::format("{:.0f}", r.ours_tflops())),
@@ -46,7 +51,19 @@ std::string table_row(const BenchRow& r) {
                      or_dash(cublas, fmt::format("{:.1f}", r.cublas.median_us)),
                      or_dash(cublas, fmt::format("{:.0f}", r.cublas_tflops())),
                      or_dash(r.ratio() > 0, fmt::format("{:.3f}×", r.ratio())),
-                     or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)));
+                     or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)), extra);
+}
+
+// Masked rows against their contiguous twins: the bar is masked within 10% of contiguous.
+std::string masked_section(const std::vector<BenchRow>& rows) {
+  const auto pairs = masked_vs_contiguous(rows);
+  if (pairs.empty()) return "";
+  std::string out =
+      "\nMasked vs contiguous (ours, same groups × rows per group, N, K; masked_m = expected_m = rows per "
+      "group):\n\n| shape | masked µs | contiguous µs | masked / contiguous |\n|---|---:|---:|---:|\n";
+  for (const auto& p : pairs)
+    out += fmt::format("| {} | {:.1f} | {:.1f} | {:.3f}× |\n", p.shape, p.masked_us, p.contiguous_us, p.ratio);
+  return out;
 }
 
 std::string calls(const IterationCounts& c, const BenchStats& s) {
@@ -103,13 +120,22 @@ std::string report_to_markdown(const BenchReport& report) {
   if (!e.baseline.empty()) out += fmt::format("| baseline | {} |\n", e.baseline);
   out += fmt::format("| date (UTC) | {} |\n\n", e.date_utc);
 
+  bool per_tensor = false, fp8 = false;
+  for (const auto& row : report.rows) per_tensor |= row.has_cublas_per_tensor(), fp8 |= row.dtype == "fp8";
   out +=
       "Times are medians in µs; TFLOP/s = FLOPs / median; % floor = ledger floor / median; "
-      "ratio = cuBLAS time / our time (> 1: faster than cuBLAS); diff = calc_diff(ours, cuBLASLt).\n\n";
-  out +=
-      "| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | ratio | diff |\n";
-  out += "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const auto& row : report.rows) out += table_row(row);
+      "ratio = cuBLAS time / our time (> 1: faster than cuBLAS); diff = calc_diff(ours, cuBLASLt).\n";
+  if (fp8)
+    out +=
+        "fp8 rows: e4m3 A/B, bf16 D; cuBLAS = cuBLASLt with the same 1×128 (A) / 128×128 (B) fp32 block scales "
+        "(the ratio's baseline); per-tensor = cuBLASLt on the same data with one fp32 scale per operand (a "
+        "reference, not in the ratio).\n";
+  out += "\n";
+  out += "| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | ratio | diff |";
+  out += per_tensor ? " per-tensor µs | TFLOP/s |\n" : "\n";
+  out += "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|";
+  out += per_tensor ? "---:|---:|\n" : "\n";
+  for (const auto& row : report.rows) out += table_row(row, per_tensor);
 
   const BenchSummary s = summarize_rows(report.rows);
   out += "\n";
@@ -131,6 +157,7 @@ std::string report_to_markdown(const BenchReport& report) {
     out += "\n";
   }
 
+  out += masked_section(report.rows);
   out += run_details(report.rows);
 
   if (s.errors > 0) {

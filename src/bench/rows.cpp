@@ -27,6 +27,9 @@ double BenchRow::ours_pct_floor() const {
 double BenchRow::cublas_tflops() const {
   return per_us(flops, cublas) * 1e-6;
 }
+double BenchRow::cublas_per_tensor_tflops() const {
+  return per_us(flops, cublas_per_tensor) * 1e-6;
+}
 
 double BenchRow::ratio() const {
   if (!has_ours() || !has_cublas() || ours.median_us <= 0) return 0;
@@ -64,6 +67,22 @@ BenchSummary summarize_rows(const std::vector<BenchRow>& rows) {
   }
   s.geomean_ratio = std::exp(log_sum / s.compared);
   return s;
+}
+
+std::vector<MaskedVsContiguous> masked_vs_contiguous(const std::vector<BenchRow>& rows) {
+  const auto usable = [](const BenchRow& r) { return r.error.empty() && r.has_ours(); };
+  std::vector<MaskedVsContiguous> out;
+  for (const auto& masked : rows) {
+    if (masked.kind != "m_grouped_masked" || !usable(masked)) continue;
+    for (const auto& twin : rows)
+      if (twin.kind == "m_grouped_contiguous" && usable(twin) && twin.groups == masked.groups && twin.m == masked.m &&
+          twin.n == masked.n && twin.k == masked.k && twin.dtype == masked.dtype) {
+        out.push_back({masked.shape_label(), masked.ours.median_us, twin.ours.median_us,
+                       masked.ours.median_us / twin.ours.median_us});
+        break;
+      }
+  }
+  return out;
 }
 
 std::string compact_config(const GemmConfig& c) {

@@ -25,10 +25,11 @@ std::vector<BenchShape> deepseek_shapes() {
   return shapes;
 }
 
-std::vector<BenchShape> grouped_shapes() {
+// The masked suite reuses the contiguous list, so each masked shape has a contiguous twin of the same total M.
+std::vector<BenchShape> grouped_shapes(GemmType type) {
   std::vector<BenchShape> shapes;
   for (auto [g, m] : kGroupedGM)
-    for (auto [n, k] : kGroupedNK) shapes.push_back({GemmType::kMGroupedContiguous, g, m, n, k});
+    for (auto [n, k] : kGroupedNK) shapes.push_back({type, g, m, n, k});
   return shapes;
 }
 }  // namespace
@@ -54,19 +55,22 @@ Major layout_major_b(Layout layout) {
 }
 
 std::vector<std::string> suite_names() {
-  return {"deepseek", "grouped", "all"};
+  return {"deepseek", "grouped", "masked", "all"};
 }
 
 std::vector<BenchShape> suite_shapes(std::string_view suite, const std::string& argument) {
   if (suite == "deepseek") return deepseek_shapes();
-  if (suite == "grouped") return grouped_shapes();
+  if (suite == "grouped") return grouped_shapes(GemmType::kMGroupedContiguous);
+  if (suite == "masked") return grouped_shapes(GemmType::kMGroupedMasked);
   if (suite == "all") {
     auto shapes = deepseek_shapes();
-    auto grouped = grouped_shapes();
-    shapes.insert(shapes.end(), grouped.begin(), grouped.end());
+    for (GemmType type : {GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
+      const auto grouped = grouped_shapes(type);
+      shapes.insert(shapes.end(), grouped.begin(), grouped.end());
+    }
     return shapes;
   }
-  throw InvalidArgument(argument, "one of deepseek, grouped, all", fmt::format("'{}'", suite));
+  throw InvalidArgument(argument, "one of deepseek, grouped, masked, all", fmt::format("'{}'", suite));
 }
 
 ProblemShape ledger_shape(const BenchShape& shape) {
@@ -74,18 +78,32 @@ ProblemShape ledger_shape(const BenchShape& shape) {
   p.m = shape.total_m();
   p.n = shape.n;
   p.k = shape.k;
-  if (shape.type == GemmType::kMGroupedContiguous) {
+  if (shape.type == GemmType::kMGroupedContiguous || shape.type == GemmType::kMGroupedMasked) {
     p.batch = shape.groups;
     p.grouped = true;
-    p.extra_bytes = dtype_bytes(DType::kInt32, static_cast<double>(p.m));
+    // Contiguous: one group index per row; masked: one valid-row count per group.
+    const double ints = shape.type == GemmType::kMGroupedContiguous ? static_cast<double>(p.m) : shape.groups;
+    p.extra_bytes = dtype_bytes(DType::kInt32, ints);
   }
   return p;
 }
 
-ProblemLedger bench_ledger(const BenchShape& shape, DType out_dtype, const HardwareModel& hw) {
-  OperandDtypes dtypes = OperandDtypes::uniform(DType::kBFloat16);
+OperandDtypes bench_operand_dtypes(DType in_dtype, DType out_dtype) {
+  OperandDtypes dtypes = OperandDtypes::uniform(in_dtype);
   dtypes.d = out_dtype;
-  return problem_ledger(ledger_shape(shape), dtypes, hw);
+  if (in_dtype == DType::kFloat8E4M3) {
+    dtypes.sf_a = {1, 128, 32};    // per token
+    dtypes.sf_b = {128, 128, 32};  // per 128×128 block
+  }
+  return dtypes;
+}
+
+ProblemLedger bench_ledger(const BenchShape& shape, DType in_dtype, DType out_dtype, const HardwareModel& hw) {
+  return problem_ledger(ledger_shape(shape), bench_operand_dtypes(in_dtype, out_dtype), hw);
+}
+
+ProblemLedger bench_ledger(const BenchShape& shape, DType out_dtype, const HardwareModel& hw) {
+  return bench_ledger(shape, DType::kBFloat16, out_dtype, hw);
 }
 
 }  // namespace tilegemm

@@ -39,7 +39,12 @@ std::filesystem::path fresh_dir(const std::string& name) {
 TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--suite llama", "--suite");
   expect_usage_error("--layout xy", "--layout");
-  expect_usage_error("--dtype fp8", "--dtype");
+  expect_usage_error("--dtype int8", "--dtype");
+  expect_usage_error("--dtype fp8e5m2", "--dtype");
+  expect_usage_error("--dtype fp8 --layout nn", "--layout");
+  expect_usage_error("--dtype fp8 --out-dtype fp32", "--out-dtype");
+  expect_usage_error("--dtype fp8 --suite masked --layout tt", "--layout");
+  expect_usage_error("--suite masked --layout tn", "--layout");
   expect_usage_error("--dtype nonsense", "--dtype");
   expect_usage_error("--out-dtype fp16", "--out-dtype");
   expect_usage_error("--rep-ms 0", "--rep-ms");
@@ -68,7 +73,8 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
 TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
   if (tilegemm::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
   for (const char* args :
-       {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512"}) {
+       {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512",
+        "bench --suite all --dtype fp8", "bench --suite masked --dtype e4m3 --baseline-only"}) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("no CUDA GPU found"), std::string::npos) << r.output;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -222,4 +224,84 @@ TEST(BenchMarkdown, SummaryAndErrorsAtTheBottom) {
   EXPECT_NE(md.find("- m_grouped_contiguous 4x8192x4096x7168: m_grouped_bf16_gemm_contiguous: not available"),
             std::string::npos);
   EXPECT_NE(md.find("m_grouped_contiguous (cublasLt, 4 calls (one per group))"), std::string::npos) << md;
+}
+
+// ---- fp8 reports: the per-tensor column and masked vs contiguous -------------------------------------------
+
+namespace {
+
+BenchReport fp8_fixture() {
+  BenchReport r = fixture();
+  r.suite = "all";
+  for (auto& row : r.rows) row.dtype = "fp8";
+  r.rows[0].cublas_per_tensor = stats(90);  // 120.3 GFLOP in 90 µs = 1336 TFLOP/s
+  r.rows[0].cublas_per_tensor_iterations = {10, 2000};
+  BenchRow contiguous;  // 8×4096, ours 1000 µs
+  contiguous.kind = "m_grouped_contiguous";
+  contiguous.dtype = "fp8";
+  contiguous.groups = 8, contiguous.m = 32768, contiguous.n = 4096, contiguous.k = 7168;
+  contiguous.flops = 2.0 * 32768 * 4096 * 7168;
+  contiguous.ours = stats(1000);
+  contiguous.cublas = stats(1100);
+  BenchRow masked = contiguous;  // its masked twin, 1050 µs
+  masked.kind = "m_grouped_masked";
+  masked.ours = stats(1050);
+  BenchRow lonely = masked;  // no contiguous twin (different K)
+  lonely.k = 2048;
+  r.rows.push_back(contiguous);
+  r.rows.push_back(masked);
+  r.rows.push_back(lonely);
+  return r;
+}
+
+}  // namespace
+
+TEST(BenchFp8Report, PerTensorColumnRoundTripsAndIsNotInTheRatio) {
+  const BenchReport r = fp8_fixture();
+  EXPECT_NEAR(r.rows[0].cublas_per_tensor_tflops(), 2.0 * 4096 * 7168 * 2048 / 90e-6 * 1e-12, 1e-9);
+  EXPECT_DOUBLE_EQ(r.rows[0].ratio(), 1.25);  // cuBLAS block-scaled 100 µs / ours 80 µs
+  const BenchReport back = report_from_json(report_to_json(r));
+  ASSERT_EQ(back.rows.size(), r.rows.size());
+  EXPECT_EQ(back.rows[0].dtype, "fp8");
+  EXPECT_EQ(back.rows[0].cublas_per_tensor.samples, 100);
+  EXPECT_DOUBLE_EQ(back.rows[0].cublas_per_tensor.median_us, 90);
+  EXPECT_EQ(back.rows[0].cublas_per_tensor_iterations.rep, 2000);
+  EXPECT_FALSE(back.rows[1].has_cublas_per_tensor());
+  EXPECT_EQ(back.rows[4].kind, "m_grouped_masked");
+  const std::string json = report_to_json(r);
+  EXPECT_NE(json.find("\"cublas_per_tensor_tflops\""), std::string::npos);
+  EXPECT_NE(json.find("\"masked_over_contiguous\": 1.05"), std::string::npos) << json;
+}
+
+TEST(BenchFp8Report, ReportsWithoutThePerTensorFieldsStillRead) {
+  // Drop the fields the way an older (bf16-only) report lacks them.
+  nlohmann::json j = nlohmann::json::parse(report_to_json(fp8_fixture()));
+  for (auto& row : j.at("rows")) row.erase("cublas_per_tensor"), row.erase("cublas_per_tensor_iterations");
+  const BenchReport back = report_from_json(j.dump());
+  EXPECT_FALSE(back.rows[0].has_cublas_per_tensor());
+  EXPECT_EQ(back.rows[0].cublas_per_tensor_iterations.rep, 0);
+}
+
+TEST(BenchFp8Report, MarkdownHasThePerTensorColumnsOnlyWhenMeasured) {
+  const std::string md = report_to_markdown(fp8_fixture());
+  EXPECT_NE(md.find("| ratio | diff | per-tensor µs | TFLOP/s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1.250× | 2.5e-06 | 90.0 | 1336 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0.800× | 1.0e-06 | - | - |"), std::string::npos) << md;
+  EXPECT_NE(md.find("1×128 (A) / 128×128 (B)"), std::string::npos);
+  const std::string bf16 = report_to_markdown(fixture());
+  EXPECT_EQ(bf16.find("per-tensor"), std::string::npos);
+}
+
+TEST(BenchFp8Report, MaskedRowsAreSetAgainstTheirContiguousTwins) {
+  const BenchReport r = fp8_fixture();
+  const auto pairs = masked_vs_contiguous(r.rows);
+  ASSERT_EQ(pairs.size(), 1u);  // the twin-less masked row is left out
+  EXPECT_EQ(pairs[0].shape, "8x4096x4096x7168");
+  EXPECT_DOUBLE_EQ(pairs[0].ratio, 1.05);
+  const std::string md = report_to_markdown(r);
+  EXPECT_NE(md.find("| 8x4096x4096x7168 | 1050.0 | 1000.0 | 1.050× |"), std::string::npos) << md;
+  // A masked row with an error is not compared.
+  BenchReport failed = r;
+  failed.rows[4].error = "m_grouped_fp8_gemm_masked: the SM90 FP8 kernel is not implemented yet";
+  EXPECT_TRUE(masked_vs_contiguous(failed.rows).empty());
 }

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 #include <tuple>
 
 #include "tilegemm/bench.hpp"
@@ -39,8 +41,27 @@ TEST(BenchSuites, GroupedIsFourMGroupedShapes) {
   EXPECT_TRUE(seen.count({8, 4096, 7168, 2048}));
 }
 
-TEST(BenchSuites, AllIsBoth) {
-  EXPECT_EQ(suite_shapes("all").size(), 22u);
+TEST(BenchSuites, MaskedTwinsTheGroupedShapes) {
+  const auto grouped = suite_shapes("grouped"), masked = suite_shapes("masked");
+  ASSERT_EQ(masked.size(), grouped.size());
+  for (std::size_t i = 0; i < masked.size(); ++i) {
+    EXPECT_EQ(masked[i].type, GemmType::kMGroupedMasked);
+    // Same groups, rows per group (M_max = masked_m = expected_m) and (N, K): the same total M.
+    EXPECT_EQ(masked[i].groups, grouped[i].groups);
+    EXPECT_EQ(masked[i].m, grouped[i].m);
+    EXPECT_EQ(masked[i].n, grouped[i].n);
+    EXPECT_EQ(masked[i].k, grouped[i].k);
+    EXPECT_EQ(masked[i].total_m(), 32768);
+  }
+}
+
+TEST(BenchSuites, AllIsTheThree) {
+  const auto all = suite_shapes("all");
+  ASSERT_EQ(all.size(), 26u);
+  EXPECT_EQ(all[17].type, GemmType::kNormal);
+  EXPECT_EQ(all[18].type, GemmType::kMGroupedContiguous);
+  EXPECT_EQ(all[22].type, GemmType::kMGroupedMasked);
+  EXPECT_EQ(suite_names(), (std::vector<std::string>{"deepseek", "grouped", "masked", "all"}));
 }
 
 TEST(BenchSuites, UnknownSuiteNamesTheArgumentAndTheChoices) {
@@ -49,7 +70,7 @@ TEST(BenchSuites, UnknownSuiteNamesTheArgumentAndTheChoices) {
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "--suite");
-    EXPECT_NE(std::string(e.what()).find("deepseek"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("deepseek, grouped, masked, all"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("'llama'"), std::string::npos);
   }
 }
@@ -150,4 +171,66 @@ TEST(BenchSuiteOptions, RunSuiteWithoutAGpuSaysSo) {
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("no CUDA GPU found"), std::string::npos);
   }
+}
+
+TEST(BenchLedger, Fp8CountsOneByteOperandsScalesAndTheFp8Peak) {
+  const HardwareModel hw = hardware_preset("h200");
+  const BenchShape shape{GemmType::kNormal, 1, 4096, 7168, 2048};
+  const ProblemLedger l = bench_ledger(shape, DType::kFloat8E4M3, DType::kBFloat16, hw);
+  EXPECT_EQ(l.math, DType::kFloat8E4M3);
+  EXPECT_DOUBLE_EQ(l.peak_flops, hw.peak_flops(DType::kFloat8E4M3));
+  EXPECT_DOUBLE_EQ(l.bytes.a, 4096.0 * 2048);
+  EXPECT_DOUBLE_EQ(l.bytes.b, 7168.0 * 2048);
+  EXPECT_DOUBLE_EQ(l.bytes.sf_a, 4.0 * 4096 * 16);       // 1x128 per token
+  EXPECT_DOUBLE_EQ(l.bytes.sf_b, 4.0 * 56 * 16);         // 128x128 blocks
+  EXPECT_DOUBLE_EQ(l.bytes.d, 2.0 * 4096 * 7168);
+  // Large M is compute bound: the floor is the FLOPs over the fp8 peak, half the bf16 floor.
+  const ProblemLedger bf16 = bench_ledger(shape, DType::kBFloat16, hw);
+  EXPECT_NEAR(l.compute_floor_s * 2, bf16.compute_floor_s, 1e-12);
+}
+
+TEST(BenchLedger, GroupedFp8ScalesPerGroupAndMaskedMovesOneCountPerGroup) {
+  const HardwareModel hw = hardware_preset("h200");
+  const BenchShape contiguous{GemmType::kMGroupedContiguous, 8, 4096, 4096, 7168};
+  const BenchShape masked{GemmType::kMGroupedMasked, 8, 4096, 4096, 7168};
+  const ProblemLedger lc = bench_ledger(contiguous, DType::kFloat8E4M3, DType::kBFloat16, hw);
+  const ProblemLedger lm = bench_ledger(masked, DType::kFloat8E4M3, DType::kBFloat16, hw);
+  EXPECT_DOUBLE_EQ(lc.flops, 2.0 * 32768 * 4096 * 7168);
+  EXPECT_DOUBLE_EQ(lm.flops, lc.flops);
+  EXPECT_DOUBLE_EQ(lc.bytes.b, 8.0 * 4096 * 7168);
+  EXPECT_DOUBLE_EQ(lc.bytes.sf_b, 8 * 4.0 * 32 * 56);
+  EXPECT_DOUBLE_EQ(lc.bytes.extra, 4.0 * 32768);  // a group index per row
+  EXPECT_DOUBLE_EQ(lm.bytes.extra, 4.0 * 8);      // masked_m per group
+  EXPECT_TRUE(ledger_shape(masked).grouped);
+}
+
+TEST(BenchSuiteOptions, Fp8TakesNtBf16AndEveryShapeKind) {
+  SuiteOptions o;
+  o.dtype = DType::kFloat8E4M3;
+  o.shapes = suite_shapes("all");
+  EXPECT_NO_THROW(validate_suite_options(o));
+  auto expect_argument = [](SuiteOptions bad, const std::string& argument, const std::string& fragment) {
+    try {
+      validate_suite_options(bad);
+      ADD_FAILURE() << "expected InvalidArgument for " << argument;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), argument);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  SuiteOptions nn = o;
+  nn.shapes = suite_shapes("deepseek");
+  nn.layout = Layout::kNN;
+  expect_argument(nn, "--layout", "nt for --dtype fp8");
+  SuiteOptions fp32 = o;
+  fp32.shapes = suite_shapes("deepseek");
+  fp32.out_dtype = DType::kFloat32;
+  expect_argument(fp32, "--out-dtype", "bf16 for --dtype fp8");
+  SuiteOptions int8 = o;
+  int8.dtype = DType::kInt8;
+  expect_argument(int8, "--dtype", "bf16 or fp8");
+  SuiteOptions masked_tn;
+  masked_tn.shapes = suite_shapes("masked");
+  masked_tn.layout = Layout::kTN;
+  expect_argument(masked_tn, "--layout", "A must be K-major");
 }

@@ -1,5 +1,5 @@
-// `tilegemm bench`: times our BF16 GEMMs against cuBLASLt on a suite of shapes (or one --m/--n/--k shape)
-// and prints a Markdown report; --json / --md / --report also write it to files (--report adds the
+// `tilegemm bench`: times our BF16 (--dtype bf16) or FP8 1D2D (--dtype fp8) GEMMs against cuBLASLt on a suite
+// of shapes (or one --m/--n/--k shape) and prints a Markdown report; --json / --md / --report also write it to files (--report adds the
 // roofline plot). --from-json re-renders a recorded report and --compare A.json B.json compares two, both
 // without a GPU. Arguments are checked before the GPU is looked for, so a bad argument is exit 2 on any
 // machine and a missing GPU is exit 1.
@@ -54,8 +54,9 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
     options.suite_name = args.suite.empty() ? "deepseek" : args.suite;
     options.shapes = suite_shapes(options.suite_name, "--suite");
   }
-  TILEGEMM_REQUIRE(parse_dtype(args.dtype, "--dtype") == DType::kBFloat16, "--dtype",
-                   "bf16 (the only input type benchmarked so far)", fmt::format("'{}'", args.dtype));
+  options.dtype = parse_dtype(args.dtype, "--dtype");
+  TILEGEMM_REQUIRE(options.dtype == DType::kBFloat16 || options.dtype == DType::kFloat8E4M3, "--dtype",
+                   "bf16 or fp8 (e4m3)", fmt::format("'{}'", args.dtype));
   options.layout = parse_layout(args.layout, "--layout");
   options.out_dtype = parse_dtype(args.out_dtype, "--out-dtype");
   options.timing.timer = parse_timer_backend(args.timer, "--timer");
@@ -102,9 +103,12 @@ std::string shape_label(const BenchShape& s) {
 }
 
 std::string row_detail(const BenchRow& row) {
-  return fmt::format("bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}", row.kind, row.shape_label(),
+  return fmt::format("bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}{}", row.kind, row.shape_label(),
                      row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"),
-                     row.cublas.median_us, row.error.empty() ? "" : "  (error: " + row.error + ")");
+                     row.cublas.median_us,
+                     row.has_cublas_per_tensor() ? fmt::format("  per-tensor {:.1f} µs", row.cublas_per_tensor.median_us)
+                                                 : std::string(),
+                     row.error.empty() ? "" : "  (error: " + row.error + ")");
 }
 
 void run_compare(const BenchArgs& args) {
@@ -162,12 +166,15 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = root.add_subcommand(
       "bench",
-      "Time our BF16 GEMMs and cuBLASLt on a suite of shapes (L2 flushed, medians); compare two reports");
-  auto* suite = cmd->add_option("--suite", args->suite, "deepseek (default), grouped or all");
+      "Time our BF16 or FP8 GEMMs and cuBLASLt on a suite of shapes (L2 flushed, medians); compare two reports");
+  auto* suite = cmd->add_option("--suite", args->suite, "deepseek (default), grouped, masked or all");
   auto* m = cmd->add_option("--m", args->m, "One custom shape: rows of A and D (with --n and --k)");
   auto* n = cmd->add_option("--n", args->n, "One custom shape: columns of D");
   auto* k = cmd->add_option("--k", args->k, "One custom shape: the reduction size");
-  auto* dtype = cmd->add_option("--dtype", args->dtype, "Input dtype (bf16)")->capture_default_str();
+  auto* dtype = cmd->add_option("--dtype", args->dtype,
+                                "Input dtype: bf16, or fp8 (e4m3 with 1x128/128x128 fp32 scales; vs cuBLASLt "
+                                "block-scaled, plus cuBLASLt per-tensor)")
+                    ->capture_default_str();
   auto* layout = cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")
                      ->capture_default_str();
   auto* out_dtype = cmd->add_option("--out-dtype", args->out_dtype, "bf16 or fp32")->capture_default_str();

@@ -1,0 +1,293 @@
+// The cuBLASLt FP8 baseline: e4m3 A and B, bf16 D, per-tensor or DeepSeek block scaling (1×128 A, 128×128 B).
+// As in cublaslt.cpp, the row-major D[M,N] = A·Bᵀ is issued as the column-major Dᵀ[N,M] = op(B)·op(A): our b
+// (K-major [N,K]) is cuBLASLt's A with TRANSA = T, our a (K-major [M,K]) is cuBLASLt's B with TRANSB = N —
+// the "TN" form, the only one cuBLASLt's FP8 matmul accepts on Hopper. So our sfb (128×128 blocks) is
+// cuBLASLt's A scale (BLK128x128_32F) and our sfa (1×128 per token) its B scale (VEC128_32F).
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "reference/host_view.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/reference.hpp"
+
+namespace tilegemm {
+
+using reference_detail::view_string;
+
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+constexpr std::int64_t kBlock = 128;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: {} failed: {} ({})", what, cudaGetErrorName(status),
+                                   cudaGetErrorString(status)));
+}
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: {} failed: {} ({})", what, cublasLtGetStatusName(status),
+                                   cublasLtGetStatusString(status)));
+}
+
+void require_view(const TensorView& v, const std::string& argument, DType dtype) {
+  TILEGEMM_REQUIRE(v.ndim == 2, argument, "a 2-D view", view_string(v));
+  TILEGEMM_REQUIRE(v.dtype == dtype, argument, fmt::format("dtype {}", dtype_name(dtype)), view_string(v));
+  for (int i = 0; i < v.ndim; ++i) {
+    TILEGEMM_REQUIRE(v.shape[i] >= 0, argument, "non-negative sizes", view_string(v));
+    TILEGEMM_REQUIRE(v.strides[i] >= 0, argument, "non-negative strides", view_string(v));
+  }
+  TILEGEMM_REQUIRE(v.numel() == 0 || v.data != nullptr, argument, "a non-null data pointer", "nullptr");
+}
+
+// An e4m3 [X,K] operand: K contiguous, rows not overlapping.
+void require_k_major(const TensorView& v, const std::string& argument) {
+  const std::int64_t x = v.size(0), k = v.size(1);
+  TILEGEMM_REQUIRE(v.stride(1) == 1 || k <= 1, argument,
+                   "K-major storage (stride(-1) == 1): cuBLASLt's FP8 matmul takes only the TN form",
+                   view_string(v));
+  TILEGEMM_REQUIRE(x <= 1 || v.stride(0) >= k, argument, "a row stride >= K", view_string(v));
+}
+
+struct Problem {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+Problem check_arguments(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                        const TensorView& d, CublasLtFp8Scaling scaling) {
+  TILEGEMM_REQUIRE(scaling == CublasLtFp8Scaling::kPerTensor || scaling == CublasLtFp8Scaling::kBlockwise,
+                   "scaling", "kPerTensor or kBlockwise", std::to_string(static_cast<int>(scaling)));
+  require_view(a, "a", DType::kFloat8E4M3);
+  require_view(b, "b", DType::kFloat8E4M3);
+  require_view(d, "d", DType::kBFloat16);
+  const Problem p{a.size(0), b.size(0), a.size(1)};
+  TILEGEMM_REQUIRE(b.size(1) == p.k, "b", fmt::format("[N, K] with K = {} (from a)", p.k), view_string(b));
+  require_k_major(a, "a");
+  require_k_major(b, "b");
+  TILEGEMM_REQUIRE(d.size(0) == p.m && d.size(1) == p.n, "d", fmt::format("shape [{}, {}]", p.m, p.n),
+                   view_string(d));
+  TILEGEMM_REQUIRE(d.stride(1) == 1 || p.n <= 1, "d", "contiguous in N (stride(-1) == 1)", view_string(d));
+  TILEGEMM_REQUIRE(d.stride(0) >= p.n || p.m <= 1, "d", "a row stride >= N", view_string(d));
+
+  if (scaling == CublasLtFp8Scaling::kPerTensor) {
+    for (const auto& [sf, name] : {std::pair{&sfa, "sfa"}, std::pair{&sfb, "sfb"}}) {
+      TILEGEMM_REQUIRE(sf->dtype == DType::kFloat32, name, "dtype fp32", view_string(*sf));
+      TILEGEMM_REQUIRE(sf->numel() == 1 && sf->data != nullptr, name,
+                       "one fp32 scale (numel() == 1) for per-tensor scaling", view_string(*sf));
+    }
+    return p;
+  }
+  const std::int64_t kb = ceil_div(p.k, kBlock), nb = ceil_div(p.n, kBlock);
+  require_view(sfa, "sfa", DType::kFloat32);
+  require_view(sfb, "sfb", DType::kFloat32);
+  TILEGEMM_REQUIRE(sfa.size(0) == p.m && sfa.size(1) == kb, "sfa",
+                   fmt::format("shape [M, ceil(K/128)] = [{}, {}]", p.m, kb), view_string(sfa));
+  TILEGEMM_REQUIRE((sfa.stride(0) == 1 || p.m <= 1) && (sfa.stride(1) == p.m || kb <= 1), "sfa",
+                   fmt::format("cuBLASLt's VEC128 layout: M contiguous, strides [1, {}] (column stride exactly M)",
+                               p.m),
+                   view_string(sfa));
+  TILEGEMM_REQUIRE(sfb.size(0) == nb && sfb.size(1) == kb, "sfb",
+                   fmt::format("shape [ceil(N/128), ceil(K/128)] = [{}, {}]", nb, kb), view_string(sfb));
+  TILEGEMM_REQUIRE((sfb.stride(1) == 1 || kb <= 1) && (sfb.stride(0) == cublaslt_sfb_row_stride(p.k) || nb <= 1),
+                   "sfb",
+                   fmt::format("cuBLASLt's BLK128x128 layout: K blocks contiguous, strides [{}, 1] (row stride "
+                               "round_up(ceil(K/128), 4))",
+                               cublaslt_sfb_row_stride(p.k)),
+                   view_string(sfb));
+  return p;
+}
+
+// One handle and workspace per (device, stream), never freed (see cublaslt.cpp for why). Kept apart from the
+// bf16 wrapper's so the two files stay independent; a process holds at most two sets per stream.
+struct Context {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+};
+
+Context& context_for(int device, void* stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, void*>, Context> contexts;
+  std::lock_guard lock(mutex);
+  Context& ctx = contexts[{device, stream}];
+  if (!ctx.handle) {
+    check_cuda(cudaMalloc(&ctx.workspace, kWorkspaceBytes), "cudaMalloc(workspace)");
+    check_cublas(cublasLtCreate(&ctx.handle), "cublasLtCreate");
+  }
+  return ctx;
+}
+
+std::uint32_t pointer_alignment(const void* p) {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  if (address == 0) return 256;
+  return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
+}
+
+struct Layout {
+  cublasLtMatrixLayout_t handle = nullptr;
+  Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
+    check_cublas(cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+  }
+  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
+  Layout(const Layout&) = delete;
+  Layout& operator=(const Layout&) = delete;
+};
+
+struct MatmulDesc {
+  cublasLtMatmulDesc_t handle = nullptr;
+  MatmulDesc() { check_cublas(cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate"); }
+  ~MatmulDesc() { cublasLtMatmulDescDestroy(handle); }
+  MatmulDesc(const MatmulDesc&) = delete;
+  MatmulDesc& operator=(const MatmulDesc&) = delete;
+  template <class T>
+  void set(cublasLtMatmulDescAttributes_t key, const T& value, const char* what) {
+    check_cublas(cublasLtMatmulDescSetAttribute(handle, key, &value, sizeof(value)), what);
+  }
+};
+
+struct Preference {
+  cublasLtMatmulPreference_t handle = nullptr;
+  explicit Preference(const std::uint32_t (&alignments)[4]) {
+    check_cublas(cublasLtMatmulPreferenceCreate(&handle), "cublasLtMatmulPreferenceCreate");
+    const std::uint64_t workspace = kWorkspaceBytes;
+    check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                      sizeof(workspace)),
+                 "set MAX_WORKSPACE_BYTES");
+    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; ++i)
+      check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
+                   "set MIN_ALIGNMENT");
+  }
+  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
+  Preference(const Preference&) = delete;
+  Preference& operator=(const Preference&) = delete;
+};
+
+// The block-scaled modes exist from cuBLAS 12.9 on (header and library).
+void set_scale_modes(MatmulDesc& desc, CublasLtFp8Scaling scaling) {
+  if (scaling != CublasLtFp8Scaling::kBlockwise) return;
+#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120900
+  if (cublasLtGetVersion() < 120900)
+    throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: 1x128/128x128 block scaling needs cuBLASLt >= 12.9, the "
+                                   "loaded library is {}",
+                                   cublasLtGetVersion()));
+  const std::int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;  // our sfb
+  const std::int32_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;      // our sfa
+  desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode, "set A_SCALE_MODE");
+  desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b_mode, "set B_SCALE_MODE");
+#else
+  throw RuntimeError("cublaslt_fp8_gemm_nt: built against cuBLAS < 12.9, which has no 1x128/128x128 block scaling");
+#endif
+}
+
+}  // namespace
+
+std::string_view cublaslt_fp8_scaling_name(CublasLtFp8Scaling scaling) {
+  return scaling == CublasLtFp8Scaling::kPerTensor ? "per-tensor" : "1x128/128x128";
+}
+
+std::int64_t cublaslt_sfa_column_stride(std::int64_t m) { return m; }
+std::int64_t cublaslt_sfb_row_stride(std::int64_t k) { return round_up(ceil_div(k, kBlock), 4); }
+
+std::vector<float> pack_cublaslt_sfa(std::span<const float> logical, std::int64_t m, std::int64_t k) {
+  const std::int64_t kb = ceil_div(k, kBlock);
+  TILEGEMM_REQUIRE(m >= 0 && k >= 0 && static_cast<std::int64_t>(logical.size()) == m * kb, "logical",
+                   fmt::format("{} scales (row-major [M={}, ceil(K/128)={}])", m * kb, m, kb),
+                   std::to_string(logical.size()));
+  std::vector<float> packed(logical.size());
+  for (std::int64_t r = 0; r < m; ++r)
+    for (std::int64_t j = 0; j < kb; ++j) packed[j * m + r] = logical[r * kb + j];
+  return packed;
+}
+
+std::vector<float> pack_cublaslt_sfb(std::span<const float> logical, std::int64_t n, std::int64_t k) {
+  const std::int64_t kb = ceil_div(k, kBlock), nb = ceil_div(n, kBlock), ld = cublaslt_sfb_row_stride(k);
+  TILEGEMM_REQUIRE(n >= 0 && k >= 0 && static_cast<std::int64_t>(logical.size()) == nb * kb, "logical",
+                   fmt::format("{} scales (row-major [ceil(N/128)={}, ceil(K/128)={}])", nb * kb, nb, kb),
+                   std::to_string(logical.size()));
+  std::vector<float> packed(static_cast<std::size_t>(nb * ld), 0.0f);
+  for (std::int64_t r = 0; r < nb; ++r)
+    for (std::int64_t j = 0; j < kb; ++j) packed[r * ld + j] = logical[r * kb + j];
+  return packed;
+}
+
+void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                          const TensorView& d, CublasLtFp8Scaling scaling, void* stream) {
+  const Problem p = check_arguments(a, sfa, b, sfb, d, scaling);
+  if (p.m == 0 || p.n == 0) return;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice (is there a CUDA device?)");
+  auto cuda_stream = static_cast<cudaStream_t>(stream);
+  const std::int64_t ld_d = p.m <= 1 ? std::max<std::int64_t>(p.n, 1) : d.stride(0);
+  if (p.k == 0) {
+    check_cuda(cudaMemset2DAsync(d.data, static_cast<std::size_t>(ld_d) * 2, 0, static_cast<std::size_t>(p.n) * 2,
+                                 static_cast<std::size_t>(p.m), cuda_stream),
+               "cudaMemset2DAsync");
+    return;
+  }
+  Context& ctx = context_for(device, stream);
+  const std::int64_t ld_a = p.m <= 1 ? p.k : a.stride(0), ld_b = p.n <= 1 ? p.k : b.stride(0);
+
+  MatmulDesc desc;
+  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a, "set TRANSA");
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b, "set TRANSB");
+  set_scale_modes(desc, scaling);
+  const void* scale_a = sfb.data;  // cuBLASLt's A is our b
+  const void* scale_b = sfa.data;
+  desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scale_a, "set A_SCALE_POINTER");
+  desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scale_b, "set B_SCALE_POINTER");
+
+  Layout layout_a(CUDA_R_8F_E4M3, p.k, p.n, ld_b);
+  Layout layout_b(CUDA_R_8F_E4M3, p.k, p.m, ld_a);
+  Layout layout_d(CUDA_R_16BF, p.n, p.m, ld_d);
+  const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data),
+                                       pointer_alignment(d.data), pointer_alignment(d.data)};
+
+  const std::string key = fmt::format("{}|{}|{}x{}x{}|{},{},{}|{},{},{}", device, static_cast<int>(scaling), p.m, p.n,
+                                      p.k, ld_a, ld_b, ld_d, alignments[0], alignments[1], alignments[3]);
+  static std::mutex algo_mutex;
+  static std::map<std::string, cublasLtMatmulAlgo_t> algos;
+  cublasLtMatmulAlgo_t algo;
+  {
+    std::lock_guard lock(algo_mutex);
+    auto it = algos.find(key);
+    if (it == algos.end()) {
+      Preference preference(alignments);
+      cublasLtMatmulHeuristicResult_t result{};
+      int returned = 0;
+      const cublasStatus_t status =
+          cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.handle, layout_a.handle, layout_b.handle, layout_d.handle,
+                                         layout_d.handle, preference.handle, 1, &result, &returned);
+      // cuBLASLt answers NOT_SUPPORTED (or success with no result) when nothing fits the problem.
+      if (status != CUBLAS_STATUS_SUCCESS || returned == 0)
+        throw RuntimeError(fmt::format(
+            "cublaslt_fp8_gemm_nt: cuBLASLt {} has no algorithm for {} scaling of a {} b {} d {} "
+            "(cublasLtMatmulAlgoGetHeuristic: {}, {} result(s))",
+            cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b), view_string(d),
+            cublasLtGetStatusName(status), returned));
+      it = algos.emplace(key, result.algo).first;
+    }
+    algo = it->second;
+  }
+
+  const float alpha = 1.0f, beta = 0.0f;
+  check_cublas(cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
+                              d.data, layout_d.handle, d.data, layout_d.handle, &algo, ctx.workspace, kWorkspaceBytes,
+                              cuda_stream),
+               "cublasLtMatmul");
+}
+
+}  // namespace tilegemm
