@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -75,27 +76,40 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
       ours_ok = false;
     }
   }
-  run.cublas(nullptr);
-  cuda_check(cudaDeviceSynchronize(), "cuBLASLt (first call)");
-  if (run.cublas_per_tensor) {
-    run.cublas_per_tensor(nullptr);
-    cuda_check(cudaDeviceSynchronize(), "cuBLASLt per-tensor (first call)");
-  }
+  // A baseline cuBLASLt cannot run for this shape (e.g. CUBLAS_STATUS_NOT_SUPPORTED) is recorded on the row,
+  // like an error of ours; the suite goes on.
+  auto try_baseline = [&](const std::function<void(cudaStream_t)>& fn, const char* what) {
+    try {
+      fn(nullptr);
+      cuda_check(cudaDeviceSynchronize(), what);
+      return true;
+    } catch (const std::exception& e) {
+      if (cudaDeviceSynchronize() != cudaSuccess) throw;
+      row.error += fmt::format("{}{} unavailable: {}", row.error.empty() ? "" : "; ", what, e.what());
+      return false;
+    }
+  };
+  const bool cublas_ok = try_baseline(run.cublas, "cuBLASLt");
+  const bool per_tensor_ok = run.cublas_per_tensor && try_baseline(run.cublas_per_tensor, "cuBLASLt per-tensor");
 
-  if (ours_ok) {
+  if (ours_ok && cublas_ok) {
     const auto ours_host = to_host(run.d_ours), cublas_host = to_host(run.d_cublas);
     row.calc_diff = bench_detail::calc_diff(ours_host.data(), cublas_host.data(), d_count, run.d_dtype);
     if (!(row.calc_diff < options.diff_threshold))
       row.error = fmt::format("calc_diff(ours, cuBLASLt) = {:.3g}, above the sanity threshold {:.0e}",
                               row.calc_diff, options.diff_threshold);
+  }
+  if (ours_ok) {
     const BenchResult ours = bench(run.ours, options.timing);
     row.ours = ours.stats;
     row.ours_iterations = ours.iterations;
   }
-  const BenchResult cublas = bench(run.cublas, options.timing);
-  row.cublas = cublas.stats;
-  row.cublas_iterations = cublas.iterations;
-  if (run.cublas_per_tensor) {
+  if (cublas_ok) {
+    const BenchResult cublas = bench(run.cublas, options.timing);
+    row.cublas = cublas.stats;
+    row.cublas_iterations = cublas.iterations;
+  }
+  if (per_tensor_ok) {
     const BenchResult per_tensor = bench(run.cublas_per_tensor, options.timing);
     row.cublas_per_tensor = per_tensor.stats;
     row.cublas_per_tensor_iterations = per_tensor.iterations;

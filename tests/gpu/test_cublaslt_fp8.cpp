@@ -104,6 +104,12 @@ void run_case(const Fp8Case& c) {
       report("cublaslt_fp8_gemm_nt", shape, "nt", mode, "skipped: no cuBLASLt algorithm", true);
       GTEST_SKIP() << "cuBLASLt offers no algorithm for K = " << c.k << " (not a multiple of 128): " << e.what();
     }
+    // Seen on the H200 (cuBLASLt 13.1, 2026-11-30): block scaling returns CUBLAS_STATUS_NOT_SUPPORTED for
+    // M = 1, 65 and 4095 while M = 64 and 128 run: its 1x128 scale rows seem to need M % 4 == 0.
+    if (block && c.m % 4 != 0 && std::string(e.what()).find("NOT_SUPPORTED") != std::string::npos) {
+      report("cublaslt_fp8_gemm_nt", shape, "nt", mode, "skipped: cuBLASLt NOT_SUPPORTED (M % 4 != 0)", true);
+      GTEST_SKIP() << "cuBLASLt block scaling does not support M = " << c.m << ": " << e.what();
+    }
     throw;
   }
   d.download();
