@@ -90,7 +90,17 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
     }
   };
   const bool cublas_ok = try_baseline(run.cublas, "cuBLASLt");
-  const bool per_tensor_ok = run.cublas_per_tensor && try_baseline(run.cublas_per_tensor, "cuBLASLt per-tensor");
+  // The per-tensor column is a reference outside the ratio: when cuBLASLt cannot run it, the column stays empty
+  // and the row keeps its ratio (the reason goes to stderr).
+  bool per_tensor_ok = false;
+  if (run.cublas_per_tensor) {
+    const std::string before = row.error;
+    per_tensor_ok = try_baseline(run.cublas_per_tensor, "cuBLASLt per-tensor");
+    if (!per_tensor_ok) {
+      fmt::print(stderr, "bench: {}x{}x{}: {}\n", row.m, row.n, row.k, row.error.substr(before.size()));
+      row.error = before;
+    }
+  }
 
   if (ours_ok && cublas_ok) {
     const auto ours_host = to_host(run.d_ours), cublas_host = to_host(run.d_cublas);

@@ -54,6 +54,11 @@ constexpr double kLaunchOverheadUs = 2.0;
 // (≈ bn cycles of FFMA per 2·bn cycles of wgmma): an estimate, not measured.
 constexpr double kFp8TensorEfficiencyCeiling = 0.64;
 constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
+// Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200-fp8-first.md): tiles whose consumer warpgroups
+// own 64 rows each (one sub-block: wgmma, wait, promote with nothing of their own in between) ran 20–30% below
+// this model's compute time (128x128 grouped, 128x160 dense), while 256x128 tiles (two sub-blocks per
+// warpgroup) matched it.
+constexpr double kFp8SingleSubBlockEfficiency = 0.78;
 // Fixed cost of one cut tile's hand-over (barrier, counter atomic, the fix-up's decision); an estimate.
 constexpr double kSplitHandoverUs = 0.3;
 // Raster group sizes the persistent scheduler supports (m-blocks walked together along N).
@@ -175,6 +180,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   if (fp8) {
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
+    if (c.block_m / c.num_math_warpgroups == 64) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
   }
   r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction /
                       (per_sm_peak * r.mma_efficiency) * 1e6;
