@@ -1,4 +1,12 @@
-"""Every exported GEMM against torch on DeepSeek and ragged shapes (GPU + torch; skipped otherwise)."""
+"""Every exported GEMM against torch on DeepSeek and ragged shapes (GPU + torch; skipped otherwise).
+
+Ragged here means ragged but inside the contract. TMA needs every row stride to be a multiple of 16 bytes
+(DeepGEMM has the same requirement, for the same reason), so the contiguous extent of each operand must be:
+N of D a multiple of 8 (bf16) or 4 (fp32), M of an MN-major A and N of an MN-major B multiples of 8. M of a
+K-major A and of D is free. Shapes outside that raise ValueError naming the dimension: test_tma_alignment.py
+covers those on the CPU, test_unaligned_row_stride_is_rejected the [1, K] view only the TMA encoder sees.
+References are float32 on the GPU, per group, so no test needs more than a few GiB (pytest -n shares a GPU).
+"""
 import pytest
 
 torch = pytest.importorskip('torch', reason='GPU tests need torch')
@@ -7,8 +15,17 @@ from deep_gemm.testing import calc_diff  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or not deep_gemm._C.gpu_available(),
                                 reason='no CUDA GPU')
-SHAPES = [(128, 2112, 7168), (4096, 7168, 2048), (64, 24576, 1536), (1, 4096, 7168), (129, 257, 320),
-          (3, 80, 64), (0, 128, 64), (128, 64, 0)]
+DEEPSEEK = [(128, 2112, 7168), (4096, 7168, 2048), (64, 24576, 1536)]
+EMPTY = [(0, 128, 64), (128, 64, 0)]
+# K-major A (nt, nn): M is free, so decode M=1 and ragged M=129 / M=3; N=264 is a multiple of 8.
+K_MAJOR_A_SHAPES = DEEPSEEK + [(1, 4096, 7168), (129, 264, 320), (3, 80, 64)] + EMPTY
+# MN-major A (tn, tt): M is A's contiguous extent, so the smallest and ragged legal M are multiples of 8.
+MN_MAJOR_A_SHAPES = DEEPSEEK + [(8, 4096, 7168), (136, 264, 320), (8, 80, 64)] + EMPTY
+DENSE_CASES = [(layout, *shape) for layout in ('nt', 'nn') for shape in K_MAJOR_A_SHAPES] + \
+              [(layout, *shape) for layout in ('tn', 'tt') for shape in MN_MAJOR_A_SHAPES]
+# cuBLASLt takes any leading dimension, so its wrappers keep the shapes TMA rejects (N=257, MN-major M=1).
+CUBLASLT_CASES = [(layout, *shape) for layout in ('nt', 'nn', 'tn', 'tt')
+                  for shape in DEEPSEEK + [(1, 4096, 7168), (129, 257, 320), (3, 80, 64)] + EMPTY]
 
 
 def diff(out, ref):
@@ -29,11 +46,7 @@ def storage(layout, m, n, k):
     return a, b, a_mk.float() @ b_nk.float().T
 
 
-@pytest.mark.parametrize('prefix', ['bf16_gemm', 'cublaslt_gemm'])
-@pytest.mark.parametrize('layout', ['nt', 'nn', 'tn', 'tt'])
-@pytest.mark.parametrize('m,n,k', SHAPES)
-@pytest.mark.parametrize('with_c', [False, True])
-def test_dense(prefix, layout, m, n, k, with_c):
+def check_dense(prefix, layout, m, n, k, with_c):
     a, b, ref = storage(layout, m, n, k)
     d_dtype = torch.float if with_c else torch.bfloat16
     c = torch.randn(m, n, device='cuda', dtype=d_dtype) if with_c else None
@@ -47,8 +60,30 @@ def test_dense(prefix, layout, m, n, k, with_c):
         assert diff(d, ref) < 1e-5
 
 
+@pytest.mark.parametrize('layout,m,n,k', DENSE_CASES)
+@pytest.mark.parametrize('with_c', [False, True])
+def test_dense(layout, m, n, k, with_c):
+    check_dense('bf16_gemm', layout, m, n, k, with_c)
+
+
+@pytest.mark.parametrize('layout,m,n,k', CUBLASLT_CASES)
+@pytest.mark.parametrize('with_c', [False, True])
+def test_dense_cublaslt(layout, m, n, k, with_c):
+    check_dense('cublaslt_gemm', layout, m, n, k, with_c)
+
+
+@pytest.mark.parametrize('layout', ['tn', 'tt'])
+def test_unaligned_row_stride_is_rejected(layout):
+    # A [1, K] transposed view of [K, 1] storage has both strides 1: K-major with a 2-byte row stride, which
+    # no TMA descriptor can hold (validate_desc cannot see it: it checks sizes, the encoder checks strides).
+    a, b, _ = storage(layout, 1, 256, 512)
+    d = torch.empty(1, 256, device='cuda', dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r'^a: expected row strides that are multiples of 16 bytes'):
+        getattr(deep_gemm, f'bf16_gemm_{layout}')(a, b, d)
+
+
 @pytest.mark.parametrize('layout_kind', ['nt', 'nn', 'nt_psum'])
-@pytest.mark.parametrize('n,k', [(512, 7168), (4096, 7168), (7168, 2048), (257, 320)])
+@pytest.mark.parametrize('n,k', [(512, 7168), (4096, 7168), (7168, 2048), (264, 320)])
 def test_m_grouped_contiguous_and_padding_zeroed(layout_kind, n, k):
     groups = 4
     ms = [300, 1, 0, 513]
@@ -56,9 +91,12 @@ def test_m_grouped_contiguous_and_padding_zeroed(layout_kind, n, k):
     total = sum(aligned)
     a, b = rand(total, k), rand(groups, n, k)
     layout = torch.full((total, ), -1, dtype=torch.int32, device='cuda')
+    ref = torch.zeros(total, n, device='cuda')
     ends, start = [], 0
     for g, (m, am) in enumerate(zip(ms, aligned)):
         layout[start:start + m] = g
+        # Per group: a[rows of g] @ b[g].T is [m, N]; gathering b per row would build [M, N, K] (tens of GiB).
+        ref[start:start + m] = a[start:start + m].float() @ b[g].float().T
         ends.append(start + m)
         start += am
     d = torch.full((total, n), 7.0, device='cuda', dtype=torch.bfloat16)
@@ -69,9 +107,7 @@ def test_m_grouped_contiguous_and_padding_zeroed(layout_kind, n, k):
         deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, psum, use_psum_layout=True)
     else:
         deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
-    ref = torch.zeros(total, n, device='cuda')
     valid = layout >= 0
-    ref[valid] = torch.einsum('mk,mnk->mn', a[valid].float(), b[layout[valid].long()].float())
     assert diff(d, ref) < 1e-5
     assert bool((d[~valid] == 0).all())
 
@@ -88,7 +124,7 @@ def test_set_num_sms_limits_and_still_computes():
     assert diff(d, a.float() @ b.float().T) < 1e-5
 
 
-@pytest.mark.parametrize('n,k', [(4096, 7168), (7168, 2048), (257, 320)])
+@pytest.mark.parametrize('n,k', [(4096, 7168), (7168, 2048), (264, 320)])
 def test_m_grouped_masked(n, k):
     g, m_max = 4, 256
     a, b = rand(g, m_max, k), rand(g, n, k)
@@ -100,7 +136,8 @@ def test_m_grouped_masked(n, k):
             assert diff(d[i, :m], a[i, :m].float() @ b[i].float().T) < 1e-5
 
 
-@pytest.mark.parametrize('m,n', [(2112, 576), (4096, 7168), (129, 257)])
+# a [ΣK, M] and b [ΣK, N] are both MN-major: ragged M and N are multiples of 8.
+@pytest.mark.parametrize('m,n', [(2112, 576), (4096, 7168), (136, 264)])
 @pytest.mark.parametrize('with_c', [True, False])
 def test_k_grouped(m, n, with_c):
     ks = [128, 0, 320, 4096]
