@@ -1,9 +1,10 @@
 """deep_gemm: DeepGEMM 2.6's Python API over tilegemm's JIT-compiled SM90 kernels.
 
 Importing this package neither imports torch nor initialises CUDA. Exported: the BF16 family, the cuBLASLt
-wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only) and the scale-layout helpers.
-FP4, einsum, attention and hyper-connection functions have no SM90 kernel here and are absent rather than
-present and failing.
+wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only), einsum / fp8_einsum for the
+expressions that are one batched GEMM over strided views (see _einsum.py) and the scale-layout helpers.
+FP4, attention and hyper-connection functions have no SM90 kernel here and are absent rather than present
+and failing.
 """
 import os as _os
 
@@ -54,6 +55,9 @@ from ._fp8 import (  # noqa: E402
     m_grouped_fp8_gemm_nt_masked,
     k_grouped_fp8_gemm_nt_contiguous,
 )
+
+# Einsum kernels (batched GEMMs over permuted views; unsupported expressions raise ValueError naming expr)
+from ._einsum import einsum, fp8_einsum  # noqa: E402
 
 # Layout helpers (torch ops; the C++ API reads the layouts they produce)
 from ._sf_layout import transform_sf_into_required_layout  # noqa: E402

@@ -75,11 +75,16 @@ def test_version_names_the_api_level():
 
 
 def test_functions_without_kernels_are_not_exported():
-    # FP4 and SM100-only forms (the MN-major K-grouped FP8 GEMM), einsum and attention kernels.
-    for name in ('fp8_fp4_gemm_nt', 'fp4_gemm_nt', 'm_grouped_fp8_fp4_gemm_nt_contiguous', 'einsum', 'fp8_einsum',
+    # FP4 and SM100-only forms (the MN-major K-grouped FP8 GEMM) and attention kernels.
+    for name in ('fp8_fp4_gemm_nt', 'fp4_gemm_nt', 'm_grouped_fp8_fp4_gemm_nt_contiguous',
                  'fp8_mqa_logits', 'fp8_paged_mqa_logits', 'tf32_hc_prenorm_gemm', 'k_grouped_fp8_gemm_tn_contiguous',
                  'fp8_gemm_nt_skip_head_mid', 'get_mn_major_tma_aligned_packed_ue8m0_tensor'):
         assert not hasattr(deep_gemm, name), name
+
+
+def test_einsum_is_exported():
+    # Batched GEMMs over strided views (deep_gemm/_einsum.py); 'bmk,bnk->mn' raises ValueError naming expr.
+    assert callable(deep_gemm.einsum) and callable(deep_gemm.fp8_einsum)
 
 
 def test_installed_device_headers_are_used_by_the_jit():

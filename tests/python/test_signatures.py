@@ -1,10 +1,11 @@
 """Every exported function against DeepGEMM 2.6's names, parameter order and defaults.
 
-The table is written from DeepGEMM's csrc/apis/{gemm,layout,runtime}.hpp (pybind argument lists) and its
+The table is written from DeepGEMM's csrc/apis/{gemm,einsum,layout,runtime}.hpp (pybind argument lists) and its
 deep_gemm/utils and deep_gemm/testing modules. DeepGEMM binds get_tma_aligned_size and
 get_mn_major_tma_aligned_tensor without argument names; ours use its C++ parameter names (x, element_size; sf).
 Deliberately absent (no SM90 kernel here): fp8_fp4_*/fp4 names, k_grouped_fp8_gemm_tn_contiguous (MN-major,
-SM100), fp8_gemm_nt_skip_head_mid, einsum/fp8_einsum, the attention and hyper-connection kernels.
+SM100), fp8_gemm_nt_skip_head_mid, the attention and hyper-connection kernels. einsum has DeepGEMM 2.6's
+use_cublaslt argument (later releases dropped it for use_deterministic_algorithms()).
 """
 import inspect
 
@@ -44,6 +45,8 @@ DEEPGEMM_26 = {
     'k_grouped_fp8_gemm_nt_contiguous': [('a', R), ('b', R), ('d', R), ('ks_cpu', R), ('grouped_layout', R),
                                          ('c', None), ('recipe', (1, 1, 128)), ('compiled_dims', 'mn'),
                                          ('use_psum_layout', False)],
+    'einsum': [('expr', R), ('a', R), ('b', R), ('d', R), ('c', None), ('use_cublaslt', False)],
+    'fp8_einsum': [('expr', R), ('a', R), ('b', R), ('d', R), ('c', None), ('recipe', (1, 128, 128))],
     'transform_sf_into_required_layout': [('sf', R), ('mn', R), ('k', R), ('recipe', R), ('num_groups', None),
                                           ('is_sfa', None), ('disable_ue8m0_cast', False)],
     'get_tma_aligned_size': [('x', R), ('element_size', R)],
