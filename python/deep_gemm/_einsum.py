@@ -5,12 +5,12 @@ D [G, M, N]) whose operands are permuted views of the caller's tensors: no opera
 read the caller's memory through TMA with whatever strides the views have. For 'bhr,hdr->bhd' the batch is h:
 A viewed [h, b, r] with strides (r, h·r, 1), B [h, d, r] as given, D viewed [h, b, d].
 
-| expr           | batch | M | N | K | einsum (bf16)                 | fp8_einsum                                 |
-|----------------|-------|---|---|---|-------------------------------|--------------------------------------------|
-| 'bhr,hdr->bhd' | h     | b | d | r | d bf16, no c                  | yes                                        |
-| 'bhd,hdr->bhr' | h     | b | r | d | d bf16, no c (B MN-major)     | b must be stored with d contiguous         |
-| 'bhd,bhr->hdr' | h     | d | r | b | d fp32, optional c (A, B MN-major) | recipe (1, 1, 128); a, b stored with b contiguous |
-| 'bmk,bnk->mn'  | —     |   |   |   | ValueError                    | ValueError                                 |
+| expr           | G, M, N, K | einsum (bf16)                   | fp8_einsum                                     |
+|----------------|------------|---------------------------------|------------------------------------------------|
+| 'bhr,hdr->bhd' | h, b, d, r | d bf16, no c                    | both recipes                                   |
+| 'bhd,hdr->bhr' | h, b, r, d | d bf16, no c (B MN-major)       | b must be stored with d contiguous             |
+| 'bhd,bhr->hdr' | h, d, r, b | d fp32, optional c (MN-major)   | recipe (1, 1, 128); a, b with b contiguous     |
+| 'bmk,bnk->mn'  | —          | ValueError                      | ValueError                                     |
 
 'bmk,bnk->mn' sums over the batch dimension as well as k: the contracted (b, k) pair is not one strided
 dimension of a, so it needs a copy of the operands (or a batch-reducing kernel, which tilegemm does not
