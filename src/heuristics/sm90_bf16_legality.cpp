@@ -2,6 +2,7 @@
 // is written to exactly these rules; a config that passes here must compile and run there.
 #include <fmt/format.h>
 
+#include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -47,17 +48,7 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (c.block_k != kBf16BlockK)
     return fail(why, fmt::format("block_k {} != {} (bf16 rows of 128 bytes for the 128B swizzle)", c.block_k,
                                  kBf16BlockK));
-  const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
-                        (c.block_m == 128 && (c.num_math_warpgroups == 1 || c.num_math_warpgroups == 2)) ||
-                        (c.block_m == 256 && c.num_math_warpgroups == 2);
-  if (!shape_ok)
-    return fail(why, fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), "
-                                 "(256,2)}}", c.block_m, c.num_math_warpgroups));
-  if (desc.type == GemmType::kMGroupedContiguous && c.block_m > 128)
-    return fail(why, fmt::format("block_m {} > 128: contiguous groups are aligned to 128 rows, a tile must not "
-                                 "straddle two groups", c.block_m));
-  if (c.block_n < 16 || c.block_n > 256 || c.block_n % 16 != 0)
-    return fail(why, fmt::format("block_n {} is not a multiple of 16 in [16, 256]", c.block_n));
+  if (std::string problem = sm90_tile_shape_problem(desc, c); !problem.empty()) return fail(why, std::move(problem));
 
   const int rows_per_wg = c.block_m / c.num_math_warpgroups;
   const int acc_regs = rows_per_wg * c.block_n / 128;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -42,17 +43,7 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     return fail(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
   if (c.block_k != kFp8BlockK)
     return fail(why, fmt::format("block_k {} != {} (one 128-wide scale block per stage)", c.block_k, kFp8BlockK));
-  const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
-                        (c.block_m == 128 && (c.num_math_warpgroups == 1 || c.num_math_warpgroups == 2)) ||
-                        (c.block_m == 256 && c.num_math_warpgroups == 2);
-  if (!shape_ok)
-    return fail(why, fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), "
-                                 "(256,2)}}", c.block_m, c.num_math_warpgroups));
-  if (desc.type == GemmType::kMGroupedContiguous && c.block_m > 128)
-    return fail(why, fmt::format("block_m {} > 128: contiguous groups are aligned to 128 rows, a tile must not "
-                                 "straddle two groups", c.block_m));
-  if (c.block_n < 16 || c.block_n > 256 || c.block_n % 16 != 0)
-    return fail(why, fmt::format("block_n {} is not a multiple of 16 in [16, 256]", c.block_n));
+  if (std::string problem = sm90_tile_shape_problem(desc, c); !problem.empty()) return fail(why, std::move(problem));
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
     return fail(why, fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
                                  "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n));

@@ -2,10 +2,6 @@
 // GPU, and ptxas reports no spills or local memory (DG_JIT_PTXAS_CHECK).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "kernels/sm90_fp8_gemm.hpp"
@@ -13,26 +9,19 @@
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
+#include "test_jit_support.hpp"
 
 using namespace tilegemm;
 
 namespace {
 
-class Sm90Fp8Codegen : public ::testing::Test {
+// A fresh JIT cache per test, and ptxas spills or local memory fail the compile.
+class Sm90Fp8Codegen : public tilegemm::testing::JitEnvFixture {
  protected:
   void SetUp() override {
-    cache_dir_ = std::filesystem::temp_directory_path() / ("tilegemm-fp8-codegen-" + std::to_string(::getpid()));
-    ::setenv("DG_JIT_CACHE_DIR", cache_dir_.c_str(), 1);
-    ::setenv("DG_JIT_PTXAS_CHECK", "1", 1);
-    reload_env();
+    JitEnvFixture::SetUp();
+    set("DG_JIT_PTXAS_CHECK", "1");
   }
-  void TearDown() override {
-    ::unsetenv("DG_JIT_PTXAS_CHECK");
-    ::unsetenv("DG_JIT_CACHE_DIR");
-    reload_env();
-    std::filesystem::remove_all(cache_dir_);
-  }
-  std::filesystem::path cache_dir_;
 };
 
 GemmDesc fp8_desc(GemmType type, DType d, bool with_c) {

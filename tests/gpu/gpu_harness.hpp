@@ -304,6 +304,34 @@ inline std::vector<std::int64_t> rows_to_check(std::int64_t m, double multiply_a
   return rows;
 }
 
+// A random M-grouped contiguous layout: sizes in [0, 2·mean_m], group 1 empty and group 0 not a multiple of the
+// alignment; each group starts on an aligned row. row_group is the per-row index (-1 = padding), ends the
+// prefix-sum layout (each group's end row).
+struct ContiguousGroups {
+  std::vector<std::int64_t> sizes, starts;
+  std::int64_t m_total = 0;
+  std::vector<std::int32_t> row_group, ends;
+};
+
+inline ContiguousGroups random_contiguous_groups(int groups, int mean_m, std::int64_t alignment, std::uint64_t seed) {
+  ContiguousGroups g;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> size_dist(0, 2 * mean_m);
+  g.sizes.resize(groups);
+  g.starts.resize(groups);
+  for (auto& s : g.sizes) s = size_dist(rng);
+  if (groups > 1) g.sizes[1] = 0;
+  if (g.sizes[0] % alignment == 0) g.sizes[0] += 1;
+  for (int i = 0; i < groups; ++i) g.starts[i] = g.m_total, g.m_total += (g.sizes[i] + alignment - 1) / alignment * alignment;
+  g.row_group.assign(static_cast<std::size_t>(g.m_total), -1);
+  g.ends.resize(groups);
+  for (int i = 0; i < groups; ++i) {
+    for (std::int64_t r = 0; r < g.sizes[i]; ++r) g.row_group[g.starts[i] + r] = i;
+    g.ends[i] = static_cast<std::int32_t>(g.starts[i] + g.sizes[i]);
+  }
+  return g;
+}
+
 // The case line every GPU test prints: shape | layout | dtype | calc_diff | ok.
 inline void report(const std::string& op, const std::string& shape, const std::string& layout,
                    const std::string& dtype, const std::string& check, bool ok) {

@@ -127,20 +127,12 @@ TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> size_dist(0, 2 * cs.mean_m);
-  std::vector<std::int64_t> sizes(cs.groups), starts(cs.groups);
-  for (auto& s : sizes) s = size_dist(rng);
-  if (cs.groups > 1) sizes[1] = 0;
-  if (sizes[0] % alignment == 0) sizes[0] += 1;
-  std::int64_t m_total = 0;
-  for (int g = 0; g < cs.groups; ++g) starts[g] = m_total, m_total += align_up(sizes[g], alignment);
-  std::vector<std::int32_t> row_group(static_cast<std::size_t>(m_total), -1), ends(cs.groups);
-  for (int g = 0; g < cs.groups; ++g) {
-    for (std::int64_t r = 0; r < sizes[g]; ++r) row_group[starts[g] + r] = g;
-    ends[g] = static_cast<std::int32_t>(starts[g] + sizes[g]);
-  }
-  DeviceInts layout(cs.psum ? ends : row_group);
+  const ContiguousGroups layout_groups = random_contiguous_groups(cs.groups, cs.mean_m, alignment, seed);
+  const auto& sizes = layout_groups.sizes;
+  const auto& starts = layout_groups.starts;
+  const auto& row_group = layout_groups.row_group;
+  const std::int64_t m_total = layout_groups.m_total;
+  DeviceInts layout(cs.psum ? layout_groups.ends : row_group);
 
   const QuantisedOperand a = make_quantised(0, m_total, cs.k, false, seed * 8 + 0);
   const QuantisedOperand b = make_quantised(cs.groups, cs.n, cs.k, true, seed * 8 + 1);

@@ -1,0 +1,13 @@
+#pragma once
+// Tile-shape rules the SM90 BF16 and FP8 kernels share (one consumer warpgroup owns 64 or 128 rows, tiles of
+// contiguous groups stay inside one 128-row group, block_n a multiple of 16 for the epilogue's stmatrix).
+#include <string>
+
+#include "tilegemm/gemm_config.hpp"
+
+namespace tilegemm {
+
+// Empty when (block_m, math warpgroups, block_n) is a shape both kernels implement for `desc`, else the reason.
+std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& config);
+
+}  // namespace tilegemm
