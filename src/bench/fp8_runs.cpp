@@ -156,14 +156,16 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
     cublas_sfa.insert(cublas_sfa.end(), a_part.begin(), a_part.end());
     cublas_sfb.insert(cublas_sfb.end(), b_part.begin(), b_part.end());
   }
-  const float per_tensor[2] = {sfa.front(), sfb.front()};
+  // The two per-tensor scales 16 bytes apart: the H200 run with them 4 bytes apart got CUBLAS_STATUS_NOT_SUPPORTED
+  // on every shape while the GPU test (separate allocations) passed; a misaligned scale pointer is the suspect.
+  const float per_tensor[8] = {sfa.front(), 0, 0, 0, sfb.front(), 0, 0, 0};
   void* cublas_sfa_data =
       run.buffers.emplace_back(upload(cublas_sfa.data(), cublas_sfa.size() * kFloatBytes, "cudaMemcpy(sfa)")).get();
   void* cublas_sfb_data =
       run.buffers.emplace_back(upload(cublas_sfb.data(), cublas_sfb.size() * kFloatBytes, "cudaMemcpy(sfb)")).get();
   void* scalars = run.buffers.emplace_back(upload(per_tensor, sizeof per_tensor, "cudaMemcpy(scales)")).get();
   const TensorView scale_a = float_matrix(scalars, 1, 1, 1, 1);
-  const TensorView scale_b = float_matrix(byte_offset(scalars, kFloatBytes), 1, 1, 1, 1);
+  const TensorView scale_b = float_matrix(byte_offset(scalars, 4 * kFloatBytes), 1, 1, 1, 1);
 
   struct Slice {
     TensorView a, sfa, b, sfb, d_block, d_tensor;
