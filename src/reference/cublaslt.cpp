@@ -11,28 +11,26 @@
 #include <string>
 #include <utility>
 
+#include "reference/cublaslt_context.hpp"
 #include "reference/host_view.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/reference.hpp"
 
 namespace tilegemm {
 
+using reference_detail::pointer_alignment;
 using reference_detail::view_string;
 
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = 32u << 20;
+constexpr std::size_t kWorkspaceBytes = reference_detail::kCublasLtWorkspaceBytes;
 
 void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw RuntimeError(fmt::format("cublaslt_gemm: {} failed: {} ({})", what, cudaGetErrorName(status),
-                                   cudaGetErrorString(status)));
+  reference_detail::check_cuda_status(status, "cublaslt_gemm", what);
 }
 
 void check_cublas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw RuntimeError(fmt::format("cublaslt_gemm: {} failed: {} ({})", what, cublasLtGetStatusName(status),
-                                   cublasLtGetStatusString(status)));
+  reference_detail::check_cublas_status(status, "cublaslt_gemm", what);
 }
 
 // A [X,K] operand as a column-major cuBLASLt matrix: K-major storage is a K×X matrix with ld = stride(X),
@@ -100,30 +98,6 @@ Problem check_arguments(const TensorView& a, const TensorView& b, const TensorVi
   return p;
 }
 
-// One handle and workspace per (device, stream): a workspace shared by two streams could be used by two
-// matmuls at once. Never freed: destroying them at exit could run after the CUDA runtime is torn down.
-struct Context {
-  cublasLtHandle_t handle = nullptr;
-  void* workspace = nullptr;
-};
-
-Context& context_for(int device, void* stream) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, void*>, Context> contexts;
-  std::lock_guard lock(mutex);
-  Context& ctx = contexts[{device, stream}];
-  if (!ctx.handle) {
-    check_cuda(cudaMalloc(&ctx.workspace, kWorkspaceBytes), "cudaMalloc(workspace)");
-    check_cublas(cublasLtCreate(&ctx.handle), "cublasLtCreate");
-  }
-  return ctx;
-}
-
-std::uint32_t pointer_alignment(const void* p) {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
-  if (address == 0) return 256;
-  return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
-}
 
 // RAII holders for the per-call descriptors.
 struct Layout {
@@ -219,7 +193,7 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
   check_cuda(cudaGetDevice(&device), "cudaGetDevice (is there a CUDA device?)");
   auto cuda_stream = static_cast<cudaStream_t>(stream);
   if (p.k == 0) return fill_without_k(d, c, p, cuda_stream);
-  Context& ctx = context_for(device, stream);
+  reference_detail::CublasLtContext& ctx = reference_detail::cublaslt_context(device, stream, "cublaslt_gemm");
 
   const cudaDataType out_type = d.dtype == DType::kFloat32 ? CUDA_R_32F : CUDA_R_16BF;
   const std::int64_t batch_a = a.ndim == 3 ? a.strides[0] : 0, batch_b = b.ndim == 3 ? b.strides[0] : 0;

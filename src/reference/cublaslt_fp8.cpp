@@ -13,32 +13,30 @@
 #include <string>
 #include <utility>
 
+#include "reference/cublaslt_context.hpp"
 #include "reference/host_view.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/reference.hpp"
 
 namespace tilegemm {
 
+using reference_detail::pointer_alignment;
 using reference_detail::view_string;
 
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = 32u << 20;
+constexpr std::size_t kWorkspaceBytes = reference_detail::kCublasLtWorkspaceBytes;
 constexpr std::int64_t kBlock = 128;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
 void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: {} failed: {} ({})", what, cudaGetErrorName(status),
-                                   cudaGetErrorString(status)));
+  reference_detail::check_cuda_status(status, "cublaslt_fp8_gemm_nt", what);
 }
 
 void check_cublas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: {} failed: {} ({})", what, cublasLtGetStatusName(status),
-                                   cublasLtGetStatusString(status)));
+  reference_detail::check_cublas_status(status, "cublaslt_fp8_gemm_nt", what);
 }
 
 void require_view(const TensorView& v, const std::string& argument, DType dtype) {
@@ -108,30 +106,6 @@ Problem check_arguments(const TensorView& a, const TensorView& sfa, const Tensor
   return p;
 }
 
-// One handle and workspace per (device, stream), never freed (see cublaslt.cpp for why). Kept apart from the
-// bf16 wrapper's so the two files stay independent; a process holds at most two sets per stream.
-struct Context {
-  cublasLtHandle_t handle = nullptr;
-  void* workspace = nullptr;
-};
-
-Context& context_for(int device, void* stream) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, void*>, Context> contexts;
-  std::lock_guard lock(mutex);
-  Context& ctx = contexts[{device, stream}];
-  if (!ctx.handle) {
-    check_cuda(cudaMalloc(&ctx.workspace, kWorkspaceBytes), "cudaMalloc(workspace)");
-    check_cublas(cublasLtCreate(&ctx.handle), "cublasLtCreate");
-  }
-  return ctx;
-}
-
-std::uint32_t pointer_alignment(const void* p) {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
-  if (address == 0) return 256;
-  return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
-}
 
 struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
@@ -237,7 +211,7 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
                "cudaMemset2DAsync");
     return;
   }
-  Context& ctx = context_for(device, stream);
+  reference_detail::CublasLtContext& ctx = reference_detail::cublaslt_context(device, stream, "cublaslt_fp8_gemm_nt");
   const std::int64_t ld_a = p.m <= 1 ? p.k : a.stride(0), ld_b = p.n <= 1 ? p.k : b.stride(0);
 
   MatmulDesc desc;

@@ -1,0 +1,31 @@
+#pragma once
+// What the cuBLASLt wrappers (cublaslt.cpp, cublaslt_fp8.cpp) share: the per-(device, stream) handle and
+// workspace, status checks that name the calling wrapper, and the pointer alignment cuBLASLt's heuristic asks for.
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tilegemm::reference_detail {
+
+constexpr std::size_t kCublasLtWorkspaceBytes = 32u << 20;
+
+struct CublasLtContext {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;  // kCublasLtWorkspaceBytes
+};
+
+// One handle and workspace per (device, stream): a workspace shared by two streams could be used by two matmuls
+// at once. Never freed: destroying them at exit could run after the CUDA runtime is torn down. `who` names the
+// wrapper in error messages.
+CublasLtContext& cublaslt_context(int device, void* stream, const char* who);
+
+// RuntimeError "<who>: <what> failed: <status name> (<description>)" unless the call succeeded.
+void check_cuda_status(cudaError_t status, const char* who, const char* what);
+void check_cublas_status(cublasStatus_t status, const char* who, const char* what);
+
+// The largest power of two (up to 256) dividing the address.
+std::uint32_t pointer_alignment(const void* p);
+
+}  // namespace tilegemm::reference_detail
