@@ -370,13 +370,28 @@ TEST_F(JitCache, CliReportsUserErrorsWithExitStatusTwo) {
   ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile"}, (dir_ / "cli1.log").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--m/--n/--k"), std::string::npos) << r.output;
-  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "128", "--k", "256", "--dtype", "fp8"},
+  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "128", "--k", "256", "--dtype", "int8"},
                   (dir_ / "cli2.log").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--dtype"), std::string::npos) << r.output;
+  // SM90 FP8 reads K-major operands only: an nn layout is refused before anything compiles.
+  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "128", "--k", "256", "--dtype", "fp8",
+                   "--layout", "nn"},
+                  (dir_ / "cli4.log").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("K-major"), std::string::npos) << r.output;
   r = run_process({TILEGEMM_CLI_PATH, "jit", "info"}, (dir_ / "cli3.log").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(cache_dir().string()), std::string::npos) << r.output;
+}
+
+TEST_F(JitCache, PrecompilesTheFp8KernelsTheHeuristicsWouldPick) {
+  const ProcessResult r = run_process(
+      {TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "4096", "--n", "7168", "--k", "2048", "--dtype", "fp8", "-j", "1"},
+      (dir_ / "fp8.log").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("sm90_fp8_gemm_1d2d"), std::string::npos) << r.output;
+  EXPECT_EQ(cache_info().entries, 1u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "command.hpp"
 #include "jit/runtime_internal.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
+#include "kernels/sm90_fp8_gemm.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -43,7 +44,8 @@ GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, Layout layout
   desc.n = n;
   desc.k = k;
   desc.a_dtype = desc.b_dtype = parse_dtype(a.dtype, "--dtype");
-  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16, "--dtype", "bf16 (the only JIT kernel family so far)",
+  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3, "--dtype",
+                   "bf16 or fp8 (the JIT kernel families: fp8 with bf16 --out-dtype is 1D2D, with fp32 1D1D)",
                    fmt::format("'{}'", a.dtype));
   desc.d_dtype = parse_dtype(a.out_dtype, "--out-dtype");
   desc.major_a = layout_major_a(layout);
@@ -69,7 +71,9 @@ std::vector<jit::KernelSpec> gemm_specs(const PrecompileArgs& a) {
     const Layout layout = parse_layout(layout_name, "--layout");
     for (const BenchShape& s : shapes) {
       const GemmDesc desc = make_desc(s.type, s.groups, s.m, s.n, s.k, layout, a);
-      specs.push_back(kernels::sm90_bf16_gemm_spec(desc, select_config(desc, hw, a.num_sms)));
+      const GemmConfig config = select_config(desc, hw, a.num_sms);
+      specs.push_back(is_fp8_desc(desc) ? kernels::sm90_fp8_gemm_spec(desc, config)
+                                        : kernels::sm90_bf16_gemm_spec(desc, config));
     }
   }
   return specs;
