@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -23,7 +21,6 @@ using reference_detail::view_string;
 
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = reference_detail::kCublasLtWorkspaceBytes;
 
 void check_cuda(cudaError_t status, const char* what) {
   reference_detail::check_cuda_status(status, "cublaslt_gemm", what);
@@ -133,28 +130,6 @@ struct MatmulDesc {
   MatmulDesc& operator=(const MatmulDesc&) = delete;
 };
 
-struct Preference {
-  cublasLtMatmulPreference_t handle = nullptr;
-  explicit Preference(const std::uint32_t (&alignments)[4]) {
-    check_cublas(cublasLtMatmulPreferenceCreate(&handle), "cublasLtMatmulPreferenceCreate");
-    const std::uint64_t workspace = kWorkspaceBytes;
-    check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                                      sizeof(workspace)),
-                 "set MAX_WORKSPACE_BYTES");
-    // The heuristic assumes 256-byte aligned buffers unless told otherwise; views into larger buffers
-    // (guard bands, sub-tensors) are often less aligned.
-    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    for (int i = 0; i < 4; ++i)
-      check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
-                   "set MIN_ALIGNMENT");
-  }
-  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
-  Preference(const Preference&) = delete;
-  Preference& operator=(const Preference&) = delete;
-};
-
 // K == 0: D = C (or zeros), which cuBLASLt does not accept as a matmul.
 void fill_without_k(const TensorView& d, const TensorView* c, const Problem& p, cudaStream_t stream) {
   const std::size_t elem = d.dtype == DType::kFloat32 ? 4 : 2;
@@ -218,32 +193,20 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
                                       static_cast<int>(trans_a), static_cast<int>(trans_b), static_cast<int>(out_type),
                                       p.batch, p.m, p.n, p.k, op_b.ld, op_a.ld, ld_c, ld_d, batch_b, batch_a, batch_c,
                                       batch_d, alignments[0], alignments[1], alignments[2], alignments[3]);
-  static std::mutex algo_mutex;
-  static std::map<std::string, cublasLtMatmulAlgo_t> algos;
   cublasLtMatmulAlgo_t algo;
-  {
-    std::lock_guard lock(algo_mutex);
-    auto it = algos.find(key);
-    if (it == algos.end()) {
-      Preference preference(alignments);
-      cublasLtMatmulHeuristicResult_t result{};
-      int returned = 0;
-      check_cublas(cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.handle, layout_a.handle, layout_b.handle,
-                                                  layout_c.handle, layout_d.handle, preference.handle, 1, &result,
-                                                  &returned),
-                   "cublasLtMatmulAlgoGetHeuristic");
-      if (returned == 0)
-        throw RuntimeError(fmt::format("cublaslt_gemm: cuBLASLt has no algorithm for a {} b {} d {}", view_string(a),
-                                       view_string(b), view_string(d)));
-      it = algos.emplace(key, result.algo).first;
-    }
-    algo = it->second;
+  cublasStatus_t status;
+  if (!reference_detail::cached_heuristic_algo(ctx, "cublaslt_gemm", key, desc.handle, layout_a.handle,
+                                               layout_b.handle, layout_c.handle, layout_d.handle, alignments, &algo,
+                                               &status)) {
+    check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
+    throw RuntimeError(fmt::format("cublaslt_gemm: cuBLASLt has no algorithm for a {} b {} d {}", view_string(a),
+                                   view_string(b), view_string(d)));
   }
 
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
   check_cublas(cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
                               c_view.data, layout_c.handle, d.data, layout_d.handle, &algo, ctx.workspace,
-                              kWorkspaceBytes, cuda_stream),
+                              reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
                "cublasLtMatmul");
 }
 

@@ -41,4 +41,51 @@ std::uint32_t pointer_alignment(const void* p) {
   return static_cast<std::uint32_t>(std::min<std::uintptr_t>(256, address & (~address + 1)));
 }
 
+namespace {
+
+// RAII holder of a matmul preference: the workspace cuBLASLt may use and the operands' alignments.
+struct Preference {
+  cublasLtMatmulPreference_t handle = nullptr;
+  Preference(const std::uint32_t (&alignments)[4], const char* who) {
+    check_cublas_status(cublasLtMatmulPreferenceCreate(&handle), who, "cublasLtMatmulPreferenceCreate");
+    const std::uint64_t workspace = kCublasLtWorkspaceBytes;
+    check_cublas_status(cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                             &workspace, sizeof(workspace)),
+                        who, "set MAX_WORKSPACE_BYTES");
+    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; ++i)
+      check_cublas_status(cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
+                          who, "set MIN_ALIGNMENT");
+  }
+  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
+  Preference(const Preference&) = delete;
+  Preference& operator=(const Preference&) = delete;
+};
+
+}  // namespace
+
+bool cached_heuristic_algo(const CublasLtContext& ctx, const char* who, const std::string& key,
+                           cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                           cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, const std::uint32_t (&alignments)[4],
+                           cublasLtMatmulAlgo_t* algo, cublasStatus_t* status) {
+  static std::mutex mutex;
+  static std::map<std::string, cublasLtMatmulAlgo_t> algos;
+  const std::string full_key = std::string(who) + "|" + key;
+  std::lock_guard lock(mutex);
+  *status = CUBLAS_STATUS_SUCCESS;
+  if (auto it = algos.find(full_key); it != algos.end()) {
+    *algo = it->second;
+    return true;
+  }
+  Preference preference(alignments, who);
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  *status = cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc, a, b, c, d, preference.handle, 1, &result, &returned);
+  if (*status != CUBLAS_STATUS_SUCCESS || returned == 0) return false;
+  *algo = algos.emplace(full_key, result.algo).first->second;
+  return true;
+}
+
 }  // namespace tilegemm::reference_detail

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace tilegemm::reference_detail {
 
@@ -27,5 +28,14 @@ void check_cublas_status(cublasStatus_t status, const char* who, const char* wha
 
 // The largest power of two (up to 256) dividing the address.
 std::uint32_t pointer_alignment(const void* p);
+
+// The algorithm cuBLASLt's heuristic picks for one problem, cached under (who, key): the query costs more than a
+// small GEMM. `alignments` are those of A, B, C, D (cuBLASLt's order); the heuristic assumes 256-byte aligned
+// buffers unless told otherwise, and views into larger buffers often are not. Returns false when the heuristic
+// offers no algorithm, with its status in *status (success with zero results is possible too).
+bool cached_heuristic_algo(const CublasLtContext& ctx, const char* who, const std::string& key,
+                           cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                           cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, const std::uint32_t (&alignments)[4],
+                           cublasLtMatmulAlgo_t* algo, cublasStatus_t* status);
 
 }  // namespace tilegemm::reference_detail

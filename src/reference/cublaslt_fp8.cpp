@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -25,7 +23,6 @@ using reference_detail::view_string;
 
 namespace {
 
-constexpr std::size_t kWorkspaceBytes = reference_detail::kCublasLtWorkspaceBytes;
 constexpr std::int64_t kBlock = 128;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -129,26 +126,6 @@ struct MatmulDesc {
   }
 };
 
-struct Preference {
-  cublasLtMatmulPreference_t handle = nullptr;
-  explicit Preference(const std::uint32_t (&alignments)[4]) {
-    check_cublas(cublasLtMatmulPreferenceCreate(&handle), "cublasLtMatmulPreferenceCreate");
-    const std::uint64_t workspace = kWorkspaceBytes;
-    check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-                                                      sizeof(workspace)),
-                 "set MAX_WORKSPACE_BYTES");
-    const cublasLtMatmulPreferenceAttributes_t keys[4] = {
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    for (int i = 0; i < 4; ++i)
-      check_cublas(cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
-                   "set MIN_ALIGNMENT");
-  }
-  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
-  Preference(const Preference&) = delete;
-  Preference& operator=(const Preference&) = delete;
-};
-
 // The block-scaled modes exist from cuBLAS 12.9 on (header and library).
 void set_scale_modes(MatmulDesc& desc, CublasLtFp8Scaling scaling) {
   if (scaling != CublasLtFp8Scaling::kBlockwise) return;
@@ -232,34 +209,22 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
 
   const std::string key = fmt::format("{}|{}|{}x{}x{}|{},{},{}|{},{},{}", device, static_cast<int>(scaling), p.m, p.n,
                                       p.k, ld_a, ld_b, ld_d, alignments[0], alignments[1], alignments[3]);
-  static std::mutex algo_mutex;
-  static std::map<std::string, cublasLtMatmulAlgo_t> algos;
   cublasLtMatmulAlgo_t algo;
-  {
-    std::lock_guard lock(algo_mutex);
-    auto it = algos.find(key);
-    if (it == algos.end()) {
-      Preference preference(alignments);
-      cublasLtMatmulHeuristicResult_t result{};
-      int returned = 0;
-      const cublasStatus_t status =
-          cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc.handle, layout_a.handle, layout_b.handle, layout_d.handle,
-                                         layout_d.handle, preference.handle, 1, &result, &returned);
-      // cuBLASLt answers NOT_SUPPORTED (or success with no result) when nothing fits the problem.
-      if (status != CUBLAS_STATUS_SUCCESS || returned == 0)
-        throw RuntimeError(fmt::format(
-            "cublaslt_fp8_gemm_nt: cuBLASLt {} has no algorithm for {} scaling of a {} b {} d {} "
-            "(cublasLtMatmulAlgoGetHeuristic: {}, {} result(s))",
-            cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b), view_string(d),
-            cublasLtGetStatusName(status), returned));
-      it = algos.emplace(key, result.algo).first;
-    }
-    algo = it->second;
-  }
+  cublasStatus_t status;
+  // cuBLASLt answers NOT_SUPPORTED (or success with no result) when nothing fits the problem.
+  if (!reference_detail::cached_heuristic_algo(ctx, "cublaslt_fp8_gemm_nt", key, desc.handle, layout_a.handle,
+                                               layout_b.handle, layout_d.handle, layout_d.handle, alignments, &algo,
+                                               &status))
+    throw RuntimeError(fmt::format(
+        "cublaslt_fp8_gemm_nt: cuBLASLt {} has no algorithm for {} scaling of a {} b {} d {} "
+        "(cublasLtMatmulAlgoGetHeuristic: {})",
+        cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b), view_string(d),
+        cublasLtGetStatusName(status)));
 
   const float alpha = 1.0f, beta = 0.0f;
   check_cublas(cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
-                              d.data, layout_d.handle, d.data, layout_d.handle, &algo, ctx.workspace, kWorkspaceBytes,
+                              d.data, layout_d.handle, d.data, layout_d.handle, &algo, ctx.workspace,
+                              reference_detail::kCublasLtWorkspaceBytes,
                               cuda_stream),
                "cublasLtMatmul");
 }
