@@ -160,22 +160,13 @@ void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
   check_fp8_operand(a, "a", 2);
   check_fp8_operand(b, "b", 3);
   require_tensor(d, "d", 2, DType::kBFloat16);
-  require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);
   const std::int64_t m = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(2) == k, "b", fmt::format("[G, N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
   require_contiguous_rows(d, "d");
   check_per_token_sf(sfa, "sfa", 2, 1, m, k);
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);
-  const std::int64_t layout_len = use_psum_layout ? groups : m;
-  TILEGEMM_REQUIRE(grouped_layout.size(0) == layout_len && grouped_layout.stride(0) == 1, "grouped_layout",
-                   use_psum_layout ? fmt::format("contiguous [G={}] (each group's end row, with use_psum_layout)", groups)
-                                   : fmt::format("contiguous [M={}] (one group index per row)", m),
-                   fmt::format("{} stride {}", shape_str(grouped_layout), grouped_layout.stride(0)));
-  const int alignment = get_mk_alignment_for_contiguous_layout();
-  if (!use_psum_layout)
-    TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
-                     std::to_string(m));
+  api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
   if (m == 0 || n == 0) return;
   if (k == 0) return api::copy_or_zero(d, nullptr, options.stream);
 
@@ -192,7 +183,6 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
   check_fp8_operand(a, "a", 3);
   check_fp8_operand(b, "b", 3);
   require_tensor(d, "d", 3, DType::kBFloat16);
-  require_tensor(masked_m, "masked_m", 1, DType::kInt32);
   const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
                    fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
@@ -201,9 +191,7 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
   require_contiguous_rows(d, "d");
   check_per_token_sf(sfa, "sfa", 3, groups, m_max, k);
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);
-  TILEGEMM_REQUIRE(masked_m.size(0) == groups && masked_m.stride(0) == 1, "masked_m",
-                   fmt::format("contiguous [G={}] (one row count per group)", groups), shape_str(masked_m));
-  TILEGEMM_REQUIRE(expected_m > 0, "expected_m", "a positive row-count hint", std::to_string(expected_m));
+  api::require_masked_m(masked_m, groups, expected_m);
   if (groups == 0 || m_max == 0 || n == 0) return;
   if (k == 0) return api::copy_or_zero(d, nullptr, options.stream);
 
@@ -219,24 +207,11 @@ void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
   check_fp8_operand(a, "a", 2);
   check_fp8_operand(b, "b", 2);
   require_tensor(d, "d", 3, DType::kFloat32);
-  require_tensor(ks_tensor, "ks_tensor", 1, DType::kInt32);
   const std::int64_t m = a.size(0), sum_k = a.size(1), n = b.size(0), groups = d.size(0);
   TILEGEMM_REQUIRE(b.size(1) == sum_k, "b", fmt::format("[N, ΣK={}] to match a {}", sum_k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
   require_contiguous_rows(d, "d");
-  TILEGEMM_REQUIRE(static_cast<std::int64_t>(ks.size()) == groups, "ks",
-                   fmt::format("{} group sizes (one per group of d)", groups), std::to_string(ks.size()));
-  TILEGEMM_REQUIRE(ks_tensor.size(0) == groups && ks_tensor.stride(0) == 1, "ks_tensor",
-                   fmt::format("contiguous [G={}]", groups), shape_str(ks_tensor));
-  std::int64_t total = 0;
-  for (std::size_t g = 0; g < ks.size(); ++g) {
-    TILEGEMM_REQUIRE(ks[g] >= 0 && ks[g] % kScaleBlock == 0, fmt::format("ks[{}]", g),
-                     "a non-negative multiple of 128 (each group owns whole 128-wide scale blocks)",
-                     std::to_string(ks[g]));
-    total += ks[g];
-  }
-  TILEGEMM_REQUIRE(total == sum_k, "ks", fmt::format("sizes summing to a's K extent {}", sum_k),
-                   fmt::format("a sum of {}", total));
+  api::require_group_ks(ks, ks_tensor, groups, kScaleBlock, sum_k);  // each group owns whole scale blocks
   check_per_token_sf(sfa, "sfa", 2, 1, m, sum_k);
   check_per_token_sf(sfb, "sfb", 2, 1, n, sum_k);
   if (c != nullptr) {
@@ -252,15 +227,7 @@ void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
   const GemmDesc desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr);
   validate_desc(desc);
   if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, options.stream);
-  if (c == nullptr) {
-    // Groups with K = 0 produce zeros; the kernel skips them.
-    const auto group_bytes = static_cast<std::size_t>(d.stride(0)) * 4;
-    for (std::size_t g = 0; g < ks.size(); ++g)
-      if (ks[g] == 0)
-        api::copy_or_zero(TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, DType::kFloat32, m, n,
-                                             d.stride(1)),
-                          nullptr, options.stream);
-  }
+  if (c == nullptr) api::zero_empty_groups(d, ks, options.stream);
   using kernels::as_3d;
   run(desc, {as_3d(a), as_3d(sfa), as_3d(b), as_3d(sfb), d, static_cast<const int*>(ks_tensor.data)}, options);
 }

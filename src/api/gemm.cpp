@@ -110,26 +110,13 @@ void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, co
   require_tensor(a, "a", 2, DType::kBFloat16);
   require_tensor(b, "b", 3, DType::kBFloat16);
   require_tensor(d, "d", 2, DType::kBFloat16);
-  require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);
   const std::int64_t m = a.size(0), k = a.size(1), groups = b.size(0), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(2) == k, "b", fmt::format("[G, N, K={}] to match a {}", k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
-  if (use_psum_layout)
-    TILEGEMM_REQUIRE(grouped_layout.size(0) == groups, "grouped_layout",
-                     fmt::format("[G={}] (each group's end row, with use_psum_layout)", groups),
-                     shape_str(grouped_layout));
-  else
-    TILEGEMM_REQUIRE(grouped_layout.size(0) == m, "grouped_layout",
-                     fmt::format("[M={}] (one group index per row)", m), shape_str(grouped_layout));
-  TILEGEMM_REQUIRE(grouped_layout.stride(0) == 1, "grouped_layout", "a contiguous tensor",
-                   fmt::format("stride {}", grouped_layout.stride(0)));
   TILEGEMM_REQUIRE(a.stride(1) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
                    fmt::format("strides [{}, {}]", a.stride(0), a.stride(1)));
   TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(1)));
-  const int alignment = get_mk_alignment_for_contiguous_layout();
-  if (!use_psum_layout)
-    TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
-                     std::to_string(m));
+  api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
   if (m == 0 || n == 0) return;
   if (k == 0) return copy_or_zero(d, nullptr, static_cast<cudaStream_t>(options.stream));
 
@@ -150,15 +137,12 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
   require_tensor(a, "a", 3, DType::kBFloat16);
   require_tensor(b, "b", 3, DType::kBFloat16);
   require_tensor(d, "d", 3, DType::kBFloat16);
-  require_tensor(masked_m, "masked_m", 1, DType::kInt32);
   const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
   TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
                    fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, "d",
                    fmt::format("[G={}, M={}, N={}]", groups, m_max, n), shape_str(d));
-  TILEGEMM_REQUIRE(masked_m.size(0) == groups, "masked_m", fmt::format("[G={}] (one row count per group)", groups),
-                   shape_str(masked_m));
-  TILEGEMM_REQUIRE(expected_m > 0, "expected_m", "a positive row-count hint", std::to_string(expected_m));
+  api::require_masked_m(masked_m, groups, expected_m);
   TILEGEMM_REQUIRE(a.stride(2) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
                    fmt::format("last stride {}", a.stride(2)));
   TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
@@ -182,23 +166,11 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
   require_tensor(a, "a", 2, DType::kBFloat16);
   require_tensor(b, "b", 2, DType::kBFloat16);
   require_tensor(d, "d", 3, DType::kFloat32);
-  require_tensor(ks_tensor, "ks_tensor", 1, DType::kInt32);
   const std::int64_t sum_k = a.size(0), m = a.size(1), n = b.size(1), groups = d.size(0);
   TILEGEMM_REQUIRE(b.size(0) == sum_k, "b", fmt::format("[ΣK={}, N] to match a {}", sum_k, shape_str(a)),
                    shape_str(b));
   TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
-  TILEGEMM_REQUIRE(static_cast<std::int64_t>(ks.size()) == groups, "ks",
-                   fmt::format("{} group sizes (one per group of d)", groups), std::to_string(ks.size()));
-  TILEGEMM_REQUIRE(ks_tensor.size(0) == groups, "ks_tensor", fmt::format("[G={}]", groups), shape_str(ks_tensor));
-  std::int64_t total = 0;
-  for (std::size_t g = 0; g < ks.size(); ++g) {
-    TILEGEMM_REQUIRE(ks[g] >= 0 && ks[g] % 64 == 0, fmt::format("ks[{}]", g),
-                     "a non-negative multiple of 64 (groups must start on a 64-element K block)",
-                     std::to_string(ks[g]));
-    total += ks[g];
-  }
-  TILEGEMM_REQUIRE(total == sum_k, "ks", fmt::format("sizes summing to a's K extent {}", sum_k),
-                   fmt::format("a sum of {}", total));
+  api::require_group_ks(ks, ks_tensor, groups, 64, sum_k);  // groups start on a 64-element K block
   TILEGEMM_REQUIRE(a.stride(1) == 1 && b.stride(1) == 1, "a/b", "[ΣK, M] and [ΣK, N] with contiguous rows",
                    fmt::format("last strides {} and {}", a.stride(1), b.stride(1)));
   TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
@@ -223,16 +195,7 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
 
   auto stream = static_cast<cudaStream_t>(options.stream);
   if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
-  if (c == nullptr) {
-    // Groups with K = 0 produce zeros; the kernel skips them.
-    const auto group_bytes = static_cast<std::size_t>(d.stride(0)) * 4;
-    for (std::size_t g = 0; g < ks.size(); ++g)
-      if (ks[g] == 0) {
-        const TensorView dg = TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, DType::kFloat32, m, n,
-                                                 d.stride(1));
-        copy_or_zero(dg, nullptr, stream);
-      }
-  }
+  if (c == nullptr) api::zero_empty_groups(d, ks, stream);
   // A and B as [1, M, ΣK] / [1, N, ΣK] views, M (N) contiguous.
   const TensorView a3 = TensorView::batched(a.data, a.dtype, 1, m, sum_k, sum_k * a.stride(0), 1, a.stride(0));
   const TensorView b3 = TensorView::batched(b.data, b.dtype, 1, n, sum_k, sum_k * b.stride(0), 1, b.stride(0));

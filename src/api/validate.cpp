@@ -36,6 +36,55 @@ void require_int_size(std::int64_t value, const char* name) {
   TILEGEMM_REQUIRE(value >= 0 && value < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(value));
 }
 
+void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m,
+                            std::int64_t groups, int alignment) {
+  require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);
+  const std::int64_t want = use_psum_layout ? groups : m;
+  TILEGEMM_REQUIRE(grouped_layout.size(0) == want && grouped_layout.stride(0) == 1, "grouped_layout",
+                   use_psum_layout ? fmt::format("contiguous [G={}] (each group's end row, with use_psum_layout)", groups)
+                                   : fmt::format("contiguous [M={}] (one group index per row)", m),
+                   fmt::format("{} stride {}", shape_str(grouped_layout), grouped_layout.stride(0)));
+  if (!use_psum_layout)
+    TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
+                     std::to_string(m));
+}
+
+void require_masked_m(const TensorView& masked_m, std::int64_t groups, int expected_m) {
+  require_tensor(masked_m, "masked_m", 1, DType::kInt32);
+  TILEGEMM_REQUIRE(masked_m.size(0) == groups && masked_m.stride(0) == 1, "masked_m",
+                   fmt::format("contiguous [G={}] (one row count per group)", groups),
+                   fmt::format("{} stride {}", shape_str(masked_m), masked_m.stride(0)));
+  TILEGEMM_REQUIRE(expected_m > 0, "expected_m", "a positive row-count hint", std::to_string(expected_m));
+}
+
+void require_group_ks(const std::vector<int>& ks, const TensorView& ks_tensor, std::int64_t groups, int multiple,
+                      std::int64_t sum_k) {
+  require_tensor(ks_tensor, "ks_tensor", 1, DType::kInt32);
+  TILEGEMM_REQUIRE(static_cast<std::int64_t>(ks.size()) == groups, "ks",
+                   fmt::format("{} group sizes (one per group of d)", groups), std::to_string(ks.size()));
+  TILEGEMM_REQUIRE(ks_tensor.size(0) == groups && ks_tensor.stride(0) == 1, "ks_tensor",
+                   fmt::format("contiguous [G={}]", groups),
+                   fmt::format("{} stride {}", shape_str(ks_tensor), ks_tensor.stride(0)));
+  std::int64_t total = 0;
+  for (std::size_t g = 0; g < ks.size(); ++g) {
+    TILEGEMM_REQUIRE(ks[g] >= 0 && ks[g] % multiple == 0, fmt::format("ks[{}]", g),
+                     fmt::format("a non-negative multiple of {} (each group starts on a whole K block)", multiple),
+                     std::to_string(ks[g]));
+    total += ks[g];
+  }
+  TILEGEMM_REQUIRE(total == sum_k, "ks", fmt::format("sizes summing to a's K extent {}", sum_k),
+                   fmt::format("a sum of {}", total));
+}
+
+void zero_empty_groups(const TensorView& d, const std::vector<int>& ks, void* stream) {
+  const auto group_bytes = static_cast<std::size_t>(d.stride(0)) * (dtype_bits(d.dtype) / 8);
+  for (std::size_t g = 0; g < ks.size(); ++g)
+    if (ks[g] == 0)
+      copy_or_zero(TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, d.dtype, d.size(1), d.size(2),
+                                      d.stride(1)),
+                   nullptr, stream);
+}
+
 void copy_or_zero(const TensorView& d, const TensorView* c, void* stream_ptr) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   const auto e = static_cast<size_t>(dtype_bits(d.dtype) / 8);

@@ -2,6 +2,7 @@
 // Argument checks and small device helpers shared by the public GEMM entry points (src/api/*.cpp).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tilegemm/tensor_view.hpp"
 
@@ -16,6 +17,20 @@ void require_tensor(const TensorView& v, const char* name, int ndim, DType dtype
 void require_contiguous_rows(const TensorView& v, const char* name);
 // A size that fits the kernels' int arithmetic.
 void require_int_size(std::int64_t value, const char* name);
+// The group metadata of grouped GEMMs (shared by the BF16 and FP8 entry points):
+// M-grouped contiguous: int32 [M] group index per row, or [G] end rows with use_psum_layout; contiguous; without
+// the prefix-sum layout M must be a multiple of `alignment` (each group padded to it).
+void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m,
+                            std::int64_t groups, int alignment);
+// M-grouped masked: int32 masked_m [G] contiguous (read on the device), expected_m a positive hint.
+void require_masked_m(const TensorView& masked_m, std::int64_t groups, int expected_m);
+// K-grouped: the group sizes on the host (`ks`, each a non-negative multiple of `multiple`, summing to sum_k)
+// and as int32 [G] on the device.
+void require_group_ks(const std::vector<int>& ks, const TensorView& ks_tensor, std::int64_t groups, int multiple,
+                      std::int64_t sum_k);
+// K-grouped without C: zeros into d[g] for each group with K = 0 (the kernels skip those groups).
+void zero_empty_groups(const TensorView& d, const std::vector<int>& ks, void* stream);
+
 // Writes C (or zeros, c == nullptr) into D with the copy engines: K = 0, or before accumulating when C is not D.
 void copy_or_zero(const TensorView& d, const TensorView* c, void* stream);
 
