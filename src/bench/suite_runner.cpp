@@ -76,30 +76,28 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
       ours_ok = false;
     }
   }
-  // A baseline cuBLASLt cannot run for this shape (e.g. CUBLAS_STATUS_NOT_SUPPORTED) is recorded on the row,
-  // like an error of ours; the suite goes on.
-  auto try_baseline = [&](const std::function<void(cudaStream_t)>& fn, const char* what) {
+  // The first call of a baseline; empty on success, else why cuBLASLt could not run this shape (e.g.
+  // CUBLAS_STATUS_NOT_SUPPORTED). A sticky device error still ends the suite.
+  auto first_call_error = [](const std::function<void(cudaStream_t)>& fn, const char* what) -> std::string {
     try {
       fn(nullptr);
       cuda_check(cudaDeviceSynchronize(), what);
-      return true;
+      return {};
     } catch (const std::exception& e) {
       if (cudaDeviceSynchronize() != cudaSuccess) throw;
-      row.error += fmt::format("{}{} unavailable: {}", row.error.empty() ? "" : "; ", what, e.what());
-      return false;
+      return fmt::format("{} unavailable: {}", what, e.what());
     }
   };
-  const bool cublas_ok = try_baseline(run.cublas, "cuBLASLt");
-  // The per-tensor column is a reference outside the ratio: when cuBLASLt cannot run it, the column stays empty
-  // and the row keeps its ratio (the reason goes to stderr).
+  // The ratio's baseline failing is the row's error (the suite goes on); the per-tensor column is a reference
+  // outside the ratio, so its failure only leaves the column empty and is reported on stderr.
+  const std::string cublas_error = first_call_error(run.cublas, "cuBLASLt");
+  const bool cublas_ok = cublas_error.empty();
+  if (!cublas_ok) row.error += (row.error.empty() ? "" : "; ") + cublas_error;
   bool per_tensor_ok = false;
   if (run.cublas_per_tensor) {
-    const std::string before = row.error;
-    per_tensor_ok = try_baseline(run.cublas_per_tensor, "cuBLASLt per-tensor");
-    if (!per_tensor_ok) {
-      fmt::print(stderr, "bench: {}x{}x{}: {}\n", row.m, row.n, row.k, row.error.substr(before.size()));
-      row.error = before;
-    }
+    const std::string per_tensor_error = first_call_error(run.cublas_per_tensor, "cuBLASLt per-tensor");
+    per_tensor_ok = per_tensor_error.empty();
+    if (!per_tensor_ok) fmt::print(stderr, "bench: {}x{}x{}: {}\n", row.m, row.n, row.k, per_tensor_error);
   }
 
   if (ours_ok && cublas_ok) {
