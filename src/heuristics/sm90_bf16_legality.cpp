@@ -11,7 +11,6 @@ namespace {
 // 128-byte rows of bf16 operands make every A/B tile row one 128B-swizzle atom row.
 constexpr int kBf16BlockK = 64;
 constexpr int kOperandSwizzleBytes = 128;
-constexpr int kMinStages = 2, kMaxStages = 16;  // the kernel takes any ring depth; smem bounds it
 constexpr int kMaxAccumulatorRegs = 128;
 // Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
@@ -79,20 +78,11 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
     return fail(why, fmt::format("D swizzle {} bytes does not divide the {}-byte D tile row", c.swizzle_d_bytes,
                                  d_row_bytes));
 
-  if (c.stages < kMinStages || c.stages > kMaxStages)
-    return fail(why, fmt::format("stages {} not in [{}, {}]", c.stages, kMinStages, kMaxStages));
-  const int smem = sm90_bf16_smem_bytes(desc, c);
-  if (smem > hw.smem_per_block_bytes)
-    return fail(why, fmt::format("shared memory {} B ({} stages x {} B + {} B D staging + {}) > {} B per block", smem,
-                                 c.stages, (c.block_m + c.block_n) * c.block_k * 2,
-                                 c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes,
-                                 hw.smem_per_block_bytes));
-  if (c.smem_bytes != 0 && c.smem_bytes != smem)
-    return fail(why, fmt::format("config.smem_bytes {} != the {} B the kernel needs", c.smem_bytes, smem));
-
-  if (c.num_sms < 1 || c.num_sms > hw.num_sms)
-    return fail(why, fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms));
-  if (c.raster_group < 1) return fail(why, fmt::format("raster_group {} < 1", c.raster_group));
+  const std::string smem_detail =
+      fmt::format("{} stages x {} B + {} B D staging + {}", c.stages, (c.block_m + c.block_n) * c.block_k * 2,
+                  c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes);
+  if (std::string problem = sm90_resource_problem(c, sm90_bf16_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
+    return fail(why, std::move(problem));
   // Split-K / stream-K (device/tilegemm/sched/split_scheduler.cuh) cut dense and batched problems only.
   if (c.scheme == GemmScheme::kSplitK) {
     const long long k_blocks = ceil_div(desc.k, c.block_k);

@@ -14,7 +14,6 @@ namespace {
 // one block of scales.
 constexpr int kFp8BlockK = 128;
 constexpr int kScaleBlock = 128;
-constexpr int kMinStages = 2, kMaxStages = 16;
 // The math threads hold the scaled result (rows/64 × block_n/2 fp32) plus one K block of raw wgmma partials
 // (block_n/2); beyond 192 of the 232 registers setmaxnreg gives them, addresses and scales spill.
 constexpr int kMaxResultAndPartialRegs = 192;
@@ -52,17 +51,9 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   if (regs > kMaxResultAndPartialRegs)
     return fail(why, fmt::format("{} fp32 result + partial registers per thread (({} + 1) x block_n {} / 2) > {}", regs,
                                  sub_blocks, c.block_n, kMaxResultAndPartialRegs));
-  if (c.stages < kMinStages || c.stages > kMaxStages)
-    return fail(why, fmt::format("stages {} not in [{}, {}]", c.stages, kMinStages, kMaxStages));
-  const int smem = sm90_fp8_smem_bytes(desc, c);
-  if (smem > hw.smem_per_block_bytes)
-    return fail(why, fmt::format("shared memory {} B ({} stages) > {} B per block", smem, c.stages,
-                                 hw.smem_per_block_bytes));
-  if (c.smem_bytes != 0 && c.smem_bytes != smem)
-    return fail(why, fmt::format("config.smem_bytes {} != the {} B the kernel needs", c.smem_bytes, smem));
-  if (c.num_sms < 1 || c.num_sms > hw.num_sms)
-    return fail(why, fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms));
-  if (c.raster_group < 1) return fail(why, fmt::format("raster_group {} < 1", c.raster_group));
+  const std::string smem_detail = fmt::format("{} stages", c.stages);
+  if (std::string problem = sm90_resource_problem(c, sm90_fp8_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
+    return fail(why, std::move(problem));
   if (c.split_k != 1) return fail(why, fmt::format("split_k {} != 1 (the FP8 kernel has no split-K yet)", c.split_k));
   if (c.cluster_m != 1 || c.cluster_n != 1 || c.multicast != MulticastSide::kNone)
     return fail(why, "the FP8 kernel runs without clusters (1x1, no multicast)");

@@ -19,4 +19,18 @@ std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& c) {
   return {};
 }
 
+std::string sm90_resource_problem(const GemmConfig& c, int smem, const std::string& smem_detail,
+                                  const HardwareModel& hw) {
+  constexpr int kMinStages = 2, kMaxStages = 16;  // the kernels take any ring depth; shared memory bounds it
+  if (c.stages < kMinStages || c.stages > kMaxStages)
+    return fmt::format("stages {} not in [{}, {}]", c.stages, kMinStages, kMaxStages);
+  if (smem > hw.smem_per_block_bytes)
+    return fmt::format("shared memory {} B ({}) > {} B per block", smem, smem_detail, hw.smem_per_block_bytes);
+  if (c.smem_bytes != 0 && c.smem_bytes != smem)
+    return fmt::format("config.smem_bytes {} != the {} B the kernel needs", c.smem_bytes, smem);
+  if (c.num_sms < 1 || c.num_sms > hw.num_sms) return fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms);
+  if (c.raster_group < 1) return fmt::format("raster_group {} < 1", c.raster_group);
+  return {};
+}
+
 }  // namespace tilegemm

@@ -4,10 +4,16 @@
 #include <string>
 
 #include "tilegemm/gemm_config.hpp"
+#include "tilegemm/hw.hpp"
 
 namespace tilegemm {
 
 // Empty when (block_m, math warpgroups, block_n) is a shape both kernels implement for `desc`, else the reason.
 std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& config);
+
+// Empty when the ring depth, the `smem` bytes the kernel needs for `config`, the SM count and the raster group fit
+// `hw` (and config.smem_bytes, if set, equals smem), else the reason. `smem_detail` explains the total.
+std::string sm90_resource_problem(const GemmConfig& config, int smem, const std::string& smem_detail,
+                                  const HardwareModel& hw);
 
 }  // namespace tilegemm
