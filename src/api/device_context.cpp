@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tilegemm/errors.hpp"
+#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
@@ -24,6 +26,14 @@ const DeviceContext& current_device_context() {
   auto& slot = contexts[device];
   if (!slot) slot = std::make_unique<DeviceContext>(DeviceContext{device, hardware_from_device(device)});
   return *slot;
+}
+
+GemmConfig select_config_for_current_device(const GemmDesc& desc, const GemmOptions& options) {
+  const DeviceContext& ctx = current_device_context();
+  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
+  GemmConfig config = select_config(desc, ctx.hw, num_sms);
+  if (config.smem_bytes == 0) config.smem_bytes = sm90_smem_bytes(desc, config);
+  return config;
 }
 
 }  // namespace tilegemm

@@ -1,5 +1,7 @@
 #pragma once
 // What the operations need to know about the GPU they run on, read once per device.
+#include "tilegemm/gemm.hpp"
+#include "tilegemm/gemm_config.hpp"
 #include "tilegemm/hw.hpp"
 
 namespace tilegemm {
@@ -11,5 +13,9 @@ struct DeviceContext {
 
 // The context of the calling thread's current CUDA device. Throws RuntimeError when there is no GPU.
 const DeviceContext& current_device_context();
+
+// The heuristics' config for `desc` on the current device, with the SM count options.num_sms asks for (0 = all)
+// and the shared memory the config's kernel needs.
+GemmConfig select_config_for_current_device(const GemmDesc& desc, const GemmOptions& options);
 
 }  // namespace tilegemm

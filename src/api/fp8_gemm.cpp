@@ -90,11 +90,7 @@ GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k,
 }
 
 void run(const GemmDesc& desc, const kernels::Sm90Fp8Operands& ops, const GemmOptions& options) {
-  const DeviceContext& ctx = current_device_context();
-  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
-  GemmConfig config = select_config(desc, ctx.hw, num_sms);
-  if (config.smem_bytes == 0) config.smem_bytes = sm90_fp8_smem_bytes(desc, config);
-  kernels::launch_sm90_fp8_gemm(desc, config, ops, options.stream);
+  kernels::launch_sm90_fp8_gemm(desc, select_config_for_current_device(desc, options), ops, options.stream);
 }
 
 // Dense or batched, both recipes.

@@ -41,11 +41,7 @@ std::atomic<int> deterministic_override{-1};
 
 void run(GemmDesc desc, const kernels::Sm90GemmOperands& ops, const GemmOptions& options) {
   desc.deterministic = is_deterministic();
-  const DeviceContext& ctx = current_device_context();
-  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
-  GemmConfig config = select_config(desc, ctx.hw, num_sms);
-  if (config.smem_bytes == 0) config.smem_bytes = sm90_bf16_smem_bytes(desc, config);
-  kernels::launch_sm90_bf16_gemm(desc, config, ops, options.stream);
+  kernels::launch_sm90_bf16_gemm(desc, select_config_for_current_device(desc, options), ops, options.stream);
 }
 
 }  // namespace
