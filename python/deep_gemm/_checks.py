@@ -81,3 +81,24 @@ def require_bool(value, name):
     if not isinstance(value, bool):
         raise TypeError(f'{name}: expected a bool, got {type(value).__name__} {value!r}')
     return value
+
+
+def require_compiled_dims(compiled_dims):
+    # tilegemm specialises kernels on every dimension it needs; the argument is validated, not used.
+    if not isinstance(compiled_dims, str):
+        raise TypeError(f'compiled_dims: expected a str such as "nk", got {type(compiled_dims).__name__}')
+    if any(ch not in 'mnk' for ch in compiled_dims) or len(set(compiled_dims)) != len(compiled_dims):
+        raise ValueError(f'compiled_dims: expected distinct letters from "mnk", got {compiled_dims!r}')
+
+
+def require_psum_hint(expected_m_for_psum_layout, use_psum_layout):
+    """DeepGEMM's ``expected_m_for_psum_layout``: None, or with the prefix-sum layout a positive row-count hint."""
+    if expected_m_for_psum_layout is None:
+        return
+    if not use_psum_layout:
+        raise ValueError('expected_m_for_psum_layout: expected None without use_psum_layout, '
+                         f'got {expected_m_for_psum_layout!r}')
+    if isinstance(expected_m_for_psum_layout, bool) or not isinstance(expected_m_for_psum_layout, int) \
+            or expected_m_for_psum_layout <= 0:
+        raise ValueError('expected_m_for_psum_layout: expected a positive int (a row-count hint), '
+                         f'got {expected_m_for_psum_layout!r}')

@@ -15,10 +15,11 @@ arguments' views (``nn`` takes b as [K, N]) and then need K-major storage, i.e. 
 transposed view of an [N, K] tensor; anything else raises ValueError naming the operand.
 """
 from . import _C
-from ._checks import (dims, dtype_name, require_bool, require_dims, require_dtype, require_int, require_k_major,
-                      require_row_major, require_shape, require_tensor, shape_of, is_contiguous)
+from ._checks import (dims, dtype_name, is_contiguous, require_bool, require_compiled_dims, require_dims,
+                      require_dtype, require_int, require_k_major, require_psum_hint, require_row_major, require_shape,
+                      require_tensor, shape_of)
 from ._config import num_sms_setting
-from ._gemm import _check_compiled_dims, _zero_padding_rows
+from ._gemm import _zero_padding_rows
 from ._sf_layout import ceil_div, check_sf_shape, get_mn_major_tma_aligned_tensor, to_kernel_layout
 from ._tensor import common_device, current_stream, view
 
@@ -86,7 +87,7 @@ def _write_c_or_zero(d, c):
 
 
 def _common(compiled_dims, disable_ue8m0_cast):
-    _check_compiled_dims(compiled_dims)
+    require_compiled_dims(compiled_dims)
     require_bool(disable_ue8m0_cast, 'disable_ue8m0_cast')
 
 
@@ -178,14 +179,7 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
     _common(compiled_dims, disable_ue8m0_cast)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
-    if expected_m_for_psum_layout is not None:
-        if not use_psum_layout:
-            raise ValueError('expected_m_for_psum_layout: expected None without use_psum_layout, '
-                             f'got {expected_m_for_psum_layout!r}')
-        if isinstance(expected_m_for_psum_layout, bool) or not isinstance(expected_m_for_psum_layout, int) \
-                or expected_m_for_psum_layout <= 0:
-            raise ValueError('expected_m_for_psum_layout: expected a positive int (a row-count hint), '
-                             f'got {expected_m_for_psum_layout!r}')
+    require_psum_hint(expected_m_for_psum_layout, use_psum_layout)
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _grouped_b(b, transpose_b)
     _grouped_recipe(recipe, recipe_a, recipe_b, 'M-grouped')
@@ -286,7 +280,7 @@ def _k_grouped_operand(x, mn, ks):
 
 def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, recipe=(1, 1, 128),
                                      compiled_dims='mn', use_psum_layout=False):
-    _check_compiled_dims(compiled_dims)
+    require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
         raise ValueError('use_psum_layout: expected False (the SM90 K-grouped kernel takes the group sizes in '

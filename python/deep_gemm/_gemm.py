@@ -6,21 +6,9 @@ When ``c`` is given and is not ``d`` it is copied into ``d`` first; empty M or N
 writes ``c`` (or zeros) into ``d``. Bad arguments raise TypeError/ValueError naming the argument.
 """
 from . import _C
+from ._checks import require_bool, require_compiled_dims, require_psum_hint
 from ._config import num_sms_setting
 from ._tensor import common_device, current_stream, transposed, view
-
-
-def _check_compiled_dims(compiled_dims):
-    # tilegemm specialises kernels on every dimension it needs; the argument is validated, not used.
-    if not isinstance(compiled_dims, str):
-        raise TypeError(f'compiled_dims: expected a str such as "nk", got {type(compiled_dims).__name__}')
-    if any(ch not in 'mnk' for ch in compiled_dims) or len(set(compiled_dims)) != len(compiled_dims):
-        raise ValueError(f'compiled_dims: expected distinct letters from "mnk", got {compiled_dims!r}')
-
-
-def _check_bool(value, name):
-    if not isinstance(value, bool):
-        raise TypeError(f'{name}: expected a bool, got {type(value).__name__} {value!r}')
 
 
 def _launch_args(**tensors):
@@ -29,7 +17,7 @@ def _launch_args(**tensors):
 
 
 def _dense(a_view, b_view, a, b, d, c, compiled_dims):
-    _check_compiled_dims(compiled_dims)
+    require_compiled_dims(compiled_dims)
     d_view = view(d, 'd')
     c_view = None if c is None else view(c, 'c')
     device, stream = _launch_args(a=a, b=b, d=d, c=c)
@@ -72,17 +60,10 @@ def _zero_padding_rows(d, grouped_layout, use_psum_layout, alignment):
 
 def _m_grouped_contiguous(b_view, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding,
                           expected_m_for_psum_layout):
-    _check_compiled_dims(compiled_dims)
-    _check_bool(use_psum_layout, 'use_psum_layout')
-    _check_bool(ensure_zero_padding, 'ensure_zero_padding')
-    if expected_m_for_psum_layout is not None:
-        if not use_psum_layout:
-            raise ValueError('expected_m_for_psum_layout: expected None without use_psum_layout, '
-                             f'got {expected_m_for_psum_layout!r}')
-        if isinstance(expected_m_for_psum_layout, bool) or not isinstance(expected_m_for_psum_layout, int) \
-                or expected_m_for_psum_layout <= 0:
-            raise ValueError('expected_m_for_psum_layout: expected a positive int (a row-count hint), '
-                             f'got {expected_m_for_psum_layout!r}')
+    require_compiled_dims(compiled_dims)
+    require_bool(use_psum_layout, 'use_psum_layout')
+    require_bool(ensure_zero_padding, 'ensure_zero_padding')
+    require_psum_hint(expected_m_for_psum_layout, use_psum_layout)
     a_view, d_view = view(a, 'a'), view(d, 'd')
     layout_view = view(grouped_layout, 'grouped_layout')
     device, stream = _launch_args(a=a, b=b, d=d, grouped_layout=grouped_layout)
@@ -105,7 +86,7 @@ def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims='nk
 
 
 def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='nk'):
-    _check_compiled_dims(compiled_dims)
+    require_compiled_dims(compiled_dims)
     if isinstance(expected_m, bool) or not isinstance(expected_m, int):
         raise TypeError(f'expected_m: expected an int, got {type(expected_m).__name__} {expected_m!r}')
     views = view(a, 'a'), view(b, 'b'), view(d, 'd'), view(masked_m, 'masked_m')
@@ -115,8 +96,8 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='
 
 def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims='mn',
                                       use_psum_layout=False):
-    _check_compiled_dims(compiled_dims)
-    _check_bool(use_psum_layout, 'use_psum_layout')
+    require_compiled_dims(compiled_dims)
+    require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
         raise ValueError('use_psum_layout: expected False (the SM90 K-grouped kernel takes the group sizes in '
                          'ks_cpu), got True')
