@@ -1,6 +1,5 @@
 #include "kernels/sm90_fp8_gemm.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -9,6 +8,7 @@
 #include "kernels/kernel_cache.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/fp8_params.hpp"
+#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm::kernels {
 
@@ -78,14 +78,9 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   params.gemm.num_groups = desc.num_groups;
   params.gemm.grouped_layout = ops.grouped_layout;
 
-  // Persistent grid: one CTA per SM, fewer when there are fewer tiles than SMs.
-  long long tiles = 1LL * ((desc.m + config.block_m - 1) / config.block_m) *
-                    ((desc.n + config.block_n - 1) / config.block_n);
-  if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked ||
-      desc.type == GemmType::kKGroupedContiguous)
-    tiles *= desc.num_groups;
-  if (desc.use_psum_layout) tiles = config.num_sms;  // the group sizes live on the device
-  const int grid = static_cast<int>(std::max<long long>(1, std::min<long long>(config.num_sms, tiles)));
+  // Persistent grid: one CTA per SM, fewer when there are fewer tiles than SMs (the same rule as BF16; FP8
+  // tiles are data-parallel without clusters).
+  const int grid = sm90_bf16_grid_size(desc, config);
 
   static KernelCache cache;
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
