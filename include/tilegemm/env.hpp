@@ -32,6 +32,11 @@ struct Env {
   // force_scheme is -1 when unset, else a GemmScheme value; force_split_k is N, or 0 for any.
   int force_scheme = -1;
   int force_split_k = 0;
+  // TILEGEMM_CONFIG_FILTER (tests and experiments): comma-separated `field=value` pairs that every selected
+  // config must match, e.g. "block_m=128,block_n=256,stages=3,cluster_m=2". Fields: block_m, block_n,
+  // stages, math_wg, cluster_m, cluster_n, raster, split_k. The selector still checks legality and ranks
+  // what is left; no legal match is an error naming the variable. Empty = no filter.
+  std::string config_filter;
   // TILEGEMM_DEVICE_INCLUDE_DIR; default the source tree's device/ (compile definition), so an installed
   // copy of the device headers can be pointed at without rebuilding.
   std::string device_include_dir;

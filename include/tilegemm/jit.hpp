@@ -28,6 +28,10 @@ struct LaunchConfig {
   unsigned smem_bytes = 0;          // dynamic shared memory; the max-dynamic-smem attribute is set from it
   void* stream = nullptr;           // cudaStream_t / CUstream of the caller
   bool pdl = false;                 // programmatic dependent launch attribute
+  // The kernel walks its work with a grid-stride loop (persistent), so the launcher may shrink grid.x to the
+  // clusters that can be resident at once: a cluster that has to wait for a free GPC would run its whole
+  // share of the work after the others finished.
+  bool persistent = false;
 };
 
 // A compiled (and, after the first launch, loaded) kernel. Thread-safe.

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "heuristics/config_filter.hpp"
 #include "heuristics/sm90_bf16_cost.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -130,6 +131,8 @@ std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
     append_raw(key, v);
   for (double v : {hw.sm_clock_mhz, hw.flop_per_cycle_bf16, hw.hbm_gbps}) append_raw(key, v);
   key += hw.name;
+  key += '\0';
+  key += env().config_filter;
   return key;
 }
 }  // namespace
@@ -177,12 +180,18 @@ std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel
   std::vector<Candidate> all = enumerate_candidates(desc, hw, num_sms);
   std::vector<Candidate> legal;
   std::string first_reason;
+  bool any_legal = false;
+  const ConfigFilter& filter = env_config_filter();
   for (auto& c : all) {
-    if (c.legal)
+    any_legal = any_legal || c.legal;
+    if (c.legal && filter.matches(c.config))
       legal.push_back(std::move(c));
-    else if (first_reason.empty())
+    else if (first_reason.empty() && !c.legal)
       first_reason = c.reject_reason;
   }
+  if (legal.empty() && any_legal)
+    throw InvalidArgument("TILEGEMM_CONFIG_FILTER", "fields some legal config of this problem matches",
+                          fmt::format("'{}' for {}", env().config_filter, to_string(desc)));
   if (legal.empty())
     throw InvalidArgument("desc", is_fp8_desc(desc) ? "a problem some SM90 FP8 config can run" : "a problem some SM90 BF16 config can run",
                           fmt::format("{} (every candidate rejected, e.g. {})", to_string(desc), first_reason));

@@ -2,6 +2,7 @@
 // is written to exactly these rules; a config that passes here must compile and run there.
 #include <fmt/format.h>
 
+#include "heuristics/config_filter.hpp"
 #include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -131,9 +132,9 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
                                    c.cluster_m == 2 ? "M" : "N", paired));
     if (desc.type == GemmType::kMGroupedContiguous && c.cluster_m == 2)
       return fail(why, "2x1 cluster would pair m-blocks of different groups (they do not share B)");
-    if (!kSm90Bf16MulticastImplemented)
-      return fail(why, "2-CTA multicast is not implemented by the SM90 BF16 kernel yet "
-                       "(kSm90Bf16MulticastImplemented = false)");
+    if (!kSm90Bf16MulticastImplemented && !env_config_filter().asks_for_cluster())
+      return fail(why, "2-CTA multicast is not offered by the SM90 BF16 selector yet "
+                       "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)");
     // What the kernel implements: a 2x1 cluster of a dense or batched problem sharing a K-major B tile.
     if (c.cluster_n != 1) return fail(why, "1x2 clusters (multicast of A) are not implemented; 2x1 (B) is");
     if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)

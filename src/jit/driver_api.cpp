@@ -40,6 +40,7 @@ const DriverApi& driver_api(const std::string& who) {
   resolve("cuModuleGetFunction", fresh.cuModuleGetFunction, who);
   resolve("cuFuncSetAttribute", fresh.cuFuncSetAttribute, who);
   resolve("cuLaunchKernelEx", fresh.cuLaunchKernelEx, who);
+  resolve("cuOccupancyMaxActiveClusters", fresh.cuOccupancyMaxActiveClusters, who);
   resolve("cuGetErrorString", fresh.cuGetErrorString, who);
   resolve("cuTensorMapEncodeTiled", fresh.cuTensorMapEncodeTiled, who);
   api = fresh;

@@ -14,6 +14,7 @@ struct DriverApi {
   decltype(&::cuModuleGetFunction) cuModuleGetFunction = nullptr;
   decltype(&::cuFuncSetAttribute) cuFuncSetAttribute = nullptr;
   decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
+  decltype(&::cuOccupancyMaxActiveClusters) cuOccupancyMaxActiveClusters = nullptr;
   decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;  // kernel families encode TMA maps
 };

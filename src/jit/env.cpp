@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "heuristics/config_filter.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -98,6 +99,8 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_GEMM_SCHEME", expected, "'" + v + "'");
     }
   }
+  e.config_filter = get("TILEGEMM_CONFIG_FILTER");
+  if (!e.config_filter.empty()) parse_config_filter(e.config_filter);  // throws on a malformed filter
   e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
   if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");

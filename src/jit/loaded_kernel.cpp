@@ -2,11 +2,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "jit/driver_api.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
 
 namespace tilegemm::jit {
 namespace {
@@ -16,6 +20,8 @@ struct ContextModule {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   unsigned smem_limit_set = 0;  // the max-dynamic-smem attribute already applied to `function`
+  // cuOccupancyMaxActiveClusters answers, keyed by (cluster size, block threads, dynamic smem).
+  std::map<std::tuple<unsigned, unsigned, unsigned>, int> max_active_clusters;
 };
 
 class LoadedKernel final : public CompiledKernel {
@@ -44,6 +50,8 @@ class LoadedKernel final : public CompiledKernel {
     }
 
     CUfunction function = nullptr;
+    unsigned grid_x = config.grid[0];
+    const unsigned cluster_size = config.cluster[0] * config.cluster[1] * config.cluster[2];
     {
       std::lock_guard lock(mutex_);
       ContextModule* slot = nullptr;
@@ -57,6 +65,7 @@ class LoadedKernel final : public CompiledKernel {
         slot->smem_limit_set = config.smem_bytes;
       }
       function = slot->function;
+      if (config.persistent && cluster_size > 1 && config.grid[1] * config.grid[2] == 1) grid_x = resident_grid(api, *slot, config, who);
     }
 
     CUlaunchAttribute attributes[2] = {};
@@ -74,7 +83,7 @@ class LoadedKernel final : public CompiledKernel {
       a.value.programmaticStreamSerializationAllowed = 1;
     }
     CUlaunchConfig launch = {};
-    launch.gridDimX = config.grid[0];
+    launch.gridDimX = grid_x;
     launch.gridDimY = config.grid[1];
     launch.gridDimZ = config.grid[2];
     launch.blockDimX = config.block[0];
@@ -86,12 +95,50 @@ class LoadedKernel final : public CompiledKernel {
     launch.numAttrs = num_attributes;
     check(api, api.cuLaunchKernelEx(&launch, function, args, nullptr), who,
           fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}",
-                      config.grid[0], config.grid[1], config.grid[2], config.block[0], config.block[1],
+                      grid_x, config.grid[1], config.grid[2], config.block[0], config.block[1],
                       config.block[2], config.cluster[0], config.cluster[1], config.cluster[2], config.smem_bytes,
                       config.pdl));
   }
 
  private:
+  // grid.x cut down to whole clusters that can all be resident at once (see LaunchConfig::persistent).
+  unsigned resident_grid(const DriverApi& api, ContextModule& slot, const LaunchConfig& config,
+                         const std::string& who) const {
+    const unsigned cluster_size = config.cluster[0] * config.cluster[1] * config.cluster[2];
+    const auto key = std::make_tuple(cluster_size, config.block[0] * config.block[1] * config.block[2],
+                                     config.smem_bytes);
+    auto it = slot.max_active_clusters.find(key);
+    if (it == slot.max_active_clusters.end()) {
+      CUlaunchAttribute attribute = {};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attribute.value.clusterDim.x = config.cluster[0];
+      attribute.value.clusterDim.y = config.cluster[1];
+      attribute.value.clusterDim.z = config.cluster[2];
+      CUlaunchConfig query = {};
+      query.gridDimX = config.grid[0];
+      query.gridDimY = config.grid[1];
+      query.gridDimZ = config.grid[2];
+      query.blockDimX = config.block[0];
+      query.blockDimY = config.block[1];
+      query.blockDimZ = config.block[2];
+      query.sharedMemBytes = config.smem_bytes;
+      query.attrs = &attribute;
+      query.numAttrs = 1;
+      int clusters = 0;
+      check(api, api.cuOccupancyMaxActiveClusters(&clusters, slot.function, &query), who,
+            "cuOccupancyMaxActiveClusters");
+      if (clusters < 1)
+        throw RuntimeError(fmt::format("{}: no cluster of {} CTAs ({} threads, {} bytes of shared memory) fits",
+                                       who, cluster_size, config.block[0], config.smem_bytes));
+      it = slot.max_active_clusters.emplace(key, clusters).first;
+      if (env().jit_debug)
+        fmt::print(stderr, "tilegemm: {}: at most {} clusters of {} resident\n", who, clusters, cluster_size);
+    }
+    // Persistent launches are 1-D (checked by the caller): whole clusters along x.
+    const unsigned resident_x = static_cast<unsigned>(it->second) * config.cluster[0];
+    return std::min(config.grid[0], resident_x);
+  }
+
   static void check(const DriverApi& api, CUresult status, const std::string& who, const std::string& what) {
     if (status != CUDA_SUCCESS)
       throw RuntimeError(fmt::format("{}: {} failed: {}", who, what, driver_error_text(api, status)));

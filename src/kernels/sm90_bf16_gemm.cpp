@@ -146,6 +146,7 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   launch.block[0] = static_cast<unsigned>(config.num_threads());
   launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
   launch.cluster[0] = static_cast<unsigned>(cluster);
+  launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
   void* args[] = {&params};
   kernel->launch(launch, args);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "expect_invalid.hpp"
+#include "scoped_env.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/split_workspace.hpp"
 #include "test_jit_support.hpp"
@@ -32,29 +33,7 @@ GemmDesc desc_of(int m, int n, int k) {
 const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168}, {24576, 1536}, {32768, 512},
                                                       {7168, 16384}, {4096, 7168}, {7168, 2048}};
 
-// Sets (or clears, value == nullptr) an environment variable for one scope and re-reads the environment.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-    reload_env();
-  }
-  ~ScopedEnv() {
-    if (had_)
-      ::setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      ::unsetenv(name_.c_str());
-    reload_env();
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+using test_util::ScopedEnv;
 
 GemmConfig split_config(GemmScheme scheme, int split, int bm = 64, int bn = 128, int wgs = 1) {
   GemmConfig c;

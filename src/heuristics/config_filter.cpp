@@ -1,0 +1,81 @@
+#include "heuristics/config_filter.hpp"
+
+#include <cstdlib>
+#include <mutex>
+
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
+
+namespace tilegemm {
+
+namespace {
+constexpr const char* kVariable = "TILEGEMM_CONFIG_FILTER";
+constexpr const char* kExpected =
+    "comma-separated field=value pairs, fields block_m, block_n, stages, math_wg, cluster_m, cluster_n, raster, "
+    "split_k, values positive integers, each field once";
+
+// The config field a filter name refers to, or nullptr for an unknown name.
+const int* field_of(const GemmConfig& c, const std::string& name) {
+  if (name == "block_m") return &c.block_m;
+  if (name == "block_n") return &c.block_n;
+  if (name == "stages") return &c.stages;
+  if (name == "math_wg") return &c.num_math_warpgroups;
+  if (name == "cluster_m") return &c.cluster_m;
+  if (name == "cluster_n") return &c.cluster_n;
+  if (name == "raster") return &c.raster_group;
+  if (name == "split_k") return &c.split_k;
+  return nullptr;
+}
+}  // namespace
+
+bool ConfigFilter::matches(const GemmConfig& config) const {
+  for (const auto& [name, value] : terms)
+    if (*field_of(config, name) != value) return false;
+  return true;
+}
+
+bool ConfigFilter::asks_for_cluster() const {
+  for (const auto& [name, value] : terms)
+    if ((name == "cluster_m" || name == "cluster_n") && value > 1) return true;
+  return false;
+}
+
+ConfigFilter parse_config_filter(const std::string& text) {
+  ConfigFilter filter;
+  const GemmConfig probe;
+  if (text.empty()) return filter;
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string term = text.substr(start, end - start);
+    const std::size_t eq = term.find('=');
+    const std::string name = term.substr(0, eq);
+    if (eq == std::string::npos || field_of(probe, name) == nullptr)
+      throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
+    const std::string digits = term.substr(eq + 1);
+    char* stop = nullptr;
+    const long value = std::strtol(digits.c_str(), &stop, 10);
+    if (digits.empty() || *stop != '\0' || value <= 0 || value > 1 << 20)
+      throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
+    for (const auto& seen : filter.terms)
+      if (seen.first == name) throw InvalidArgument(kVariable, kExpected, "'" + text + "' (" + name + " twice)");
+    filter.terms.emplace_back(name, static_cast<int>(value));
+    start = end + 1;
+  }
+  return filter;
+}
+
+const ConfigFilter& env_config_filter() {
+  // Re-parsed whenever reload_env() changed the settings.
+  static std::mutex mutex;
+  static unsigned generation = ~0u;
+  static ConfigFilter filter;
+  std::lock_guard lock(mutex);
+  if (generation != env().generation) {
+    filter = parse_config_filter(env().config_filter);
+    generation = env().generation;
+  }
+  return filter;
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,27 @@
+#pragma once
+// TILEGEMM_CONFIG_FILTER: pins some fields of the selected config for tests and tuning experiments
+// ("block_m=128,block_n=256,stages=3,cluster_m=2"). The selector keeps only legal candidates that match.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tilegemm/gemm_config.hpp"
+
+namespace tilegemm {
+
+struct ConfigFilter {
+  std::vector<std::pair<std::string, int>> terms;  // field name, required value
+  bool empty() const { return terms.empty(); }
+  bool matches(const GemmConfig& config) const;
+  // True when the filter asks for a 2-CTA cluster (which the selector does not offer on its own yet).
+  bool asks_for_cluster() const;
+};
+
+// Parses "field=value[,field=value...]"; throws InvalidArgument naming TILEGEMM_CONFIG_FILTER on an unknown
+// field, a missing or non-positive value, or a repeated field. An empty string is an empty filter.
+ConfigFilter parse_config_filter(const std::string& text);
+
+// The process-wide filter from env().config_filter.
+const ConfigFilter& env_config_filter();
+
+}  // namespace tilegemm

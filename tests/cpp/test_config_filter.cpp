@@ -1,0 +1,76 @@
+// TILEGEMM_CONFIG_FILTER: parsing, errors that name the variable, and the selector honouring it.
+#include <gtest/gtest.h>
+
+#include "expect_invalid.hpp"
+#include "heuristics/config_filter.hpp"
+#include "scoped_env.hpp"
+#include "tilegemm/heuristics.hpp"
+#include "tilegemm/hw.hpp"
+
+using namespace tilegemm;
+using test_util::ScopedEnv;
+
+namespace {
+
+GemmDesc dense(int m, int n, int k) {
+  GemmDesc desc;
+  desc.m = m, desc.n = n, desc.k = k;
+  return desc;
+}
+
+}  // namespace
+
+TEST(ConfigFilter, ParsesFieldsAndMatches) {
+  const ConfigFilter f = parse_config_filter("block_m=128,block_n=256,stages=3,cluster_m=2");
+  ASSERT_EQ(f.terms.size(), 4u);
+  GemmConfig c;
+  c.block_m = 128, c.block_n = 256, c.stages = 3, c.cluster_m = 2;
+  EXPECT_TRUE(f.matches(c));
+  EXPECT_TRUE(f.asks_for_cluster());
+  c.stages = 4;
+  EXPECT_FALSE(f.matches(c));
+  EXPECT_TRUE(parse_config_filter("").empty());
+  EXPECT_FALSE(parse_config_filter("cluster_m=1").asks_for_cluster());
+}
+
+TEST(ConfigFilter, MalformedFiltersNameTheVariable) {
+  for (const char* bad : {"block_m", "block_m=", "block_m=x", "block_m=0", "block_m=-64", "warps=2",
+                          "block_m=64,block_m=128", "block_m=64,"}) {
+    SCOPED_TRACE(bad);
+    test_util::expect_invalid([&] { parse_config_filter(bad); }, "TILEGEMM_CONFIG_FILTER");
+  }
+  ::setenv("TILEGEMM_CONFIG_FILTER", "tile=3", 1);
+  test_util::expect_invalid([] { reload_env(); }, "TILEGEMM_CONFIG_FILTER");
+  ::unsetenv("TILEGEMM_CONFIG_FILTER");
+  reload_env();
+}
+
+TEST(ConfigFilter, SelectorKeepsOnlyMatchingLegalConfigs) {
+  const HardwareModel hw = hardware_preset("h200");
+  const GemmDesc desc = dense(4096, 4096, 7168);
+  const GemmConfig unfiltered = select_config(desc, hw);
+  {
+    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,block_n=96");
+    const GemmConfig c = select_config(desc, hw);
+    EXPECT_EQ(c.block_m, 64);
+    EXPECT_EQ(c.block_n, 96);
+    EXPECT_TRUE(unfiltered.block_m != 64 || unfiltered.block_n != 96);
+  }
+  {
+    // Clusters are not offered on their own; the filter forces the 2x1 B-multicast kernel.
+    EXPECT_EQ(unfiltered.cluster_m, 1);
+    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_m=2,block_m=128,block_n=256");
+    const GemmConfig c = select_config(desc, hw);
+    EXPECT_EQ(c.cluster_m, 2);
+    EXPECT_EQ(c.multicast, MulticastSide::kB);
+  }
+  {
+    // Legal configs exist, none matches: the error names the variable, not the desc.
+    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_n=40");
+    test_util::expect_invalid([&] { select_config(desc, hw); }, "TILEGEMM_CONFIG_FILTER");
+  }
+  // The filter is part of the selection cache key: without it the first answer comes back.
+  const GemmConfig again = select_config(desc, hw);
+  EXPECT_EQ(again.block_m, unfiltered.block_m);
+  EXPECT_EQ(again.block_n, unfiltered.block_n);
+}
