@@ -22,7 +22,7 @@ namespace tilegemm {
 // correct (GPU suite 170/170 with clusters selected) but measured 2-4x slower on M=128 shapes and ~20% slower on
 // M=4096 shapes than 1x1, so the selector does not pick clusters until that is understood (co-residency of
 // clusters under the persistent grid is the first suspect: cudaOccupancyMaxActiveClusters).
-constexpr bool kSm90Bf16MulticastImplemented = false;
+constexpr bool kSm90Bf16MulticastImplemented = true;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {
