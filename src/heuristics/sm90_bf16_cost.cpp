@@ -59,6 +59,22 @@ constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
 // this model's compute time (128x128 grouped, 128x160 dense), while 256x128 tiles (two sub-blocks per
 // warpgroup) matched it.
 constexpr double kFp8SingleSubBlockEfficiency = 0.78;
+// Power: the H200 runs GEMMs at its 700 W limit (SM clock 1980 → ~1600 MHz during a suite), so bytes moved
+// from L2 into the SMs cost tensor throughput. Measured (2026-11-30, bench/results/2026-11-30-h200-clusters.md):
+// 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a 2-CTA cluster shared B (a sixth less L2
+// traffic per FLOP), and 128x256 beat 128x160 by more than the smem model explains. The efficiency falls
+// linearly with a tile's L2 bytes per FLOP, 1/bm + 1/bn with a shared operand counted half, above the least
+// any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement. BF16 only (FP8 has its
+// own measured constants above).
+constexpr double kL2PowerSlope = 25.0;
+constexpr double kL2PowerReference = 1.0 / 128 + 1.0 / 512;
+// Memory-bound and balanced problems (the M <= 128 DeepSeek shapes) leave the tensor cores idle much of the
+// time and do not meet the power limit: the factor applies when the compute floor is this many times the
+// memory floor (M=4096 shapes: 8–37x; M=128: below 1).
+constexpr double kPowerBoundComputeOverMemory = 4.0;
+// A cluster launch and its two cluster-wide barriers: 2x1 configs were 1.3–1.7 µs slower than 1x1 on one-wave
+// M=128 shapes (same measurement).
+constexpr double kClusterLaunchOverheadUs = 1.5;
 // Fixed cost of one cut tile's hand-over (barrier, counter atomic, the fix-up's decision); an estimate.
 constexpr double kSplitHandoverUs = 0.3;
 // Raster group sizes the persistent scheduler supports (m-blocks walked together along N).
@@ -72,6 +88,14 @@ double mma_efficiency(const GemmConfig& c, const HardwareModel& hw) {
   double eff = kTensorEfficiencyCeiling * std::min(1.0, kSmemBytesPerCycle / needed_bytes_per_cycle);
   if (c.num_math_warpgroups == 1) eff *= kSingleWarpgroupEfficiency;
   return eff;
+}
+
+// Fraction of the tensor ceiling left after the power the tile's L2→SM traffic takes (see kL2PowerSlope).
+double l2_power_factor(const GemmConfig& c) {
+  const double bm = c.block_m * (c.multicast == MulticastSide::kA ? 2.0 : 1.0);
+  const double bn = c.block_n * (c.multicast == MulticastSide::kB ? 2.0 : 1.0);
+  const double excess = std::max(0.0, 1.0 / bm + 1.0 / bn - kL2PowerReference);
+  return std::max(0.5, 1.0 - kL2PowerSlope * excess);
 }
 
 }  // namespace
@@ -165,18 +189,27 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.smem_per_stage_bytes = static_cast<int>(smem_bytes_per_stage(dtypes, c.block_m, c.block_n, c.block_k));
   r.acc_regs_per_thread = accumulator_regs_per_thread(c.block_m, c.block_n, 128 * c.num_math_warpgroups);
 
+  // Only a problem far from its memory floor keeps the tensor cores busy long enough to meet the power limit.
+  const bool power_bound = problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s;
+
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
+  // NOTE: measured on the H200 (2026-11-30), sharing B did not speed up any M=128 shape (one wave of
+  // 64-row tiles: 1.3–1.7 µs slower), so away from the power limit the model gives multicast no L2 credit.
   double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;
   double b_bytes = dtype_bytes(dtypes.b, static_cast<double>(c.block_n) * c.block_k) * k_blocks;
   const double unshared_bytes = a_bytes + b_bytes;
   if (c.multicast == MulticastSide::kA) a_bytes /= 2;
   if (c.multicast == MulticastSide::kB) b_bytes /= 2;
-  // A split-K / stream-K work unit loads its K share of that.
-  const double tile_load_bytes = (a_bytes + b_bytes) * k_fraction;
+  // A split-K / stream-K work unit loads its K share of that. Multicast halves what the CTA pulls through L2,
+  // not what lands in its shared memory: the latency-bound rate (stages in flight) applies to the latter.
+  const double tile_load_bytes = (power_bound ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
+  const double tile_received_bytes = unshared_bytes * k_fraction;
   r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * ((a_bytes + b_bytes) / unshared_bytes);
 
   r.mma_efficiency = mma_efficiency(c, hw);
   const bool fp8 = is_fp8_desc(desc);
+  const double power_factor = fp8 || !power_bound ? 1.0 : l2_power_factor(c);
+  r.mma_efficiency *= power_factor;
   if (fp8) {
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
@@ -220,7 +253,9 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   auto tile_time_us = [&](std::int64_t active, double* load_us, double* overhead_us) {
     const double l2_share = kL2BytesPerCyclePerSm * hw.num_sms * clock_hz / static_cast<double>(active);
     const double rate = std::min({l2_share, kL2MaxBytesPerCycleOneSm * clock_hz, latency_rate});
-    *load_us = tile_load_bytes / rate * 1e6;
+    *load_us = std::max(tile_load_bytes / std::min(l2_share, kL2MaxBytesPerCycleOneSm * clock_hz),
+                        tile_received_bytes / latency_rate) *
+               1e6;
     *overhead_us = kTileFixedOverheadUs + d_tile_bytes / (hbm_rate / static_cast<double>(active)) * 1e6;
     if (c.scheme != GemmScheme::kDataParallel) {
       r.reduction_us = kSplitHandoverUs + unit_l2_extra_bytes / rate * 1e6;
@@ -255,14 +290,16 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
       r.dram_bytes += 2.0 * fp32_tile_bytes * static_cast<double>(r.tiles) * (cut_parts - 1);
   }
   r.dram_floor_us = r.dram_bytes / hbm_rate * 1e6;
-  r.compute_floor_us =
-      problem.flops / (problem.peak_flops * (fp8 ? kFp8TensorEfficiencyCeiling : kTensorEfficiencyCeiling)) * 1e6;
+  r.compute_floor_us = problem.flops /
+                       (problem.peak_flops * (fp8 ? kFp8TensorEfficiencyCeiling : kTensorEfficiencyCeiling) *
+                        power_factor) *
+                       1e6;
 
   r.bound = "tiles";
   double t = r.mainloop_us;
   if (r.dram_floor_us > t) t = r.dram_floor_us, r.bound = "dram";
   if (r.compute_floor_us > t) t = r.compute_floor_us, r.bound = "compute";
-  r.predicted_us = t + kLaunchOverheadUs;
+  r.predicted_us = t + kLaunchOverheadUs + (c.cluster_m * c.cluster_n > 1 ? kClusterLaunchOverheadUs : 0.0);
   r.predicted_tflops = problem.flops / (r.predicted_us * 1e-6) / 1e12;
   return r;
 }

@@ -126,19 +126,22 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
       return fail(why, fmt::format("cluster size {} > {} on {}", cluster_size, hw.max_cluster_size, hw.name));
     if (c.num_sms % 2 != 0)
       return fail(why, fmt::format("2-CTA cluster needs an even num_sms, got {}", c.num_sms));
+    // Grouped problems pair m-blocks inside the scheduler (an odd block is walked inactive); for dense and
+    // batched ones an odd count would waste a whole block per pair column.
+    const bool grouped_pairs = desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kMGroupedMasked;
     const long long paired = c.cluster_m == 2 ? m_blocks(desc, c.block_m) : ceil_div(desc.n, c.block_n);
-    if (paired % 2 != 0)
+    if (paired % 2 != 0 && !(c.cluster_m == 2 && grouped_pairs))
       return fail(why, fmt::format("2-CTA cluster along {} needs an even block count, got {}",
                                    c.cluster_m == 2 ? "M" : "N", paired));
-    if (desc.type == GemmType::kMGroupedContiguous && c.cluster_m == 2)
-      return fail(why, "2x1 cluster would pair m-blocks of different groups (they do not share B)");
+    if (desc.use_psum_layout)
+      return fail(why, "2-CTA clusters do not pair m-blocks of the prefix-sum grouped layout");
     if (!kSm90Bf16MulticastImplemented && !env_config_filter().asks_for_cluster())
       return fail(why, "2-CTA multicast is not offered by the SM90 BF16 selector yet "
                        "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)");
     // What the kernel implements: a 2x1 cluster of a dense or batched problem sharing a K-major B tile.
     if (c.cluster_n != 1) return fail(why, "1x2 clusters (multicast of A) are not implemented; 2x1 (B) is");
-    if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
-      return fail(why, "2x1 clusters pair m-blocks of dense and batched problems only");
+    if (desc.type == GemmType::kKGroupedContiguous)
+      return fail(why, "2x1 clusters pair m-blocks of dense, batched and M-grouped problems, not K-grouped ones");
     if (desc.major_b != Major::kKMajor) return fail(why, "B multicast splits a K-major B tile; B is MN-major");
   }
   if (why) why->clear();

@@ -55,7 +55,11 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
   if (desc.use_psum_layout) units = c.num_sms;  // the group sizes live on the device
   // A cluster of two takes pairs of m-blocks: the grid is a multiple of the cluster size.
   const int cluster = c.cluster_m;
-  if (cluster > 1) units = ceil_div(desc.m, 2LL * c.block_m) * 2 * ceil_div(desc.n, c.block_n) * desc.num_groups;
+  if (cluster > 1) {
+    // Contiguous groups share the m-blocks of all rows; masked and batched problems repeat them per group.
+    const long long groups = desc.type == GemmType::kMGroupedContiguous ? 1 : desc.num_groups;
+    units = ceil_div(desc.m, 2LL * c.block_m) * 2 * ceil_div(desc.n, c.block_n) * groups;
+  }
   int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(c.num_sms, units)));
   return grid - grid % cluster;
 }

@@ -47,7 +47,8 @@ TEST(ConfigFilter, MalformedFiltersNameTheVariable) {
 
 TEST(ConfigFilter, SelectorKeepsOnlyMatchingLegalConfigs) {
   const HardwareModel hw = hardware_preset("h200");
-  const GemmDesc desc = dense(4096, 4096, 7168);
+  // A memory-bound shape: the selector does not pick a cluster for it on its own.
+  const GemmDesc desc = dense(128, 4096, 7168);
   const GemmConfig unfiltered = select_config(desc, hw);
   {
     ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,block_n=96");
@@ -59,7 +60,7 @@ TEST(ConfigFilter, SelectorKeepsOnlyMatchingLegalConfigs) {
   {
     // Clusters are not offered on their own; the filter forces the 2x1 B-multicast kernel.
     EXPECT_EQ(unfiltered.cluster_m, 1);
-    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_m=2,block_m=128,block_n=256");
+    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_m=2,block_m=64,block_n=64");
     const GemmConfig c = select_config(desc, hw);
     EXPECT_EQ(c.cluster_m, 2);
     EXPECT_EQ(c.multicast, MulticastSide::kB);

@@ -48,12 +48,13 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
   if (d.type == GemmType::kKGroupedContiguous && d.d_dtype != DType::kFloat32) return false;
   if (c.cluster_m * c.cluster_n > 1) {
     if (!kSm90Bf16MulticastImplemented) return false;
-    // The kernel implements a 2x1 cluster sharing a K-major B tile of a dense or batched problem, with an even
-    // m-block count (per batch) and an even grid.
+    // The kernel implements a 2x1 cluster sharing a K-major B tile of a dense, batched or M-grouped problem
+    // (not the prefix-sum layout) with an even grid; dense and batched ones need an even m-block count.
     if (c.cluster_m != 2 || c.cluster_n != 1 || c.multicast != MulticastSide::kB) return false;
-    if (d.type != GemmType::kNormal && d.type != GemmType::kBatched) return false;
+    if (d.type == GemmType::kKGroupedContiguous || d.use_psum_layout) return false;
     if (d.major_b != Major::kKMajor) return false;
-    if (c.num_sms % 2 != 0 || ((d.m + c.block_m - 1) / c.block_m) % 2 != 0) return false;
+    const bool grouped = d.type == GemmType::kMGroupedContiguous || d.type == GemmType::kMGroupedMasked;
+    if (c.num_sms % 2 != 0 || (!grouped && ((d.m + c.block_m - 1) / c.block_m) % 2 != 0)) return false;
   }
   return true;
 }

@@ -92,7 +92,7 @@ TEST_F(Sm90Bf16Codegen, ExtremeTileShapesCompile) {
 
 TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");
-  for (GemmType type : {GemmType::kNormal, GemmType::kBatched}) {
+  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
     const GemmDesc desc = make_desc(type, Major::kMNMajor, Major::kKMajor, DType::kFloat32, type == GemmType::kNormal);
     GemmConfig config;
     config.block_m = 128, config.block_n = 128, config.num_math_warpgroups = 2, config.stages = 4;
@@ -103,6 +103,17 @@ TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
     const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
     EXPECT_NE(spec.source.find("kClusterM = 2"), std::string::npos);
     expect_compiles(desc, config);
+  }
+  // The prefix-sum layout's cursor does not pair m-blocks; K-grouped problems have no M groups to pair.
+  GemmDesc psum = make_desc(GemmType::kMGroupedContiguous, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
+  psum.use_psum_layout = true;
+  GemmDesc k_grouped = make_desc(GemmType::kKGroupedContiguous, Major::kKMajor, Major::kKMajor, DType::kFloat32, false);
+  for (const GemmDesc& desc : {psum, k_grouped}) {
+    GemmConfig config;
+    config.block_m = 128, config.block_n = 128, config.num_math_warpgroups = 2, config.stages = 4;
+    config.cluster_m = 2, config.multicast = MulticastSide::kB, config.num_sms = 132;
+    std::string why;
+    EXPECT_FALSE(sm90_bf16_config_legal(desc, config, hw, &why)) << to_string(desc);
   }
   // MN-major B cannot be split for multicast, and 1x2 clusters are not implemented.
   GemmDesc mn_b = make_desc(GemmType::kNormal, Major::kKMajor, Major::kMNMajor, DType::kBFloat16, false);

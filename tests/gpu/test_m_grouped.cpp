@@ -4,6 +4,7 @@
 // every owned row must be written and nothing outside D (guards, row padding of the stride) may be.
 #include <random>
 
+#include "../cpp/scoped_env.hpp"
 #include "gpu_harness.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm.hpp"
@@ -49,9 +50,7 @@ void PrintTo(const ContiguousCase& c, std::ostream* os) {
 
 class MGroupedContiguous : public ::testing::TestWithParam<ContiguousCase> {};
 
-TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
-  GPU_TEST_REQUIRE_SM90();
-  const ContiguousCase cs = GetParam();
+void run_contiguous_case(const ContiguousCase& cs) {
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
@@ -90,8 +89,29 @@ TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
   for (auto s : sizes) size_list += fmt::format("{}{}", size_list.empty() ? "" : ",", s);
   report("m_grouped_bf16_gemm_contiguous", fmt::format("M={} [{}] x{} x{}", m_total, size_list, cs.n, cs.k),
          cs.b_mn ? "nn" : "nt", cs.psum ? "d=bf16 psum" : "d=bf16 per-row",
-         fmt::format("calc_diff {:.3e}", diff), !HasFailure());
+         fmt::format("calc_diff {:.3e}", diff), !::testing::Test::HasFailure());
 }
+
+TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  run_contiguous_case(GetParam());
+}
+
+// 2-CTA clusters forced (the selector offers them for large problems): pairs of 128-row blocks that share B,
+// straddle two groups (each CTA loads its own B) or hold padding (the padding CTA only feeds its peer).
+class MGroupedContiguousClustered : public ::testing::TestWithParam<ContiguousCase> {};
+
+TEST_P(MGroupedContiguousClustered, MatchesReferenceAndLeavesPaddingAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "cluster_m=2,block_m=128");
+  run_contiguous_case(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguousClustered,
+                         ::testing::Values(ContiguousCase{5, 576, 1000, 150, false, false},
+                                           ContiguousCase{7, 2112, 7168, 260, false, false},
+                                           ContiguousCase{3, 256, 136, 300, false, false}),
+                         contiguous_name);
 
 std::vector<ContiguousCase> contiguous_cases() {
   const ContiguousCase shapes[] = {
@@ -129,9 +149,7 @@ void PrintTo(const MaskedCase& c, std::ostream* os) {
 
 class MGroupedMasked : public ::testing::TestWithParam<MaskedCase> {};
 
-TEST_P(MGroupedMasked, MatchesReferenceAndStaysInBounds) {
-  GPU_TEST_REQUIRE_SM90();
-  const MaskedCase cs = GetParam();
+void run_masked_case(const MaskedCase& cs) {
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
 
@@ -168,8 +186,28 @@ TEST_P(MGroupedMasked, MatchesReferenceAndStaysInBounds) {
   for (auto m : masked) mask_list += fmt::format("{}{}", mask_list.empty() ? "" : ",", m);
   report("m_grouped_bf16_gemm_masked",
          fmt::format("{}x{} masked [{}] x{} x{} expected_m {}", cs.groups, cs.m_max, mask_list, cs.n, cs.k, expected_m),
-         cs.b_mn ? "nn" : "nt", "d=bf16", fmt::format("calc_diff {:.3e}", diff), !HasFailure());
+         cs.b_mn ? "nn" : "nt", "d=bf16", fmt::format("calc_diff {:.3e}", diff), !::testing::Test::HasFailure());
 }
+
+TEST_P(MGroupedMasked, MatchesReferenceAndStaysInBounds) {
+  GPU_TEST_REQUIRE_SM90();
+  run_masked_case(GetParam());
+}
+
+// 2-CTA clusters forced: m-blocks paired inside each group; a group with an odd block count has an inactive
+// last CTA that must store nothing.
+class MGroupedMaskedClustered : public ::testing::TestWithParam<MaskedCase> {};
+
+TEST_P(MGroupedMaskedClustered, MatchesReferenceAndStaysInBounds) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "cluster_m=2");
+  run_masked_case(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMaskedClustered,
+                         ::testing::Values(MaskedCase{4, 384, 4096, 7168, false}, MaskedCase{6, 320, 576, 1000, false},
+                                           MaskedCase{3, 200, 2112, 1000, false}),
+                         masked_name);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMasked,
                          ::testing::Values(MaskedCase{4, 128, 7168, 2048, false}, MaskedCase{6, 256, 576, 1000, false},

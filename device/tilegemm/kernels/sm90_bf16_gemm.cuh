@@ -74,7 +74,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   // D is staged as column chunks of swizzled rows, one TMA store per chunk (sm90_epilogue.cuh).
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
   using Smem = Sm90Bf16Smem<Cfg>;
-  // 2-CTA cluster along M: each CTA loads half of the shared B tile and multicasts it to both.
+  // 2-CTA cluster along M: each CTA loads half of the shared B tile and multicasts it to both (unless the
+  // scheduler says the two m-blocks use different B tiles: sched::Tile::share_b).
   constexpr int kClusterM = Cfg::kClusterM;
   constexpr bool kMulticastB = kClusterM == 2;
   static_assert(kClusterM == 1 || (kMulticastB && !kBMNMajor && BLOCK_N % 16 == 0),
@@ -137,9 +138,17 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
           load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(st.index), tile.m0, k0,
                                                          tile.a_batch);
           if constexpr (kMulticastB) {
-            constexpr int kHalf = BLOCK_N / 2;  // rows of B this CTA loads for both
-            prim::tma_load_3d_multicast(&params.tma_b, full, smem_b(st.index) + cta_rank * kHalf * 128, k0,
-                                        tile.n0 + static_cast<int>(cta_rank) * kHalf, tile.b_batch, 0x3);
+            constexpr int kHalf = BLOCK_N / 2;  // rows of B one load covers (the descriptor's box)
+            if (tile.share_b) {
+              // This CTA loads one half for both.
+              prim::tma_load_3d_multicast(&params.tma_b, full, smem_b(st.index) + cta_rank * kHalf * 128, k0,
+                                          tile.n0 + static_cast<int>(cta_rank) * kHalf, tile.b_batch, 0x3);
+            } else {
+              // The pair's m-blocks belong to different groups: each CTA loads both halves of its own B.
+              for (int h = 0; h < 2; ++h)
+                prim::tma_load_3d(&params.tma_b, full, smem_b(st.index) + h * kHalf * 128, k0, tile.n0 + h * kHalf,
+                                  tile.b_batch);
+            }
           } else {
             load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(st.index), tile.n0, k0,
                                                            tile.b_batch);
@@ -221,6 +230,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       if constexpr (kSplit) {
         if (tile.parts > 1 && !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, 1 + math_wg))
           continue;
+      }
+
+      // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
+      if constexpr (kMulticastB) {
+        if (!tile.active) continue;
       }
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------

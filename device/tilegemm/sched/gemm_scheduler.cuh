@@ -22,6 +22,11 @@ struct Tile {
   int tile_index = 0;
   int part = 0;
   int parts = 1;
+  // 2-CTA clusters (kClusterM == 2): an inactive tile is walked only so the peer gets its half of the shared
+  // B tile (its rows are padding or past the group's end: nothing is stored); share_b is false when the two
+  // CTAs' m-blocks belong to different groups, and each CTA then loads its whole B tile itself.
+  bool active = true;
+  bool share_b = true;
 };
 
 // Maps a tile index inside one [num_m_blocks x num_n_blocks] grid to (m_block, n_block). Tiles go down M
@@ -45,17 +50,19 @@ constexpr int kGroupRowAlignment = 128;
 // the previous end rounded up to kGroupRowAlignment.
 // K-grouped contiguous: grouped_layout[g] is group g's K extent (a multiple of BLOCK_K); groups follow each
 // other along K, and every group produces a whole [M, N] output D[g].
-// kClusterM == 2 (dense and batched only): the two CTAs of a cluster take m-blocks 2q and 2q+1 of the same
-// n-block, so they can share (multicast) the B tile. The odd m-block past the end of M is still walked: its
-// A loads are zero-filled out of bounds and its stores are clipped, while its B half feeds the peer.
+// kClusterM == 2: the two CTAs of a cluster take m-blocks 2q and 2q+1 of the same n-block, so they can share
+// (multicast) the B tile; both CTAs always walk the same pairs. Dense and batched: the odd m-block past the
+// end of M is still walked (A loads zero-filled out of bounds, stores clipped) while its B half feeds the peer.
+// M-grouped contiguous: a padding block of a pair is inactive; blocks of two different groups do not share B.
+// Masked: m-blocks are paired inside a group; the odd one past the group's last block is inactive.
 template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false, int BLOCK_K = 64,
           int kClusterM = 1>
 struct TileScheduler {
   // Masked and prefix-sum problems are walked group by group with a cursor; the others index tiles directly.
   static constexpr bool kGroupCursor = kType == GemmType::kMGroupedMasked || kPsumLayout;
   static constexpr bool kKGrouped = kType == GemmType::kKGroupedContiguous;
-  static_assert(kClusterM == 1 || ((kType == GemmType::kNormal || kType == GemmType::kBatched) && kClusterM == 2),
-                "2-CTA clusters pair m-blocks of dense and batched problems only");
+  static_assert(kClusterM == 1 || (kClusterM == 2 && !kPsumLayout && kType != GemmType::kKGroupedContiguous),
+                "2-CTA clusters pair m-blocks of dense, batched, masked and per-row contiguous problems");
 
   const GemmParams& p;
   int num_m_blocks;  // per group (normal, batched), of all rows (contiguous), of the current group (masked)
@@ -104,20 +111,28 @@ struct TileScheduler {
         tile = {m_block * BLOCK_M, n_block * BLOCK_N, 0, 0, group, group_k0, ceil_div(group_k, BLOCK_K)};
         return true;
       } else if constexpr (kGroupCursor) {
-        // Advance the cursor past groups this index has left behind (indices only grow).
-        while (index >= group_first_tile + num_m_blocks * num_n_blocks) {
-          group_first_tile += num_m_blocks * num_n_blocks;
+        // Advance the cursor past groups this index has left behind (indices only grow). With a cluster the
+        // index walks pairs of m-blocks.
+        while (index >= group_first_tile + ceil_div(num_m_blocks, kClusterM) * num_n_blocks) {
+          group_first_tile += ceil_div(num_m_blocks, kClusterM) * num_n_blocks;
           if (++group >= p.num_groups) return false;
           num_m_blocks = group_m_blocks(group);
           if constexpr (kPsumLayout) group_row0 = psum_group_start(group);
         }
         int m_block, n_block;
-        raster<kRasterGroup>(index - group_first_tile, num_m_blocks, num_n_blocks, m_block, n_block);
+        raster<(kRasterGroup / kClusterM > 0 ? kRasterGroup / kClusterM : 1)>(
+            index - group_first_tile, ceil_div(num_m_blocks, kClusterM), num_n_blocks, m_block, n_block);
+        bool active = true;
+        if constexpr (kClusterM > 1) {
+          m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
+          active = m_block < num_m_blocks;
+        }
         const int k_blocks = ceil_div(p.k, BLOCK_K);
         if constexpr (kPsumLayout)
           tile = {group_row0 + m_block * BLOCK_M, n_block * BLOCK_N, 0, group, 0, 0, k_blocks};
         else
           tile = {m_block * BLOCK_M, n_block * BLOCK_N, group, group, group, 0, k_blocks};
+        tile.active = active;
         return true;
       } else {
         // With a 2-CTA cluster the index walks pairs of m-blocks.
@@ -128,15 +143,29 @@ struct TileScheduler {
         if (index >= tiles_per_group * groups) return false;
         const int g = index / tiles_per_group;
         int m_block, n_block;
-        raster<kRasterGroup>(index - g * tiles_per_group, m_units, num_n_blocks, m_block, n_block);
+        // The raster group counts m-blocks; a cluster walks pairs of them.
+        raster<(kRasterGroup / kClusterM > 0 ? kRasterGroup / kClusterM : 1)>(index - g * tiles_per_group, m_units,
+                                                                             num_n_blocks, m_block, n_block);
         if constexpr (kClusterM > 1) m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
         const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
         if constexpr (kType == GemmType::kMGroupedContiguous) {
           // Groups are aligned to the block size, so a block's first row names its group; a block whose
           // first row is padding (-1) holds padding only and is skipped.
-          const int b_group = __ldg(p.grouped_layout + m0);
-          if (b_group < 0) continue;
-          tile = {m0, n0, 0, b_group, 0, 0, ceil_div(p.k, BLOCK_K)};
+          if constexpr (kClusterM == 1) {
+            const int b_group = __ldg(p.grouped_layout + m0);
+            if (b_group < 0) continue;
+            tile = {m0, n0, 0, b_group, 0, 0, ceil_div(p.k, BLOCK_K)};
+          } else {
+            // Both CTAs read both blocks' groups, so they agree on skipping the pair and on sharing B.
+            const int first_row = (m_block - static_cast<int>(blockIdx.x % kClusterM)) * BLOCK_M;
+            const int g0 = __ldg(p.grouped_layout + first_row);
+            const int g1 = first_row + BLOCK_M < p.m ? __ldg(p.grouped_layout + first_row + BLOCK_M) : -1;
+            if (g0 < 0 && g1 < 0) continue;
+            const int mine = m0 == first_row ? g0 : g1;
+            tile = {m0, n0, 0, mine >= 0 ? mine : (g0 < 0 ? g1 : g0), 0, 0, ceil_div(p.k, BLOCK_K)};
+            tile.active = mine >= 0;
+            tile.share_b = g0 == g1 || g0 < 0 || g1 < 0;
+          }
         } else {
           tile = {m0, n0, g, g, g, 0, ceil_div(p.k, BLOCK_K)};
         }
