@@ -64,8 +64,8 @@ constexpr double kFp8SingleSubBlockEfficiency = 0.78;
 // 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a 2-CTA cluster shared B (a sixth less L2
 // traffic per FLOP), and 128x256 beat 128x160 by more than the smem model explains. The efficiency falls
 // linearly with a tile's L2 bytes per FLOP, 1/bm + 1/bn with a shared operand counted half, above the least
-// any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement. BF16 only (FP8 has its
-// own measured constants above).
+// any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement. FP8 uses the same slope: at
+// the same tile shape and fraction of its peak an FP8 tile moves the same L2 bytes per second as a BF16 one.
 constexpr double kL2PowerSlope = 25.0;
 constexpr double kL2PowerReference = 1.0 / 128 + 1.0 / 512;
 // Memory-bound and balanced problems (the M <= 128 DeepSeek shapes) leave the tensor cores idle much of the
@@ -208,7 +208,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
 
   r.mma_efficiency = mma_efficiency(c, hw);
   const bool fp8 = is_fp8_desc(desc);
-  const double power_factor = fp8 || !power_bound ? 1.0 : l2_power_factor(c);
+  const double power_factor = power_bound ? l2_power_factor(c) : 1.0;
   r.mma_efficiency *= power_factor;
   if (fp8) {
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;

@@ -30,9 +30,6 @@ bool fail(std::string* why, std::string reason) {
 }
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-// m-blocks of one problem (one batch, or one masked group of M_max rows) that a 2×1 cluster pairs up.
-long long m_blocks(const GemmDesc& desc, int block_m) { return ceil_div(desc.m, block_m); }
 }  // namespace
 
 int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
@@ -114,36 +111,10 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
                                    kMaxSplitWorkspaceBytes));
   }
 
-  const bool cluster_shape_ok = (c.cluster_m == 1 && c.cluster_n == 1 && c.multicast == MulticastSide::kNone) ||
-                                (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB) ||
-                                (c.cluster_m == 1 && c.cluster_n == 2 && c.multicast == MulticastSide::kA);
-  if (!cluster_shape_ok)
-    return fail(why, fmt::format("cluster {}x{} with multicast side {} not in {{1x1 none, 2x1 B, 1x2 A}}",
-                                 c.cluster_m, c.cluster_n, static_cast<int>(c.multicast)));
-  const int cluster_size = c.cluster_m * c.cluster_n;
-  if (cluster_size > 1) {
-    if (cluster_size > hw.max_cluster_size)
-      return fail(why, fmt::format("cluster size {} > {} on {}", cluster_size, hw.max_cluster_size, hw.name));
-    if (c.num_sms % 2 != 0)
-      return fail(why, fmt::format("2-CTA cluster needs an even num_sms, got {}", c.num_sms));
-    // Grouped problems pair m-blocks inside the scheduler (an odd block is walked inactive); for dense and
-    // batched ones an odd count would waste a whole block per pair column.
-    const bool grouped_pairs = desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kMGroupedMasked;
-    const long long paired = c.cluster_m == 2 ? m_blocks(desc, c.block_m) : ceil_div(desc.n, c.block_n);
-    if (paired % 2 != 0 && !(c.cluster_m == 2 && grouped_pairs))
-      return fail(why, fmt::format("2-CTA cluster along {} needs an even block count, got {}",
-                                   c.cluster_m == 2 ? "M" : "N", paired));
-    if (desc.use_psum_layout)
-      return fail(why, "2-CTA clusters do not pair m-blocks of the prefix-sum grouped layout");
-    if (!kSm90Bf16MulticastImplemented && !env_config_filter().asks_for_cluster())
-      return fail(why, "2-CTA multicast is not offered by the SM90 BF16 selector yet "
-                       "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)");
-    // What the kernel implements: a 2x1 cluster of a dense or batched problem sharing a K-major B tile.
-    if (c.cluster_n != 1) return fail(why, "1x2 clusters (multicast of A) are not implemented; 2x1 (B) is");
-    if (desc.type == GemmType::kKGroupedContiguous)
-      return fail(why, "2x1 clusters pair m-blocks of dense, batched and M-grouped problems, not K-grouped ones");
-    if (desc.major_b != Major::kKMajor) return fail(why, "B multicast splits a K-major B tile; B is MN-major");
-  }
+  if (std::string problem = sm90_cluster_problem(desc, c, hw); !problem.empty()) return fail(why, std::move(problem));
+  if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented && !env_config_filter().asks_for_cluster())
+    return fail(why, "2-CTA multicast is not offered by the SM90 BF16 selector yet "
+                     "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)");
   if (why) why->clear();
   return true;
 }

@@ -61,7 +61,18 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
     units = ceil_div(desc.m, 2LL * c.block_m) * 2 * ceil_div(desc.n, c.block_n) * groups;
   }
   int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(c.num_sms, units)));
-  return grid - grid % cluster;
+  grid -= grid % cluster;
+  // Balanced persistent grid: as few CTAs as give the same number of waves. 4096 tiles on 132 SMs take 32
+  // waves whose last one keeps 4 SMs busy; 128 CTAs take the same 32 waves with every CTA equally loaded, and the
+  // 4 idle SMs leave power to the others on this power-limited part. Masked problems only know an upper bound
+  // of their work on the host; split-K / stream-K size their workspace by the grid and keep it whole.
+  if (c.scheme == GemmScheme::kDataParallel && desc.type != GemmType::kMGroupedMasked && !desc.use_psum_layout) {
+    const long long clusters = ceil_div(units, static_cast<long long>(cluster));
+    const long long slots = grid / cluster;
+    const long long waves = ceil_div(clusters, slots);
+    grid = static_cast<int>(ceil_div(clusters, waves) * cluster);
+  }
+  return grid;
 }
 
 SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {

@@ -55,8 +55,7 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   if (std::string problem = sm90_resource_problem(c, sm90_fp8_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
     return fail(why, std::move(problem));
   if (c.split_k != 1) return fail(why, fmt::format("split_k {} != 1 (the FP8 kernel has no split-K yet)", c.split_k));
-  if (c.cluster_m != 1 || c.cluster_n != 1 || c.multicast != MulticastSide::kNone)
-    return fail(why, "the FP8 kernel runs without clusters (1x1, no multicast)");
+  if (std::string problem = sm90_cluster_problem(desc, c, hw); !problem.empty()) return fail(why, std::move(problem));
   if (why) why->clear();
   return true;
 }

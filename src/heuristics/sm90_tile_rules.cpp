@@ -33,4 +33,32 @@ std::string sm90_resource_problem(const GemmConfig& c, int smem, const std::stri
   return {};
 }
 
+std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw) {
+  const bool cluster_shape_ok = (c.cluster_m == 1 && c.cluster_n == 1 && c.multicast == MulticastSide::kNone) ||
+                                (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB) ||
+                                (c.cluster_m == 1 && c.cluster_n == 2 && c.multicast == MulticastSide::kA);
+  if (!cluster_shape_ok)
+    return fmt::format("cluster {}x{} with multicast side {} not in {{1x1 none, 2x1 B, 1x2 A}}", c.cluster_m,
+                       c.cluster_n, static_cast<int>(c.multicast));
+  const int cluster_size = c.cluster_m * c.cluster_n;
+  if (cluster_size == 1) return {};
+  if (cluster_size > hw.max_cluster_size)
+    return fmt::format("cluster size {} > {} on {}", cluster_size, hw.max_cluster_size, hw.name);
+  if (c.num_sms % 2 != 0) return fmt::format("2-CTA cluster needs an even num_sms, got {}", c.num_sms);
+  // Grouped problems pair m-blocks inside the scheduler (an odd block is walked inactive); for dense and
+  // batched ones an odd count would waste a whole block per pair column.
+  const bool grouped_pairs = desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kMGroupedMasked;
+  const long long paired = c.cluster_m == 2 ? (desc.m + c.block_m - 1) / c.block_m : (desc.n + c.block_n - 1) / c.block_n;
+  if (paired % 2 != 0 && !(c.cluster_m == 2 && grouped_pairs))
+    return fmt::format("2-CTA cluster along {} needs an even block count, got {}", c.cluster_m == 2 ? "M" : "N",
+                       paired);
+  if (desc.use_psum_layout) return "2-CTA clusters do not pair m-blocks of the prefix-sum grouped layout";
+  // What the kernels implement: a 2x1 cluster sharing a K-major B tile.
+  if (c.cluster_n != 1) return "1x2 clusters (multicast of A) are not implemented; 2x1 (B) is";
+  if (desc.type == GemmType::kKGroupedContiguous)
+    return "2x1 clusters pair m-blocks of dense, batched and M-grouped problems, not K-grouped ones";
+  if (desc.major_b != Major::kKMajor) return "B multicast splits a K-major B tile; B is MN-major";
+  return {};
+}
+
 }  // namespace tilegemm

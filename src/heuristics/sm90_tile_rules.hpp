@@ -16,4 +16,8 @@ std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& conf
 std::string sm90_resource_problem(const GemmConfig& config, int smem, const std::string& smem_detail,
                                   const HardwareModel& hw);
 
+// Empty when the cluster shape of `config` is one both kernels implement for `desc` (1x1, or 2x1 sharing a
+// K-major B tile of a dense, batched or per-row M-grouped problem), else the reason.
+std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);
+
 }  // namespace tilegemm

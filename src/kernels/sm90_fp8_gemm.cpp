@@ -24,6 +24,7 @@ struct Config {{
   static constexpr int kStages = {stages};
   static constexpr int kNumMathWarpgroups = {math_wgs};
   static constexpr int kRasterGroup = {raster_group};
+  static constexpr int kClusterM = {cluster_m};
   static constexpr tilegemm::GemmType kGemmType = tilegemm::GemmType::{gemm_type};
   static constexpr bool kPsumLayout = {psum_layout};
   static constexpr bool kSfbPerToken = {per_token_b};
@@ -42,16 +43,17 @@ bool is_1d1d(const GemmDesc& desc) { return desc.d_dtype == DType::kFloat32; }
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
-  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
                                        gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m,
                                        config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                                       config.raster_group, desc.with_c ? "_acc" : "");
+                                       config.raster_group, config.cluster_m, desc.with_c ? "_acc" : "");
   jit::KernelSpec spec;
   spec.name = name;
   spec.source = fmt::format(
       kSourceTemplate, fmt::arg("name", name), fmt::arg("block_m", config.block_m),
       fmt::arg("block_n", config.block_n), fmt::arg("block_k", config.block_k), fmt::arg("stages", config.stages),
       fmt::arg("math_wgs", config.num_math_warpgroups), fmt::arg("raster_group", config.raster_group),
+      fmt::arg("cluster_m", config.cluster_m),
       fmt::arg("gemm_type", gemm_type_token(desc.type)), fmt::arg("psum_layout", bool_token(desc.use_psum_layout)),
       fmt::arg("per_token_b", bool_token(is_1d1d(desc))), fmt::arg("d_is_float", bool_token(is_1d1d(desc))),
       fmt::arg("accumulate", bool_token(desc.with_c)), fmt::arg("threads", config.num_threads()));
@@ -61,7 +63,9 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
 void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops, void* stream) {
   Fp8GemmParams params{};
   params.gemm.tma_a = encode_tma(operand_view(ops.a, Major::kKMajor, config.block_m, config.block_k), "a");
-  params.gemm.tma_b = encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n, config.block_k), "b");
+  // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
+  params.gemm.tma_b =
+      encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
   params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.block_m / config.num_math_warpgroups), "d");
   params.tma_sfa = encode_tma(scale_view(ops.sfa, config.block_m), "sfa");
   if (is_1d1d(desc)) {
@@ -78,19 +82,20 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   params.gemm.num_groups = desc.num_groups;
   params.gemm.grouped_layout = ops.grouped_layout;
 
-  // Persistent grid: one CTA per SM, fewer when there are fewer tiles than SMs (the same rule as BF16; FP8
-  // tiles are data-parallel without clusters).
+  // Persistent grid: the same rule as BF16 (FP8 tiles are data-parallel).
   const int grid = sm90_bf16_grid_size(desc, config);
 
   static KernelCache cache;
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
                         config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                        config.raster_group};
+                        config.raster_group, config.cluster_m};
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(grid);
   launch.block[0] = static_cast<unsigned>(config.num_threads());
   launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
+  launch.cluster[0] = static_cast<unsigned>(config.cluster_m);
+  launch.persistent = true;
   launch.stream = stream;
   void* args[] = {&params};
   kernel->launch(launch, args);

@@ -75,3 +75,21 @@ TEST(ConfigFilter, SelectorKeepsOnlyMatchingLegalConfigs) {
   EXPECT_EQ(again.block_m, unfiltered.block_m);
   EXPECT_EQ(again.block_n, unfiltered.block_n);
 }
+
+// The persistent grid keeps the wave count and drops CTAs that would only work in a last, nearly empty wave.
+TEST(PersistentGrid, BalancedToTheWaveCount) {
+  const HardwareModel hw = hardware_preset("h200");
+  GemmConfig c;
+  c.block_m = 128, c.block_n = 256, c.num_math_warpgroups = 2, c.stages = 3, c.num_sms = hw.num_sms;
+  // 32 x 16 = 512 tiles: 4 waves of 132, or the same 4 waves of 128 equally loaded CTAs.
+  EXPECT_EQ(sm90_bf16_grid_size(dense(4096, 4096, 7168), c), 128);
+  c.cluster_m = 2, c.multicast = MulticastSide::kB;
+  EXPECT_EQ(sm90_bf16_grid_size(dense(4096, 4096, 7168), c), 128);
+  // 64x16 tiles of 64x2112: 132 tiles, one full wave.
+  GemmConfig narrow;
+  narrow.block_m = 64, narrow.block_n = 16, narrow.num_math_warpgroups = 1, narrow.num_sms = hw.num_sms;
+  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), narrow), 132);
+  // 100 tiles: one partial wave, one CTA each.
+  narrow.block_n = 16;
+  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 1600, 7168), narrow), 100);
+}

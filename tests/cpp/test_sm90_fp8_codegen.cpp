@@ -88,6 +88,25 @@ TEST_F(Sm90Fp8Codegen, ExtremeTileShapesCompile) {
   }
 }
 
+// 2x1 clusters sharing B: both recipes, every scheduler that pairs m-blocks.
+TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
+                        GemmType::kMGroupedMasked}) {
+    for (DType d : {DType::kBFloat16, DType::kFloat32}) {
+      const GemmDesc desc = fp8_desc(type, d, false);
+      GemmConfig c;
+      c.block_m = 128, c.num_math_warpgroups = 2, c.block_n = 128, c.block_k = 128, c.stages = 4;
+      c.cluster_m = 2, c.multicast = MulticastSide::kB, c.num_sms = hw.num_sms;
+      std::string why;
+      ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << to_string(desc) << ": " << why;
+      const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, c);
+      EXPECT_NE(spec.source.find("kClusterM = 2"), std::string::npos);
+      expect_compiles(desc, c);
+    }
+  }
+}
+
 TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
   const HardwareModel hw = hardware_preset("h200");
   const GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
@@ -108,8 +127,12 @@ TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
   rejected(c, desc, "registers");
   c = base, c.stages = 40;
   rejected(c, desc, "stages 40");
+  c = base, c.cluster_m = 1, c.cluster_n = 2, c.multicast = MulticastSide::kA;
+  rejected(c, desc, "1x2 clusters");
+  GemmDesc psum = fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false);
+  psum.use_psum_layout = true;
   c = base, c.cluster_m = 2, c.multicast = MulticastSide::kB;
-  rejected(c, desc, "clusters");
+  rejected(c, psum, "prefix-sum");
   GemmDesc with_c = desc;
   with_c.with_c = true;
   rejected(base, with_c, "no C input");

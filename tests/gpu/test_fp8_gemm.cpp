@@ -1,8 +1,10 @@
 // SM90 FP8 block-scaled GEMMs on the GPU: 1D2D and 1D1D, dense, batched, M-grouped (contiguous, prefix-sum,
 // masked) and K-grouped, against float64 references of the dequantised and of the original data, with D
 // poisoned before the run and its guard bands checked after.
+#include <optional>
 #include <random>
 
+#include "../cpp/scoped_env.hpp"
 #include "fp8_harness.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_gemm.hpp"
@@ -18,12 +20,20 @@ struct Fp8DenseCase {
   std::int64_t batch, m, n, k;
   Recipe recipe;
   CMode c_mode;  // 1D1D only
+  bool clustered = false;  // force a 2x1 B-multicast cluster (TILEGEMM_CONFIG_FILTER)
 };
+
+// Forces the 2-CTA B-multicast kernel for the rest of a test when `on` (the selector picks it only for large
+// problems).
+void force_cluster(std::optional<test_util::ScopedEnv>& scope, bool on) {
+  if (on) scope.emplace("TILEGEMM_CONFIG_FILTER", "cluster_m=2");
+}
 
 std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   const auto& c = info.param;
-  return fmt::format("{}m{}_n{}_k{}_{}_c{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
-                     c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode));
+  return fmt::format("{}m{}_n{}_k{}_{}_c{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
+                     c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
+                     c.clustered ? "_cluster2" : "");
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
   *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
@@ -35,6 +45,8 @@ class Fp8Dense : public ::testing::TestWithParam<Fp8DenseCase> {};
 TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8DenseCase cs = GetParam();
+  std::optional<test_util::ScopedEnv> cluster_scope;
+  force_cluster(cluster_scope, cs.clustered);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const bool one_d_one_d = cs.recipe == Recipe::k1D1D;
@@ -97,6 +109,10 @@ std::vector<Fp8DenseCase> dense_cases() {
   // Batched.
   cases.push_back({3, 129, 576, 512, Recipe::k1D2D, CMode::kNone});
   cases.push_back({2, 200, 2112, 1024, Recipe::k1D1D, CMode::kInPlace});
+  // 2x1 clusters sharing B (forced): an odd m-block count, 1D1D with C in place, batched.
+  cases.push_back({0, 4096, 7168, 2048, Recipe::k1D2D, CMode::kNone, true});
+  cases.push_back({0, 256, 2112, 1008, Recipe::k1D1D, CMode::kInPlace, true});
+  cases.push_back({2, 256, 576, 512, Recipe::k1D2D, CMode::kNone, true});
   return cases;
 }
 
@@ -112,10 +128,12 @@ struct Fp8ContiguousCase {
   std::int64_t n, k;
   int mean_m;
   bool psum;
+  bool clustered = false;
 };
 std::string contiguous_name(const ::testing::TestParamInfo<Fp8ContiguousCase>& info) {
   const auto& c = info.param;
-  return fmt::format("g{}_n{}_k{}_m{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "");
+  return fmt::format("g{}_n{}_k{}_m{}{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "",
+                     c.clustered ? "_cluster2" : "");
 }
 void PrintTo(const Fp8ContiguousCase& c, std::ostream* os) { *os << fmt::format("g{} n{} k{} m{}", c.groups, c.n, c.k, c.mean_m); }
 
@@ -124,6 +142,8 @@ class Fp8MGroupedContiguous : public ::testing::TestWithParam<Fp8ContiguousCase>
 TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8ContiguousCase cs = GetParam();
+  std::optional<test_util::ScopedEnv> cluster_scope;
+  force_cluster(cluster_scope, cs.clustered);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
@@ -158,15 +178,19 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                          ::testing::Values(Fp8ContiguousCase{4, 4096, 7168, 300, false},
                                            Fp8ContiguousCase{8, 7168, 2048, 200, true},
                                            Fp8ContiguousCase{3, 576, 1008, 100, false},
-                                           Fp8ContiguousCase{5, 24, 272, 150, true}),
+                                           Fp8ContiguousCase{5, 24, 272, 150, true},
+                                           Fp8ContiguousCase{7, 2112, 1008, 260, false, true}),
                          contiguous_name);
 
 // ---------------- M-grouped masked ----------------
-class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 4>> {};
+// {groups, m_max, n, k, clustered}
+class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 5>> {};
 
 TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
-  const auto [groups, m_max, n, k] = GetParam();
+  const auto [groups, m_max, n, k, clustered] = GetParam();
+  std::optional<test_util::ScopedEnv> cluster_scope;
+  force_cluster(cluster_scope, clustered != 0);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937_64 rng(seed);
@@ -197,9 +221,10 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
-                         ::testing::Values(std::array<std::int64_t, 4>{4, 256, 4096, 7168},
-                                           std::array<std::int64_t, 4>{6, 192, 2112, 1008},
-                                           std::array<std::int64_t, 4>{2, 64, 24, 272}));
+                         ::testing::Values(std::array<std::int64_t, 5>{4, 256, 4096, 7168, 0},
+                                           std::array<std::int64_t, 5>{6, 192, 2112, 1008, 0},
+                                           std::array<std::int64_t, 5>{2, 64, 24, 272, 0},
+                                           std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};

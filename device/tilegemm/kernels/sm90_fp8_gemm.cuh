@@ -12,6 +12,9 @@
 //                            Hopper: the tensor core's fp8 accumulator keeps fewer than fp32's mantissa bits.
 //                            With two consumer warpgroups one promotes while the other's wgmma runs.
 //   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler (same schedulers as BF16).
+//   2-CTA cluster (kClusterM == 2): the two CTAs take m-blocks 2q and 2q+1 of one n-block; each loads half of
+//                            the B tile and multicasts it to both (sched::Tile::share_b false: each loads its
+//                            own), as the BF16 kernel does. Scales are loaded by each CTA for itself.
 //
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point that
 // calls sm90_fp8_gemm<Config>(params).
@@ -65,8 +68,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr bool kAlignedScaleBlocksB = BLOCK_N % kScaleBlock == 0;
   using Smem = Sm90Fp8Smem<Cfg>;
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
+  constexpr int kClusterM = Cfg::kClusterM;
+  constexpr bool kMulticastB = kClusterM == 2;
+  static_assert(kClusterM == 1 || (kMulticastB && BLOCK_N % 16 == 0),
+                "B multicast splits the B tile into two halves of whole 8-row swizzle atoms");
   using Scheduler =
-      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, 1>;
+      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, kClusterM>;
 
   static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -96,10 +103,15 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     prim::tma_prefetch_descriptor(&gemm.tma_d);
     prim::tma_prefetch_descriptor(&params.tma_sfa);
     if constexpr (kPerTokenB) prim::tma_prefetch_descriptor(&params.tma_sfb);
-    barriers->init(kMathWGs * 4);  // one release per consumer warp
+    barriers->init(kMathWGs * 4 * kClusterM);  // one release per consumer warp of every CTA sharing a stage
     prim::fence_barrier_init();
   }
-  __syncthreads();
+  // NOTE: with multicast, the peer must not write into this CTA's stages before its barriers exist.
+  if constexpr (kMulticastB)
+    prim::cluster_sync();
+  else
+    __syncthreads();
+  const u32 cta_rank = kMulticastB ? prim::cluster_cta_rank() : 0;
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
@@ -116,7 +128,19 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           const int k0 = tile.k0 + kb * BLOCK_K;
           const int k_scale = k0 / kScaleBlock;
           prim::tma_load_3d(&gemm.tma_a, full, smem_a(st.index), k0, tile.m0, tile.a_batch);
-          prim::tma_load_3d(&gemm.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch);
+          if constexpr (kMulticastB) {
+            constexpr int kHalf = BLOCK_N / 2;  // rows of B one load covers (the descriptor's box)
+            if (tile.share_b) {
+              prim::tma_load_3d_multicast(&gemm.tma_b, full, smem_b(st.index) + cta_rank * kHalf * BLOCK_K, k0,
+                                          tile.n0 + static_cast<int>(cta_rank) * kHalf, tile.b_batch, 0x3);
+            } else {
+              for (int h = 0; h < 2; ++h)
+                prim::tma_load_3d(&gemm.tma_b, full, smem_b(st.index) + h * kHalf * BLOCK_K, k0, tile.n0 + h * kHalf,
+                                  tile.b_batch);
+            }
+          } else {
+            prim::tma_load_3d(&gemm.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch);
+          }
           prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(st.index), tile.m0, k_scale, tile.a_batch);
           if constexpr (kPerTokenB)
             prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(st.index), tile.n0, k_scale, tile.b_batch);
@@ -144,6 +168,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     };
     u8* smem_d = smem + Smem::kDOffset + math_wg * Epilogue::kStagingBytes;
     const bool is_store_thread = thread_in_wg == 0;
+
+    // A stage is free again once the consumers of every CTA it was delivered to released it.
+    auto release = [&](u32 stage) {
+      barriers->consumer_release(stage);
+      if constexpr (kMulticastB) prim::mbarrier_arrive_cluster(&barriers->inputs_consumed[stage], cta_rank ^ 1);
+    };
 
     Scheduler scheduler(gemm);
     prim::PipelineState<kStages> st;
@@ -203,7 +233,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
           prim::wgmma_wait<0>();
           // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
-          if (!kPerTokenB && s == kSubM - 1 && lane == 0) barriers->consumer_release(st.index);
+          if (!kPerTokenB && s == kSubM - 1 && lane == 0) release(st.index);
 
           // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
           if constexpr (!kPerTokenB) {
@@ -231,8 +261,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           }
         }
         // 1D1D read B's scales from the stage during promotion: release only now.
-        if (kPerTokenB && lane == 0) barriers->consumer_release(st.index);
+        if (kPerTokenB && lane == 0) release(st.index);
         st.advance();
+      }
+
+      // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
+      if constexpr (kMulticastB) {
+        if (!tile.active) continue;
       }
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
@@ -248,6 +283,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     }
     // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
     if (is_store_thread) prim::tma_store_wait<0>();
+  }
+  // NOTE: with multicast a CTA may not exit while its peer can still arrive on its barriers.
+  if constexpr (kMulticastB) {
+    __syncwarp();
+    prim::cluster_sync();
   }
 }
 
