@@ -64,8 +64,10 @@ constexpr double kFp8SingleSubBlockEfficiency = 0.78;
 // 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a 2-CTA cluster shared B (a sixth less L2
 // traffic per FLOP), and 128x256 beat 128x160 by more than the smem model explains. The efficiency falls
 // linearly with a tile's L2 bytes per FLOP, 1/bm + 1/bn with a shared operand counted half, above the least
-// any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement. FP8 uses the same slope: at
-// the same tile shape and fraction of its peak an FP8 tile moves the same L2 bytes per second as a BF16 one.
+// any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement.
+// BF16 only: with the same slope FP8 picked 2x1 clusters at M=4096 and 128x192 clusters for grouped shapes, and
+// measured no better (1182–1220 vs 1204–1249 TFLOP/s) or worse (128x192: 965 vs 1065 TFLOP/s grouped) than its
+// measured 1x1 choices (bench/results/2026-11-30-h200-fp8-clusters.md), so FP8 keeps its own constants above.
 constexpr double kL2PowerSlope = 25.0;
 constexpr double kL2PowerReference = 1.0 / 128 + 1.0 / 512;
 // Memory-bound and balanced problems (the M <= 128 DeepSeek shapes) leave the tensor cores idle much of the
@@ -194,7 +196,8 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
 
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
   // NOTE: measured on the H200 (2026-11-30), sharing B did not speed up any M=128 shape (one wave of
-  // 64-row tiles: 1.3–1.7 µs slower), so away from the power limit the model gives multicast no L2 credit.
+  // 64-row tiles: 1.3–1.7 µs slower), so away from the power limit the model gives multicast no L2 credit;
+  // nor for FP8 (see kL2PowerSlope).
   double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;
   double b_bytes = dtype_bytes(dtypes.b, static_cast<double>(c.block_n) * c.block_k) * k_blocks;
   const double unshared_bytes = a_bytes + b_bytes;
@@ -202,13 +205,13 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   if (c.multicast == MulticastSide::kB) b_bytes /= 2;
   // A split-K / stream-K work unit loads its K share of that. Multicast halves what the CTA pulls through L2,
   // not what lands in its shared memory: the latency-bound rate (stages in flight) applies to the latter.
-  const double tile_load_bytes = (power_bound ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
+  const double tile_load_bytes = (power_bound && !is_fp8_desc(desc) ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
   const double tile_received_bytes = unshared_bytes * k_fraction;
   r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * ((a_bytes + b_bytes) / unshared_bytes);
 
   r.mma_efficiency = mma_efficiency(c, hw);
   const bool fp8 = is_fp8_desc(desc);
-  const double power_factor = power_bound ? l2_power_factor(c) : 1.0;
+  const double power_factor = power_bound && !fp8 ? l2_power_factor(c) : 1.0;
   r.mma_efficiency *= power_factor;
   if (fp8) {
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
