@@ -88,7 +88,6 @@ void append_raw(std::string& key, const T& value) {
 // wave analysis proposes (sm90_bf16_scheme.cpp). TILEGEMM_GEMM_SCHEME may rule out the data-parallel one.
 void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const ProblemLedger& problem,
                          std::vector<Candidate>& out) {
-  if (is_fp8_desc(desc)) return;  // the FP8 kernel has no split-K / stream-K (yet)
   const bool base_legal = out.back().legal;
   const GemmConfig base = out.back().config;
   if (env().force_scheme > 0 && base_legal) {

@@ -17,10 +17,6 @@ constexpr int kMaxAccumulatorRegs = 128;
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
 constexpr int kMathNonAccumulatorRegs = 40;
 constexpr int kProducerRegs = 40;
-// Split-K slices per tile (TILEGEMM_GEMM_SCHEME accepts the same range), and the most device memory a config
-// may claim for fp32 partials (the cost model already charges HBM traffic once they outgrow half the L2).
-constexpr int kMaxSplitK = 256;
-constexpr std::size_t kMaxSplitWorkspaceBytes = 256u << 20;
 // Barriers and the 1024-byte alignment of 128B-swizzled TMA destinations.
 constexpr int kSmemReserveBytes = 1024;
 
@@ -29,7 +25,6 @@ bool fail(std::string* why, std::string reason) {
   return false;
 }
 
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 }  // namespace
 
 int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
@@ -82,34 +77,11 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (std::string problem = sm90_resource_problem(c, sm90_bf16_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
     return fail(why, std::move(problem));
   // Split-K / stream-K (device/tilegemm/sched/split_scheduler.cuh) cut dense and batched problems only.
-  if (c.scheme == GemmScheme::kSplitK) {
-    const long long k_blocks = ceil_div(desc.k, c.block_k);
-    if (c.split_k < 2 || c.split_k > kMaxSplitK)
-      return fail(why, fmt::format("split-K with split_k {} not in [2, {}]", c.split_k, kMaxSplitK));
-    if (c.split_k > k_blocks)
-      return fail(why, fmt::format("split_k {} > {} K blocks of {} (a slice would be empty)", c.split_k, k_blocks,
-                                   c.block_k));
-  } else if (c.split_k != 1) {
-    return fail(why, fmt::format("split_k {} != 1 with the {} scheme", c.split_k, scheme_name(c.scheme)));
-  }
-  if (c.scheme != GemmScheme::kDataParallel) {
-    if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
-      return fail(why, fmt::format("{} cuts dense and batched problems only, not {}", scheme_name(c.scheme),
-                                   gemm_type_name(desc.type)));
-    if (c.cluster_m * c.cluster_n != 1)
-      return fail(why, fmt::format("{} runs without clusters (cluster {}x{})", scheme_name(c.scheme), c.cluster_m,
-                                   c.cluster_n));
-    // NOTE: ptxas (CUDA 13.0) spills a few bytes in the deterministic stream-K fix-up of 256x128 / 2 warpgroup
-    // tiles (128 accumulators per thread plus the 64-bit slot arithmetic of the ordered sum).
-    if (c.scheme == GemmScheme::kStreamK && desc.deterministic && acc_regs >= kMaxAccumulatorRegs &&
-        c.num_math_warpgroups == 2)
-      return fail(why, fmt::format("deterministic stream-K with {} accumulator registers per thread and 2 math "
-                                   "warpgroups spills registers", acc_regs));
-    const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, c, c.num_sms);
-    if (ws.total_bytes() > kMaxSplitWorkspaceBytes)
-      return fail(why, fmt::format("{} workspace {} B > {} B", scheme_name(c.scheme), ws.total_bytes(),
-                                   kMaxSplitWorkspaceBytes));
-  }
+  // NOTE: ptxas (CUDA 13.0) spills a few bytes in the deterministic stream-K fix-up of 256x128 / 2 warpgroup
+  // tiles (128 accumulators per thread plus the 64-bit slot arithmetic of the ordered sum).
+  const bool stream_k_det_spills = acc_regs >= kMaxAccumulatorRegs && c.num_math_warpgroups == 2;
+  if (std::string problem = sm90_scheme_problem(desc, c, stream_k_det_spills); !problem.empty())
+    return fail(why, std::move(problem));
 
   if (std::string problem = sm90_cluster_problem(desc, c, hw); !problem.empty()) return fail(why, std::move(problem));
   if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented && !env_config_filter().asks_for_cluster())

@@ -2,7 +2,16 @@
 
 #include <fmt/format.h>
 
+#include "tilegemm/heuristics.hpp"
+
 namespace tilegemm {
+
+namespace {
+// Split-K slices per tile (TILEGEMM_GEMM_SCHEME accepts the same range), and the most device memory a config
+// may claim for fp32 partials (the cost model already charges HBM traffic once they outgrow half the L2).
+constexpr int kMaxSplitK = 256;
+constexpr std::size_t kMaxSplitWorkspaceBytes = 256u << 20;
+}  // namespace
 
 std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& c) {
   const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
@@ -30,6 +39,31 @@ std::string sm90_resource_problem(const GemmConfig& c, int smem, const std::stri
     return fmt::format("config.smem_bytes {} != the {} B the kernel needs", c.smem_bytes, smem);
   if (c.num_sms < 1 || c.num_sms > hw.num_sms) return fmt::format("num_sms {} not in [1, {}]", c.num_sms, hw.num_sms);
   if (c.raster_group < 1) return fmt::format("raster_group {} < 1", c.raster_group);
+  return {};
+}
+
+std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& c, bool deterministic_stream_k_spills) {
+  if (c.scheme == GemmScheme::kSplitK) {
+    const long long k_blocks = (desc.k + c.block_k - 1) / c.block_k;
+    if (c.split_k < 2 || c.split_k > kMaxSplitK)
+      return fmt::format("split-K with split_k {} not in [2, {}]", c.split_k, kMaxSplitK);
+    if (c.split_k > k_blocks)
+      return fmt::format("split_k {} > {} K blocks of {} (a slice would be empty)", c.split_k, k_blocks, c.block_k);
+  } else if (c.split_k != 1) {
+    return fmt::format("split_k {} != 1 with the {} scheme", c.split_k, scheme_name(c.scheme));
+  }
+  if (c.scheme == GemmScheme::kDataParallel) return {};
+  if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
+    return fmt::format("{} cuts dense and batched problems only, not {}", scheme_name(c.scheme),
+                       gemm_type_name(desc.type));
+  if (c.cluster_m * c.cluster_n != 1)
+    return fmt::format("{} runs without clusters (cluster {}x{})", scheme_name(c.scheme), c.cluster_m, c.cluster_n);
+  if (c.scheme == GemmScheme::kStreamK && desc.deterministic && deterministic_stream_k_spills)
+    return fmt::format("deterministic stream-K with block {}x{} and {} math warpgroups spills registers", c.block_m,
+                       c.block_n, c.num_math_warpgroups);
+  const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, c, c.num_sms);
+  if (ws.total_bytes() > kMaxSplitWorkspaceBytes)
+    return fmt::format("{} workspace {} B > {} B", scheme_name(c.scheme), ws.total_bytes(), kMaxSplitWorkspaceBytes);
   return {};
 }
 

@@ -16,6 +16,11 @@ std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& conf
 std::string sm90_resource_problem(const GemmConfig& config, int smem, const std::string& smem_detail,
                                   const HardwareModel& hw);
 
+// Empty when the split-K / stream-K scheme of `config` is one both kernels run for `desc` (slice count, problem
+// type, no cluster, workspace size), else the reason. `deterministic_stream_k_spills`: the family's fix-up would
+// spill registers in deterministic stream-K with this tile (measured per family with ptxas).
+std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& config, bool deterministic_stream_k_spills);
+
 // Empty when the cluster shape of `config` is one both kernels implement for `desc` (1x1, or 2x1 sharing a
 // K-major B tile of a dense, batched or per-row M-grouped problem), else the reason.
 std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);

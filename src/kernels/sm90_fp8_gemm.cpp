@@ -6,6 +6,7 @@
 
 #include "kernels/codegen_tokens.hpp"
 #include "kernels/kernel_cache.hpp"
+#include "kernels/split_workspace.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/fp8_params.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -30,6 +31,8 @@ struct Config {{
   static constexpr bool kSfbPerToken = {per_token_b};
   static constexpr bool kDIsFloat = {d_is_float};
   static constexpr bool kAccumulate = {accumulate};
+  static constexpr tilegemm::GemmScheme kScheme = tilegemm::GemmScheme::{scheme};
+  static constexpr bool kDeterministic = {deterministic};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -43,10 +46,11 @@ bool is_1d1d(const GemmDesc& desc) { return desc.d_dtype == DType::kFloat32; }
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
-  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
                                        gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m,
                                        config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                                       config.raster_group, config.cluster_m, desc.with_c ? "_acc" : "");
+                                       config.raster_group, config.cluster_m, desc.with_c ? "_acc" : "",
+                                       scheme_suffix(desc, config));
   jit::KernelSpec spec;
   spec.name = name;
   spec.source = fmt::format(
@@ -56,7 +60,10 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
       fmt::arg("cluster_m", config.cluster_m),
       fmt::arg("gemm_type", gemm_type_token(desc.type)), fmt::arg("psum_layout", bool_token(desc.use_psum_layout)),
       fmt::arg("per_token_b", bool_token(is_1d1d(desc))), fmt::arg("d_is_float", bool_token(is_1d1d(desc))),
-      fmt::arg("accumulate", bool_token(desc.with_c)), fmt::arg("threads", config.num_threads()));
+      fmt::arg("accumulate", bool_token(desc.with_c)), fmt::arg("threads", config.num_threads()),
+      fmt::arg("scheme", scheme_token(config.scheme)),
+      fmt::arg("deterministic",
+               bool_token(desc.deterministic && config.scheme != GemmScheme::kDataParallel)));
   return spec;
 }
 
@@ -82,20 +89,30 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   params.gemm.num_groups = desc.num_groups;
   params.gemm.grouped_layout = ops.grouped_layout;
 
-  // Persistent grid: the same rule as BF16 (FP8 tiles are data-parallel).
+  // Persistent grid: the same rule as BF16.
   const int grid = sm90_bf16_grid_size(desc, config);
+
+  // Split-K / stream-K: counters and fp32 partial slots in the stream's cached, zeroed workspace.
+  params.gemm.split_k = config.scheme == GemmScheme::kSplitK ? config.split_k : 1;
+  if (config.scheme != GemmScheme::kDataParallel) {
+    const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, config, grid);
+    auto* base = static_cast<char*>(split_workspace(ws.total_bytes(), stream));
+    params.gemm.tile_counters = reinterpret_cast<int*>(base);
+    params.gemm.workspace = reinterpret_cast<float*>(base + ws.counter_bytes);
+  }
 
   static KernelCache cache;
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
                         config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                        config.raster_group, config.cluster_m};
+                        config.raster_group, config.cluster_m, static_cast<int>(config.scheme),
+                        desc.deterministic && config.scheme != GemmScheme::kDataParallel};
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(grid);
   launch.block[0] = static_cast<unsigned>(config.num_threads());
   launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
   launch.cluster[0] = static_cast<unsigned>(config.cluster_m);
-  launch.persistent = true;
+  launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
   void* args[] = {&params};
   kernel->launch(launch, args);

@@ -8,6 +8,7 @@
 #include "fp8_harness.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_gemm.hpp"
+#include "tilegemm/gemm.hpp"
 
 namespace gpu_test {
 namespace {
@@ -21,6 +22,25 @@ struct Fp8DenseCase {
   Recipe recipe;
   CMode c_mode;  // 1D1D only
   bool clustered = false;  // force a 2x1 B-multicast cluster (TILEGEMM_CONFIG_FILTER)
+  const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
+  bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
+};
+
+// Forces a split scheme and reduction mode for one scope ("" = leave the selector alone).
+class ForcedScheme {
+ public:
+  ForcedScheme(const char* scheme, bool deterministic) : on_(scheme[0] != '\0') {
+    if (!on_) return;
+    scope_.emplace("TILEGEMM_GEMM_SCHEME", scheme);
+    tilegemm::set_deterministic(deterministic);
+  }
+  ~ForcedScheme() {
+    if (on_) tilegemm::set_deterministic(false);
+  }
+
+ private:
+  bool on_;
+  std::optional<test_util::ScopedEnv> scope_;
 };
 
 // Forces the 2-CTA B-multicast kernel for the rest of a test when `on` (the selector picks it only for large
@@ -31,9 +51,13 @@ void force_cluster(std::optional<test_util::ScopedEnv>& scope, bool on) {
 
 std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   const auto& c = info.param;
-  return fmt::format("{}m{}_n{}_k{}_{}_c{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
+  std::string scheme = c.scheme;
+  for (char& ch : scheme)
+    if (ch == '-' || ch == ':') ch = '_';
+  return fmt::format("{}m{}_n{}_k{}_{}_c{}{}{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
-                     c.clustered ? "_cluster2" : "");
+                     c.clustered ? "_cluster2" : "", scheme.empty() ? "" : "_" + scheme,
+                     scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic"));
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
   *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
@@ -47,6 +71,7 @@ TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   const Fp8DenseCase cs = GetParam();
   std::optional<test_util::ScopedEnv> cluster_scope;
   force_cluster(cluster_scope, cs.clustered);
+  const ForcedScheme forced(cs.scheme, cs.deterministic);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const bool one_d_one_d = cs.recipe == Recipe::k1D1D;
@@ -113,6 +138,16 @@ std::vector<Fp8DenseCase> dense_cases() {
   cases.push_back({0, 4096, 7168, 2048, Recipe::k1D2D, CMode::kNone, true});
   cases.push_back({0, 256, 2112, 1008, Recipe::k1D1D, CMode::kInPlace, true});
   cases.push_back({2, 256, 576, 512, Recipe::k1D2D, CMode::kNone, true});
+  // Split-K and stream-K (forced), both reduction modes: tiny M, a partial last scale block, long K, 1D1D with C
+  // accumulated in place, a batch.
+  for (const char* scheme : {"split-k", "stream-k"})
+    for (bool det : {false, true}) {
+      cases.push_back({0, 1, 576, 1008, Recipe::k1D2D, CMode::kNone, false, scheme, det});
+      cases.push_back({0, 129, 7168, 7168, Recipe::k1D2D, CMode::kNone, false, scheme, det});
+      cases.push_back({0, 64, 2112, 16384, Recipe::k1D2D, CMode::kNone, false, scheme, det});
+      cases.push_back({0, 65, 576, 2048, Recipe::k1D1D, CMode::kInPlace, false, scheme, det});
+      cases.push_back({2, 64, 576, 1024, Recipe::k1D2D, CMode::kNone, false, scheme, det});
+    }
   return cases;
 }
 
@@ -121,6 +156,32 @@ INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
                          ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},
                                            Fp8DenseCase{0, 65, 576, 272, Recipe::k1D1D, CMode::kInPlace}),
                          dense_name);
+
+// Deterministic split-K / stream-K: ten calls on the same operands give the same bytes.
+TEST(Fp8SplitDeterminism, TenRunsBitIdentical) {
+  GPU_TEST_REQUIRE_SM90();
+  for (const char* scheme : {"split-k", "stream-k"}) {
+    SCOPED_TRACE(scheme);
+    const ForcedScheme forced(scheme, true);
+    const std::uint64_t seed = next_seed();
+    const QuantisedOperand a = make_quantised(0, 129, 7168, false, seed * 8 + 0);
+    const QuantisedOperand b = make_quantised(0, 2112, 7168, true, seed * 8 + 1);
+    GuardedTensor d(DType::kBFloat16, 0, 129, 2112);
+    std::vector<double> first;
+    for (int run = 0; run < 10; ++run) {
+      tilegemm::fp8_gemm_1d2d(a.data_view, a.sf_view, b.data_view, b.sf_view, d.device_view());
+      cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
+      d.download();
+      std::vector<double> got;
+      for (std::int64_t r = 0; r < 129; ++r)
+        for (std::int64_t j = 0; j < 2112; ++j) got.push_back(d.get(0, r, j));
+      if (run == 0)
+        first = got;
+      else
+        ASSERT_EQ(got, first) << "run " << run << " differs from run 0";
+    }
+  }
+}
 
 // ---------------- M-grouped contiguous ----------------
 struct Fp8ContiguousCase {

@@ -11,7 +11,9 @@
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
 //                            Hopper: the tensor core's fp8 accumulator keeps fewer than fp32's mantissa bits.
 //                            With two consumer warpgroups one promotes while the other's wgmma runs.
-//   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler (same schedulers as BF16).
+//   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler (same schedulers as BF16), or
+//                            with split-K / stream-K the work units of sched::SplitTileScheduler, whose cut
+//                            tiles are summed by sched::SplitFixup after promotion (scales already applied).
 //   2-CTA cluster (kClusterM == 2): the two CTAs take m-blocks 2q and 2q+1 of one n-block; each loads half of
 //                            the B tile and multicasts it to both (sched::Tile::share_b false: each loads its
 //                            own), as the BF16 kernel does. Scales are loaded by each CTA for itself.
@@ -25,6 +27,8 @@
 #include "tilegemm/prim/tma.cuh"
 #include "tilegemm/prim/wgmma.cuh"
 #include "tilegemm/sched/gemm_scheduler.cuh"
+#include "tilegemm/sched/split_fixup.cuh"
+#include "tilegemm/sched/split_scheduler.cuh"
 #include "tilegemm/shared_enums.hpp"
 
 namespace tilegemm {
@@ -72,8 +76,17 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr bool kMulticastB = kClusterM == 2;
   static_assert(kClusterM == 1 || (kMulticastB && BLOCK_N % 16 == 0),
                 "B multicast splits the B tile into two halves of whole 8-row swizzle atoms");
-  using Scheduler =
-      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, kClusterM>;
+  // Split-K / stream-K: work units are tiles with a K sub-range; each part's promoted fp32 result meets the
+  // others' in the workspace (sched::SplitFixup), exactly as in the BF16 kernel.
+  constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
+  static_assert(!kSplit || (kClusterM == 1 && !Cfg::kPsumLayout &&
+                            (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
+                "split-K / stream-K: dense or batched problems without clusters");
+  using Scheduler = typename sched::PickScheduler<
+      kSplit,
+      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, kClusterM>,
+      sched::SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>>::type;
+  using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
 
   static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -263,6 +276,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
         // 1D1D read B's scales from the stage during promotion: release only now.
         if (kPerTokenB && lane == 0) release(st.index);
         st.advance();
+      }
+
+      // -------- cut tile: publish this part; only the part that completes the tile goes on --------
+      if constexpr (kSplit) {
+        if (tile.parts > 1 && !Fixup::reduce(gemm, scheduler, tile, acc, math_wg, thread_in_wg, 1 + math_wg))
+          continue;
       }
 
       // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
