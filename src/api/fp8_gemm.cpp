@@ -1,5 +1,6 @@
 // The FP8 block-scaled operations users call: validate → GemmDesc → GemmConfig → JIT kernel → launch.
 #include "tilegemm/fp8_gemm.hpp"
+#include "tilegemm/gemm.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -86,6 +87,7 @@ GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k,
   desc.d_dtype = d_dtype;
   desc.major_a = desc.major_b = Major::kKMajor;
   desc.with_c = with_c;
+  desc.deterministic = is_deterministic();  // split-K / stream-K reduction mode, as for BF16
   return desc;
 }
 
