@@ -24,6 +24,19 @@ struct ContextModule {
   std::map<std::tuple<unsigned, unsigned, unsigned>, int> max_active_clusters;
 };
 
+// The grid, block and shared-memory fields of a driver launch (attributes and stream are the caller's).
+CUlaunchConfig driver_launch_config(const LaunchConfig& config, unsigned grid_x) {
+  CUlaunchConfig launch = {};
+  launch.gridDimX = grid_x;
+  launch.gridDimY = config.grid[1];
+  launch.gridDimZ = config.grid[2];
+  launch.blockDimX = config.block[0];
+  launch.blockDimY = config.block[1];
+  launch.blockDimZ = config.block[2];
+  launch.sharedMemBytes = config.smem_bytes;
+  return launch;
+}
+
 class LoadedKernel final : public CompiledKernel {
  public:
   LoadedKernel(std::string name, std::string entry, std::vector<char> cubin, std::string cubin_path)
@@ -82,14 +95,7 @@ class LoadedKernel final : public CompiledKernel {
       a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       a.value.programmaticStreamSerializationAllowed = 1;
     }
-    CUlaunchConfig launch = {};
-    launch.gridDimX = grid_x;
-    launch.gridDimY = config.grid[1];
-    launch.gridDimZ = config.grid[2];
-    launch.blockDimX = config.block[0];
-    launch.blockDimY = config.block[1];
-    launch.blockDimZ = config.block[2];
-    launch.sharedMemBytes = config.smem_bytes;
+    CUlaunchConfig launch = driver_launch_config(config, grid_x);
     launch.hStream = static_cast<CUstream>(config.stream);
     launch.attrs = num_attributes ? attributes : nullptr;
     launch.numAttrs = num_attributes;
@@ -114,14 +120,7 @@ class LoadedKernel final : public CompiledKernel {
       attribute.value.clusterDim.x = config.cluster[0];
       attribute.value.clusterDim.y = config.cluster[1];
       attribute.value.clusterDim.z = config.cluster[2];
-      CUlaunchConfig query = {};
-      query.gridDimX = config.grid[0];
-      query.gridDimY = config.grid[1];
-      query.gridDimZ = config.grid[2];
-      query.blockDimX = config.block[0];
-      query.blockDimY = config.block[1];
-      query.blockDimZ = config.block[2];
-      query.sharedMemBytes = config.smem_bytes;
+      CUlaunchConfig query = driver_launch_config(config, config.grid[0]);
       query.attrs = &attribute;
       query.numAttrs = 1;
       int clusters = 0;

@@ -81,15 +81,9 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   static_assert(kClusterM == 1 || (kMulticastB && !kBMNMajor && BLOCK_N % 16 == 0),
                 "B multicast needs a K-major B split into two halves of whole 8-row swizzle atoms");
   // Split-K / stream-K: work units are tiles with a K sub-range; cut tiles meet in the fp32 workspace.
-  constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
-  static_assert(!kSplit || (kClusterM == 1 && !Cfg::kPsumLayout &&
-                            (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
-                "split-K / stream-K: dense or batched problems without clusters");
-  using Scheduler = typename sched::PickScheduler<
-      kSplit,
-      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
-                           kClusterM>,
-      sched::SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>>::type;
+  using Schedulers = sched::SchedulerFor<Cfg, BLOCK_M, BLOCK_N, BLOCK_K>;
+  constexpr bool kSplit = Schedulers::kSplit;
+  using Scheduler = typename Schedulers::type;
   using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
 
   static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");

@@ -78,14 +78,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                 "B multicast splits the B tile into two halves of whole 8-row swizzle atoms");
   // Split-K / stream-K: work units are tiles with a K sub-range; each part's promoted fp32 result meets the
   // others' in the workspace (sched::SplitFixup), exactly as in the BF16 kernel.
-  constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
-  static_assert(!kSplit || (kClusterM == 1 && !Cfg::kPsumLayout &&
-                            (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
-                "split-K / stream-K: dense or batched problems without clusters");
-  using Scheduler = typename sched::PickScheduler<
-      kSplit,
-      sched::TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, kClusterM>,
-      sched::SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>>::type;
+  using Schedulers = sched::SchedulerFor<Cfg, BLOCK_M, BLOCK_N, BLOCK_K>;
+  constexpr bool kSplit = Schedulers::kSplit;
+  using Scheduler = typename Schedulers::type;
   using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
 
   static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");

@@ -103,14 +103,26 @@ struct SplitTileScheduler {
   }
 };
 
-// The scheduler a kernel config uses: data-parallel → TileScheduler, otherwise SplitTileScheduler.
-template <bool kSplit, class DataParallel, class Split>
-struct PickScheduler {
-  using type = DataParallel;
-};
-template <class DataParallel, class Split>
-struct PickScheduler<true, DataParallel, Split> {
-  using type = Split;
+// The scheduler a kernel config uses: data-parallel → TileScheduler (with the config's cluster pairing),
+// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM.
+template <class Cfg, int BLOCK_M, int BLOCK_N, int BLOCK_K>
+struct SchedulerFor {
+  static constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
+  static_assert(!kSplit || (Cfg::kClusterM == 1 && !Cfg::kPsumLayout &&
+                            (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
+                "split-K / stream-K: dense or batched problems without clusters");
+  using DataParallel = TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
+                                     Cfg::kClusterM>;
+  using Split = SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>;
+  template <bool kCut, int kDummy = 0>
+  struct Pick {
+    using type = DataParallel;
+  };
+  template <int kDummy>
+  struct Pick<true, kDummy> {
+    using type = Split;
+  };
+  using type = typename Pick<kSplit>::type;
 };
 
 }  // namespace tilegemm::sched
