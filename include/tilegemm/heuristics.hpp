@@ -16,12 +16,10 @@
 
 namespace tilegemm {
 
-// The lead flips this once the SM90 BF16 kernel supports 2-CTA TMA multicast; while false every cluster>1
-// candidate is rejected with a reason saying so.
-// NOTE (H200, 2026-11-30, bench/results/2026-11-30-bf16-all-run5-clusters.md): the 2x1 B-multicast kernel is
-// correct (GPU suite 170/170 with clusters selected) but measured 2-4x slower on M=128 shapes and ~20% slower on
-// M=4096 shapes than 1x1, so the selector does not pick clusters until that is understood (co-residency of
-// clusters under the persistent grid is the first suspect: cudaOccupancyMaxActiveClusters).
+// Whether the BF16 selector offers 2-CTA B-multicast clusters (false: every cluster>1 candidate is rejected with
+// a reason, unless TILEGEMM_CONFIG_FILTER asks for one). NOTE (H200, 2026-11-30): clusters were 1.3-3x slower
+// until the remote stage release lost its `.release.cluster` qualifier (a MEMBAR.ALL.GPU per arrive); since then
+// the cost model decides (bench/results/2026-11-30-h200-clusters.md).
 constexpr bool kSm90Bf16MulticastImplemented = true;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
