@@ -14,6 +14,7 @@
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point
 // that calls sm90_bf16_gemm<Config>(params).
 #include "tilegemm/gemm_params.hpp"
+#include "tilegemm/kernels/sm90_cluster_pair.cuh"
 #include "tilegemm/kernels/sm90_epilogue.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
@@ -78,6 +79,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   // scheduler says the two m-blocks use different B tiles: sched::Tile::share_b).
   constexpr int kClusterM = Cfg::kClusterM;
   constexpr bool kMulticastB = kClusterM == 2;
+  using Pair = Sm90ClusterPair<kMulticastB>;
   static_assert(kClusterM == 1 || (kMulticastB && !kBMNMajor && BLOCK_N % 16 == 0),
                 "B multicast needs a K-major B split into two halves of whole 8-row swizzle atoms");
   // Split-K / stream-K: work units are tiles with a K sub-range; cut tiles meet in the fp32 workspace.
@@ -106,15 +108,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     prim::tma_prefetch_descriptor(&params.tma_a);
     prim::tma_prefetch_descriptor(&params.tma_b);
     prim::tma_prefetch_descriptor(&params.tma_d);
-    barriers->init(kMathWGs * 4 * kClusterM);  // one release per consumer warp of every CTA sharing a stage
+    barriers->init(kMathWGs * 4 * Pair::kCtas);  // one release per consumer warp of every CTA sharing a stage
     prim::fence_barrier_init();
   }
-  // NOTE: with multicast, the peer must not write into this CTA's stages before its barriers exist.
-  if constexpr (kMulticastB)
-    prim::cluster_sync();
-  else
-    __syncthreads();
-  const u32 cta_rank = kMulticastB ? prim::cluster_cta_rank() : 0;
+  Pair pair;
+  pair.sync_after_init();
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
@@ -132,17 +130,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
           load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(st.index), tile.m0, k0,
                                                          tile.a_batch);
           if constexpr (kMulticastB) {
-            constexpr int kHalf = BLOCK_N / 2;  // rows of B one load covers (the descriptor's box)
-            if (tile.share_b) {
-              // This CTA loads one half for both.
-              prim::tma_load_3d_multicast(&params.tma_b, full, smem_b(st.index) + cta_rank * kHalf * 128, k0,
-                                          tile.n0 + static_cast<int>(cta_rank) * kHalf, tile.b_batch, 0x3);
-            } else {
-              // The pair's m-blocks belong to different groups: each CTA loads both halves of its own B.
-              for (int h = 0; h < 2; ++h)
-                prim::tma_load_3d(&params.tma_b, full, smem_b(st.index) + h * kHalf * 128, k0, tile.n0 + h * kHalf,
-                                  tile.b_batch);
-            }
+            pair.template load_b<BLOCK_N>(&params.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch,
+                                          tile.share_b);
           } else {
             load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(st.index), tile.n0, k0,
                                                            tile.b_batch);
@@ -155,7 +144,6 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     // ---------------- consumers ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<232>();
     const int math_wg = warpgroup - 1;
-    const int warp_in_wg = thread_in_wg / 32;
     const int lane = threadIdx.x % 32;
     const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
 
@@ -174,13 +162,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     };
 
     u8* smem_d = smem + Smem::kDOffset + math_wg * Epilogue::kStagingBytes;
-    const bool is_store_thread = thread_in_wg == 0;
 
-    // A stage is free again once the consumers of every CTA it was delivered to released it.
-    auto release = [&](u32 stage) {
-      barriers->consumer_release(stage);
-      if constexpr (kMulticastB) prim::mbarrier_arrive_cluster(&barriers->inputs_consumed[stage], cta_rank ^ 1);
-    };
+    auto release = [&](u32 stage) { pair.release(barriers, stage); };
 
     Scheduler scheduler(params);
     prim::PipelineState<kStages> st;
@@ -227,29 +210,16 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       }
 
       // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
-      if constexpr (kMulticastB) {
-        if (!tile.active) continue;
-      }
+      if (!tile.active) continue;
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
-      // The previous tile's store must have finished reading shared memory before it is overwritten.
-      if (is_store_thread) prim::tma_store_wait_read<0>();
-      prim::named_barrier_sync(1 + math_wg, 128);
-      Epilogue::stage(smem_d, acc, warp_in_wg, lane);
-      prim::fence_proxy_async_shared();
-      prim::named_barrier_sync(1 + math_wg, 128);
-      if (is_store_thread)
-        Epilogue::template store<Cfg::kAccumulate>(&params.tma_d, smem_d, tile.m0 + row_base, tile.n0, params.n,
-                                                   tile.d_batch);
+      Epilogue::template write_tile<Cfg::kAccumulate>(&params.tma_d, smem_d, acc, thread_in_wg, 1 + math_wg,
+                                                      tile.m0 + row_base, tile.n0, params.n, tile.d_batch);
     }
     // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
-    if (is_store_thread) prim::tma_store_wait<0>();
+    if (thread_in_wg == 0) prim::tma_store_wait<0>();
   }
-  // NOTE: with multicast a CTA may not exit while its peer can still arrive on its barriers.
-  if constexpr (kMulticastB) {
-    __syncwarp();
-    prim::cluster_sync();
-  }
+  pair.sync_before_exit();
 }
 
 }  // namespace tilegemm

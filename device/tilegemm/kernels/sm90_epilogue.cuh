@@ -78,6 +78,21 @@ struct Sm90Epilogue {
     }
     prim::tma_store_commit();
   }
+
+  // The whole epilogue of one warpgroup's rows: wait until the previous tile's store has read the staging
+  // buffer, stage, make it visible to the TMA unit, and let one thread store it. `barrier_id` is the
+  // warpgroup's named barrier (128 threads).
+  template <bool kAccumulate>
+  static TG_DEVICE void write_tile(const TmaDescriptor* tma_d, u8* smem_d, const float (&acc)[kSubM][BLOCK_N / 2],
+                                   int thread_in_wg, u32 barrier_id, int m_row, int n0, int n, int batch) {
+    const bool is_store_thread = thread_in_wg == 0;
+    if (is_store_thread) prim::tma_store_wait_read<0>();
+    prim::named_barrier_sync(barrier_id, 128);
+    stage(smem_d, acc, thread_in_wg / 32, thread_in_wg % 32);
+    prim::fence_proxy_async_shared();
+    prim::named_barrier_sync(barrier_id, 128);
+    if (is_store_thread) store<kAccumulate>(tma_d, smem_d, m_row, n0, n, batch);
+  }
 };
 
 }  // namespace tilegemm
