@@ -181,11 +181,7 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
   check_fp8_operand(a, "a", 3);
   check_fp8_operand(b, "b", 3);
   require_tensor(d, "d", 3, DType::kBFloat16);
-  const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
-  TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
-                   fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
-  TILEGEMM_REQUIRE(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, "d",
-                   fmt::format("[G={}, M={}, N={}]", groups, m_max, n), shape_str(d));
+  const auto [groups, m_max, n, k] = api::require_masked_shapes(a, b, d);
   require_contiguous_rows(d, "d");
   check_per_token_sf(sfa, "sfa", 3, groups, m_max, k);
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);

@@ -133,11 +133,7 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
   require_tensor(a, "a", 3, DType::kBFloat16);
   require_tensor(b, "b", 3, DType::kBFloat16);
   require_tensor(d, "d", 3, DType::kBFloat16);
-  const std::int64_t groups = a.size(0), m_max = a.size(1), k = a.size(2), n = b.size(1);
-  TILEGEMM_REQUIRE(b.size(0) == groups && b.size(2) == k, "b",
-                   fmt::format("[G={}, N, K={}] to match a {}", groups, k, shape_str(a)), shape_str(b));
-  TILEGEMM_REQUIRE(d.size(0) == groups && d.size(1) == m_max && d.size(2) == n, "d",
-                   fmt::format("[G={}, M={}, N={}]", groups, m_max, n), shape_str(d));
+  const auto [groups, m_max, n, k] = api::require_masked_shapes(a, b, d);
   api::require_masked_m(masked_m, groups, expected_m);
   TILEGEMM_REQUIRE(a.stride(2) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
                    fmt::format("last stride {}", a.stride(2)));

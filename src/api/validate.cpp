@@ -49,6 +49,15 @@ void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layo
                      std::to_string(m));
 }
 
+MaskedShape require_masked_shapes(const TensorView& a, const TensorView& b, const TensorView& d) {
+  const MaskedShape x{a.size(0), a.size(1), b.size(1), a.size(2)};
+  TILEGEMM_REQUIRE(b.size(0) == x.groups && b.size(2) == x.k, "b",
+                   fmt::format("[G={}, N, K={}] to match a {}", x.groups, x.k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(0) == x.groups && d.size(1) == x.m_max && d.size(2) == x.n, "d",
+                   fmt::format("[G={}, M={}, N={}]", x.groups, x.m_max, x.n), shape_str(d));
+  return x;
+}
+
 void require_masked_m(const TensorView& masked_m, std::int64_t groups, int expected_m) {
   require_tensor(masked_m, "masked_m", 1, DType::kInt32);
   TILEGEMM_REQUIRE(masked_m.size(0) == groups && masked_m.stride(0) == 1, "masked_m",

@@ -22,6 +22,11 @@ void require_int_size(std::int64_t value, const char* name);
 // the prefix-sum layout M must be a multiple of `alignment` (each group padded to it).
 void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m,
                             std::int64_t groups, int alignment);
+// M-grouped masked operands: a [G, M_max, K], b [G, N, K] (storage shape), d [G, M_max, N]; returns the sizes.
+struct MaskedShape {
+  std::int64_t groups, m_max, n, k;
+};
+MaskedShape require_masked_shapes(const TensorView& a, const TensorView& b, const TensorView& d);
 // M-grouped masked: int32 masked_m [G] contiguous (read on the device), expected_m a positive hint.
 void require_masked_m(const TensorView& masked_m, std::int64_t groups, int expected_m);
 // K-grouped: the group sizes on the host (`ks`, each a non-negative multiple of `multiple`, summing to sum_k)
