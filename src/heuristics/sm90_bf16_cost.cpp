@@ -191,8 +191,11 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.smem_per_stage_bytes = static_cast<int>(smem_bytes_per_stage(dtypes, c.block_m, c.block_n, c.block_k));
   r.acc_regs_per_thread = accumulator_regs_per_thread(c.block_m, c.block_n, 128 * c.num_math_warpgroups);
 
-  // Only a problem far from its memory floor keeps the tensor cores busy long enough to meet the power limit.
-  const bool power_bound = problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s;
+  // Only a problem far from its memory floor keeps the tensor cores busy long enough to meet the power limit;
+  // there (BF16 only, see kL2PowerSlope) L2 traffic costs tensor throughput and multicast pays.
+  const bool fp8 = is_fp8_desc(desc);
+  const bool l2_power_model =
+      !fp8 && problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s;
 
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
   // NOTE: measured on the H200 (2026-11-30), sharing B did not speed up any M=128 shape (one wave of
@@ -205,13 +208,12 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   if (c.multicast == MulticastSide::kB) b_bytes /= 2;
   // A split-K / stream-K work unit loads its K share of that. Multicast halves what the CTA pulls through L2,
   // not what lands in its shared memory: the latency-bound rate (stages in flight) applies to the latter.
-  const double tile_load_bytes = (power_bound && !is_fp8_desc(desc) ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
+  const double tile_load_bytes = (l2_power_model ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
   const double tile_received_bytes = unshared_bytes * k_fraction;
   r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * ((a_bytes + b_bytes) / unshared_bytes);
 
   r.mma_efficiency = mma_efficiency(c, hw);
-  const bool fp8 = is_fp8_desc(desc);
-  const double power_factor = power_bound && !fp8 ? l2_power_factor(c) : 1.0;
+  const double power_factor = l2_power_model ? l2_power_factor(c) : 1.0;
   r.mma_efficiency *= power_factor;
   if (fp8) {
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
