@@ -16,6 +16,7 @@
 #include "tilegemm/gemm_params.hpp"
 #include "tilegemm/kernels/sm90_cluster_pair.cuh"
 #include "tilegemm/kernels/sm90_epilogue.cuh"
+#include "tilegemm/kernels/sm90_producer.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
 #include "tilegemm/prim/sync.cuh"
@@ -118,27 +119,17 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     // ---------------- producer ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
-      Scheduler scheduler(params);
-      prim::PipelineState<kStages> st;
-      sched::Tile tile;
-      while (scheduler.next(tile)) {
-        for (int kb = 0; kb < tile.k_blocks; ++kb) {
-          barriers->producer_acquire(st);
-          u64* full = &barriers->inputs_arrived[st.index];
-          barriers->producer_commit(st, Smem::kABytes + Smem::kBBytes);
-          const int k0 = tile.k0 + kb * BLOCK_K;
-          load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(st.index), tile.m0, k0,
-                                                         tile.a_batch);
-          if constexpr (kMulticastB) {
-            pair.template load_b<BLOCK_N>(&params.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch,
-                                          tile.share_b);
-          } else {
-            load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(st.index), tile.n0, k0,
-                                                           tile.b_batch);
-          }
-          st.advance();
-        }
-      }
+      sm90_produce<Scheduler, kStages, BLOCK_K>(
+          params, barriers, Smem::kABytes + Smem::kBBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(stage), tile.m0, k0,
+                                                           tile.a_batch);
+            if constexpr (kMulticastB)
+              pair.template load_b<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
+                                            tile.share_b);
+            else
+              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(stage), tile.n0, k0,
+                                                             tile.b_batch);
+          });
     }
   } else {
     // ---------------- consumers ----------------

@@ -23,6 +23,7 @@
 #include "tilegemm/fp8_params.hpp"
 #include "tilegemm/kernels/sm90_cluster_pair.cuh"
 #include "tilegemm/kernels/sm90_epilogue.cuh"
+#include "tilegemm/kernels/sm90_producer.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/tma.cuh"
@@ -123,29 +124,19 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     // ---------------- producer ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
-      Scheduler scheduler(gemm);
-      prim::PipelineState<kStages> st;
-      sched::Tile tile;
-      while (scheduler.next(tile)) {
-        for (int kb = 0; kb < tile.k_blocks; ++kb) {
-          barriers->producer_acquire(st);
-          u64* full = &barriers->inputs_arrived[st.index];
-          barriers->producer_commit(st, Smem::kStageTxBytes);
-          const int k0 = tile.k0 + kb * BLOCK_K;
-          const int k_scale = k0 / kScaleBlock;
-          prim::tma_load_3d(&gemm.tma_a, full, smem_a(st.index), k0, tile.m0, tile.a_batch);
-          if constexpr (kMulticastB) {
-            pair.template load_b<BLOCK_N>(&gemm.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch,
-                                          tile.share_b);
-          } else {
-            prim::tma_load_3d(&gemm.tma_b, full, smem_b(st.index), k0, tile.n0, tile.b_batch);
-          }
-          prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(st.index), tile.m0, k_scale, tile.a_batch);
-          if constexpr (kPerTokenB)
-            prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(st.index), tile.n0, k_scale, tile.b_batch);
-          st.advance();
-        }
-      }
+      sm90_produce<Scheduler, kStages, BLOCK_K>(
+          gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            const int k_scale = k0 / kScaleBlock;
+            prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
+            if constexpr (kMulticastB)
+              pair.template load_b<BLOCK_N>(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
+                                            tile.share_b);
+            else
+              prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch);
+            prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), tile.m0, k_scale, tile.a_batch);
+            if constexpr (kPerTokenB)
+              prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale, tile.b_batch);
+          });
     }
   } else {
     // ---------------- consumers ----------------
