@@ -40,6 +40,12 @@ bool ConfigFilter::asks_for_cluster() const {
   return false;
 }
 
+int ConfigFilter::value_of(const std::string& name) const {
+  for (const auto& [field, value] : terms)
+    if (field == name) return value;
+  return 0;
+}
+
 ConfigFilter parse_config_filter(const std::string& text) {
   ConfigFilter filter;
   const GemmConfig probe;

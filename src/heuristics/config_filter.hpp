@@ -1,6 +1,7 @@
 #pragma once
 // TILEGEMM_CONFIG_FILTER: pins some fields of the selected config for tests and tuning experiments
 // ("block_m=128,block_n=256,stages=3,cluster_m=2"). The selector keeps only legal candidates that match.
+// `raster` is not enumerated (each tile shape gets one derived raster group), so it sets the group instead.
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,8 @@ struct ConfigFilter {
   bool matches(const GemmConfig& config) const;
   // True when the filter asks for a 2-CTA cluster (which the selector does not offer on its own yet).
   bool asks_for_cluster() const;
+  // The value the filter pins `name` to, or 0 when it does not name it.
+  int value_of(const std::string& name) const;
 };
 
 // Parses "field=value[,field=value...]"; throws InvalidArgument naming TILEGEMM_CONFIG_FILTER on an unknown

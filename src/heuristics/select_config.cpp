@@ -145,6 +145,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
   const int block_k = is_fp8_desc(desc) ? kFp8BlockK : kBf16BlockK;
   const int k_blocks = static_cast<int>(ceil_div(desc.k, block_k));
   const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
+  const int forced_raster = env_config_filter().value_of("raster");  // 0: derive it per tile shape
 
   std::vector<Candidate> out;
   for (const ClusterShape& cluster : kClusterShapes)
@@ -164,7 +165,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
           c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
           c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
           c.num_sms = sms;
-          c.raster_group = choose_raster_group(shape, c.block_m, c.block_n, sms);
+          c.raster_group = forced_raster > 0 ? forced_raster : choose_raster_group(shape, c.block_m, c.block_n, sms);
           c.split_k = 1;
           c.smem_bytes = sm90_smem_bytes(desc, c);
           cand.legal = sm90_config_legal(desc, c, hw, &cand.reject_reason);

@@ -66,6 +66,12 @@ TEST(ConfigFilter, SelectorKeepsOnlyMatchingLegalConfigs) {
     EXPECT_EQ(c.multicast, MulticastSide::kB);
   }
   {
+    // The raster group is derived, not enumerated: the filter sets it rather than filtering on it.
+    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "raster=3");
+    EXPECT_NE(unfiltered.raster_group, 3);
+    EXPECT_EQ(select_config(desc, hw).raster_group, 3);
+  }
+  {
     // Legal configs exist, none matches: the error names the variable, not the desc.
     ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_n=40");
     test_util::expect_invalid([&] { select_config(desc, hw); }, "TILEGEMM_CONFIG_FILTER");
