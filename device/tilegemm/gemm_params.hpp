@@ -46,6 +46,13 @@ struct GemmParams {
   // One arrival counter per (tile, math warpgroup): the part that arrives last sums the tile and resets its
   // counter to 0, so counters start (and end) every launch at zero without a memset.
   int* tile_counters;
+  // ---- data-parallel M-grouped problems launched in chunks (sched/gemm_scheduler.cuh) ----
+  // This launch's work units [unit_begin, unit_end): tile indices (2-CTA clusters: tile-pair indices) for
+  // per-row contiguous problems, group indices for masked and prefix-sum ones. A long persistent kernel lets
+  // its CTAs drift apart in K, and CTAs that share an operand panel then no longer read it from L2 at the
+  // same time; a new launch every few waves starts them in step again. The defaults cover all the work.
+  int unit_begin = 0;
+  int unit_end = 0x7fffffff;
 };
 
 }  // namespace tilegemm

@@ -24,6 +24,9 @@ struct Env {
   // TILEGEMM_LOAD_OVERLAP_PENALTY (tuning experiments only): fraction in [0, 1] of a tile's shorter phase
   // (loads or MMAs) the cost model adds on top of the longer one.
   double tune_load_overlap_penalty = 0.0;
+  // TILEGEMM_WAVES_PER_LAUNCH: a data-parallel M-grouped GEMM longer than this many waves of the persistent
+  // grid is launched in chunks of about this many waves (GemmParams::unit_begin says why); 0 = one launch.
+  int waves_per_launch = 0;
   // DG_DETERMINISTIC: split-K / stream-K reduce cut tiles in a fixed order (bit-identical runs) instead of
   // with fp32 atomics; tilegemm::set_deterministic overrides it at run time.
   bool deterministic = false;

@@ -81,6 +81,18 @@ SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmC
 // The persistent grid the kernel launches for `config`: one CTA per SM at most, fewer when there is less work.
 int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& config);
 
+// The work units of one launch (GemmParams::unit_begin / unit_end): tile or tile-pair indices of a per-row
+// contiguous problem, group indices of a masked or prefix-sum one.
+struct WorkRange {
+  int begin = 0;
+  int end = 0x7fffffff;  // the default range covers all the work
+};
+// The launches a data-parallel M-grouped GEMM on `grid` CTAs is cut into, each about `waves_per_launch` waves
+// (masked and prefix-sum problems: whole groups, sized from expected_m or the mean group). One range covering
+// everything for other problems, for waves_per_launch 0, or when the work fits one chunk.
+std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig& config, int grid,
+                                          int waves_per_launch);
+
 // Whether the SM90 BF16 kernel can run `config` for `desc` on `hw` (config.num_sms must already be set).
 // On false, *why (if given) says which rule failed with the numbers involved.
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,

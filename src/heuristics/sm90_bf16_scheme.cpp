@@ -75,6 +75,36 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
   return grid;
 }
 
+std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig& c, int grid, int waves_per_launch) {
+  const std::vector<WorkRange> one_launch(1);
+  const bool m_grouped = desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kMGroupedMasked;
+  if (waves_per_launch <= 0 || !m_grouped || c.scheme != GemmScheme::kDataParallel) return one_launch;
+  const long long slots = std::max(1, grid / c.cluster_m);  // work units one wave of the grid takes
+  const long long n_blocks = ceil_div(desc.n, c.block_n);
+  auto m_units = [&](long long rows) { return ceil_div(ceil_div(rows, c.block_m), c.cluster_m); };
+  std::vector<WorkRange> out;
+  if (desc.type == GemmType::kMGroupedContiguous && !desc.use_psum_layout) {
+    // Per-row group index: tiles (pairs) are numbered over all rows, so any cut works.
+    const long long units = m_units(desc.m) * n_blocks;
+    const long long per_launch = waves_per_launch * slots;
+    if (units <= per_launch) return one_launch;
+    for (long long b = 0; b < units; b += per_launch)
+      out.push_back({static_cast<int>(b), static_cast<int>(std::min(units, b + per_launch))});
+    return out;
+  }
+  // Masked and prefix-sum problems are walked group by group: cut between groups. Their sizes live on the
+  // device, so the cut uses expected_m (masked) or the mean group (prefix sum).
+  const long long rows = desc.type == GemmType::kMGroupedMasked ? (desc.expected_m > 0 ? desc.expected_m : desc.m)
+                                                                : ceil_div(desc.m, desc.num_groups);
+  const long long group_units = std::max(1LL, m_units(rows) * n_blocks);
+  const long long groups_per_launch =
+      std::max(1LL, (waves_per_launch * slots + group_units / 2) / group_units);
+  if (groups_per_launch >= desc.num_groups) return one_launch;
+  for (long long g = 0; g < desc.num_groups; g += groups_per_launch)
+    out.push_back({static_cast<int>(g), static_cast<int>(std::min<long long>(desc.num_groups, g + groups_per_launch))});
+  return out;
+}
+
 SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {
   SplitWorkspaceLayout w;
   if (c.scheme == GemmScheme::kDataParallel) return w;

@@ -76,6 +76,13 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_LOAD_OVERLAP_PENALTY", "a number in [0, 1]", "'" + v + "'");
     e.tune_load_overlap_penalty = x;
   }
+  if (std::string v = get("TILEGEMM_WAVES_PER_LAUNCH"); !v.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end != '\0' || n < 0 || n > 1 << 20)
+      throw InvalidArgument("TILEGEMM_WAVES_PER_LAUNCH", "an integer in [0, 1048576] (0 = one launch)", "'" + v + "'");
+    e.waves_per_launch = static_cast<int>(n);
+  }
   e.deterministic = get_bool("DG_DETERMINISTIC", false);
   if (std::string v = get("TILEGEMM_GEMM_SCHEME"); !v.empty()) {
     std::string lower = v;

@@ -4,6 +4,7 @@
 
 #include "kernels/codegen_tokens.hpp"
 #include "kernels/split_workspace.hpp"
+#include "tilegemm/env.hpp"
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm::kernels {
@@ -57,7 +58,13 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
   void* args[] = {kernel_params};
-  kernel.launch(launch, args);
+  // Long M-grouped problems go in chunks of a few waves, each launch starting its CTAs in step (the argument
+  // is copied at every launch, so the range can change in between).
+  for (const WorkRange& range : sm90_launch_chunks(desc, config, grid, env().waves_per_launch)) {
+    gemm.unit_begin = range.begin;
+    gemm.unit_end = range.end;
+    kernel.launch(launch, args);
+  }
 }
 
 }  // namespace tilegemm::kernels

@@ -59,6 +59,21 @@ TEST_F(EnvTest, MalformedBooleanNamesTheVariableAndValue) {
   }
 }
 
+TEST_F(EnvTest, WavesPerLaunchIsANonNegativeInteger) {
+  set("TILEGEMM_WAVES_PER_LAUNCH", "12");
+  EXPECT_EQ(env().waves_per_launch, 12);
+  for (const char* bad : {"-1", "8x", "two"}) {
+    ::setenv("TILEGEMM_WAVES_PER_LAUNCH", bad, 1);
+    try {
+      read_env_from_process();
+      FAIL() << "expected InvalidArgument for '" << bad << "'";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "TILEGEMM_WAVES_PER_LAUNCH");
+    }
+  }
+  ::unsetenv("TILEGEMM_WAVES_PER_LAUNCH");
+}
+
 TEST_F(EnvTest, ReloadBumpsTheGeneration) {
   const unsigned before = env().generation;
   reload_env();

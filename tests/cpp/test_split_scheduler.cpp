@@ -9,22 +9,7 @@
 #include <tuple>
 #include <vector>
 
-// Shims that let the scheduler headers compile as host code: they only need blockIdx / gridDim, min, __ldg.
-#define __device__
-#define __forceinline__
-namespace {
-struct Dim3Shim {
-  unsigned x = 0, y = 0, z = 0;
-};
-}  // namespace
-static Dim3Shim blockIdx, gridDim;
-template <class T>
-T __ldg(const T* p) {
-  return *p;
-}
-inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
-inline unsigned __shfl_sync(unsigned, unsigned v, int) { return v; }
-using std::min;
+#include "host_scheduler_shim.hpp"
 #include "tilegemm/sched/split_scheduler.cuh"
 
 using namespace tilegemm;

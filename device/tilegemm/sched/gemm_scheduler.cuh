@@ -76,9 +76,18 @@ struct TileScheduler {
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
       : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
-        next_index(blockIdx.x / kClusterM) {
-    if constexpr (kGroupCursor) num_m_blocks = group_m_blocks(0);
+        next_index(blockIdx.x / kClusterM + (kGroupCursor ? 0 : params.unit_begin)) {
+    // A chunked launch (GemmParams::unit_begin): the cursor starts at its first group, the others at its
+    // first tile.
+    if constexpr (kGroupCursor) {
+      group = params.unit_begin;
+      num_m_blocks = group_m_blocks(group);
+      if constexpr (kPsumLayout) group_row0 = psum_group_start(group);
+    }
   }
+
+  // One past the last group the cursor walks in this launch.
+  TG_DEVICE int group_end() const { return min(p.num_groups, p.unit_end); }
 
   // First row of group g in the prefix-sum layout.
   TG_DEVICE int psum_group_start(int g) const {
@@ -115,7 +124,7 @@ struct TileScheduler {
         // index walks pairs of m-blocks.
         while (index >= group_first_tile + ceil_div(num_m_blocks, kClusterM) * num_n_blocks) {
           group_first_tile += ceil_div(num_m_blocks, kClusterM) * num_n_blocks;
-          if (++group >= p.num_groups) return false;
+          if (++group >= group_end()) return false;
           num_m_blocks = group_m_blocks(group);
           if constexpr (kPsumLayout) group_row0 = psum_group_start(group);
         }
@@ -140,7 +149,7 @@ struct TileScheduler {
         const int tiles_per_group = m_units * num_n_blocks;
         const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
         static_assert(!kKGrouped, "handled above");
-        if (index >= tiles_per_group * groups) return false;
+        if (index >= min(tiles_per_group * groups, p.unit_end)) return false;
         const int g = index / tiles_per_group;
         int m_block, n_block;
         // The raster group counts m-blocks; a cluster walks pairs of them.
