@@ -77,18 +77,22 @@ std::string spread(const BenchStats& s) {
   return s.samples > 0 ? fmt::format("{:.1f}%", 100 * relative_spread(s)) : "-";
 }
 
+std::string fastest(const BenchStats& s) { return s.samples > 0 ? fmt::format("{:.1f}", s.min_us) : "-"; }
+
 // How each number was obtained: the full config and variant, the warm-up + timed calls, and the run-to-run
 // spread (stddev / median) that --compare uses to tell a change from noise.
 std::string run_details(const std::vector<BenchRow>& rows) {
   if (rows.empty()) return "";
   std::string out =
-      "\nRun details: calls = warm-up + timed; spread = stddev / median of the samples.\n\n"
-      "| shape | variant | ours calls | ours spread | cuBLAS calls | cuBLAS spread | config |\n"
-      "|---|---|---:|---:|---:|---:|---|\n";
+      "\nRun details: calls = warm-up + timed; spread = stddev / median of the samples; min = the fastest "
+      "call in µs. A power-capped card (700 W on the H200) lowers its clock about 0.1 s into a long run, so a "
+      "min far below the median is a call made before the clock dropped.\n\n"
+      "| shape | variant | ours calls | ours spread | ours min | cuBLAS calls | cuBLAS spread | cuBLAS min | config |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& r : rows)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.shape_label(),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.shape_label(),
                        r.variant.empty() ? "-" : r.variant, calls(r.ours_iterations, r.ours), spread(r.ours),
-                       calls(r.cublas_iterations, r.cublas), spread(r.cublas),
+                       fastest(r.ours), calls(r.cublas_iterations, r.cublas), spread(r.cublas), fastest(r.cublas),
                        r.config_full.empty() ? "-" : fmt::format("`{}`", r.config_full));
   return out;
 }

@@ -214,6 +214,17 @@ TEST(BenchMarkdown, OneTableRowPerShape) {
       << md;
 }
 
+TEST(BenchMarkdown, RunDetailsShowTheFastestCall) {
+  const std::string md = report_to_markdown(fixture());
+  // stats(80): min 0.98 x median; the failed row has no numbers of ours.
+  EXPECT_NE(md.find("| 4096x7168x2048 | - | 100 samples | 2.0% | 78.4 | 100 samples | 2.0% | 98.0 | "
+                    "`block=128x256x64 stages=4` |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| 4x8192x4096x7168 | - | - | - | - | 100 samples | 2.0% | 1960.0 | - |"), std::string::npos)
+      << md;
+}
+
 TEST(BenchMarkdown, SummaryAndErrorsAtTheBottom) {
   const std::string md = report_to_markdown(fixture());
   const auto table = md.find("| M | N | K |");

@@ -116,8 +116,8 @@ TEST(BenchReportFixtures, NewFieldsRoundTripAndShowInMarkdown) {
   EXPECT_NE(md.find("| baseline | cuBLASLt 13.1.0: cublasLtMatmul"), std::string::npos);
   // Graph samples are replays: 2460 timed calls in 20 samples of 123.
   EXPECT_NE(
-      md.find("| 64x2112x7168 | sm90_bf16 normal, multicast none | 1250 + 2460 (20 samples of 123) | 3.2% | "
-              "1300 + 2456 | 4.4% | `block=64x16x64 stages=16"),
+      md.find("| 64x2112x7168 | sm90_bf16 normal, multicast none | 1250 + 2460 (20 samples of 123) | 3.2% | 18.7 | "
+              "1300 + 2456 | 4.4% | 17.5 | `block=64x16x64 stages=16"),
       std::string::npos)
       << md;
   // A row recorded without counts still shows its samples and spread.
