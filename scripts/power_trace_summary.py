@@ -4,7 +4,8 @@
 A phase is a run of samples drawing more than --busy-watts. For each phase it prints the start time, the
 length, the mean SM clock, the mean power and the share of samples with the software power cap active, which
 tells whether a benchmark ran at full clock or at the card's power limit (700 W on the H200).
-nvidia-smi repeats a sensor value until the sensor updates, so consecutive identical samples count once.
+Samples come at a fixed interval, so plain means are time-weighted (nvidia-smi repeats a sensor's value until
+the sensor updates, about every 0.1 s).
 """
 import argparse
 import csv
@@ -53,16 +54,12 @@ def read_trace(path: str) -> list:
     power = next((i for i, h in enumerate(header) if h.startswith("power.draw.instant")), None)
     power = column("power.draw") if power is None else power
     cap = column("clocks_event_reasons.sw_power_cap")
-    samples, last = [], None
+    samples = []
     for row in rows[1:]:
         if len(row) < len(header):
             continue  # a line cut off when the sampler was stopped
         clock = row[t].split()[1]
         h, m, s = clock.split(":")
-        key = tuple(row[1:])
-        if key == last:
-            continue
-        last = key
         samples.append(Sample(clock, int(h) * 3600 + int(m) * 60 + float(s), number(row[clk]), number(row[power]),
                               row[cap].strip() == "Active"))
     return samples
