@@ -105,6 +105,13 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
   return out;
 }
 
+bool sm90_wave_lockstep(const GemmDesc& desc, const GemmConfig& c) {
+  const bool direct = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
+                      (desc.type == GemmType::kMGroupedContiguous && !desc.use_psum_layout);
+  return env().wave_lockstep && direct && c.scheme == GemmScheme::kDataParallel &&
+         sm90_launch_chunks(desc, c, c.num_sms, env().waves_per_launch).size() == 1;
+}
+
 SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {
   SplitWorkspaceLayout w;
   if (c.scheme == GemmScheme::kDataParallel) return w;

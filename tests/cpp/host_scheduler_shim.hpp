@@ -11,7 +11,9 @@ struct Dim3Shim {
   unsigned x = 0, y = 0, z = 0;
 };
 }  // namespace tilegemm_test_shim
-static tilegemm_test_shim::Dim3Shim blockIdx, gridDim;
+// blockIdx is per thread so a test may run one thread per CTA.
+static thread_local tilegemm_test_shim::Dim3Shim blockIdx;
+static tilegemm_test_shim::Dim3Shim gridDim;
 template <class T>
 T __ldg(const T* p) {
   return *p;
