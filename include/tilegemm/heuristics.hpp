@@ -93,7 +93,7 @@ struct WorkRange {
 std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig& config, int grid,
                                           int waves_per_launch);
 // Whether the kernel keeps its CTAs' waves in step (TILEGEMM_WAVE_LOCKSTEP): data-parallel problems the
-// scheduler indexes directly (dense, batched, per-row contiguous), launched in one piece.
+// scheduler indexes directly (dense, batched, per-row contiguous), when launches are not chunked.
 bool sm90_wave_lockstep(const GemmDesc& desc, const GemmConfig& config);
 
 // Whether the SM90 BF16 kernel can run `config` for `desc` on `hw` (config.num_sms must already be set).

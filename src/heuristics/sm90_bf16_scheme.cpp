@@ -108,8 +108,8 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
 bool sm90_wave_lockstep(const GemmDesc& desc, const GemmConfig& c) {
   const bool direct = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
                       (desc.type == GemmType::kMGroupedContiguous && !desc.use_psum_layout);
-  return env().wave_lockstep && direct && c.scheme == GemmScheme::kDataParallel &&
-         sm90_launch_chunks(desc, c, c.num_sms, env().waves_per_launch).size() == 1;
+  // A chunked launch restarts its CTAs in step anyway, and the counters assume one launch.
+  return env().wave_lockstep && env().waves_per_launch == 0 && direct && c.scheme == GemmScheme::kDataParallel;
 }
 
 SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {

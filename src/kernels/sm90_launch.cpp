@@ -63,6 +63,11 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.stream = stream;
   launch.cooperative = lockstep;  // CTAs wait on each other: all must be resident
   void* args[] = {kernel_params};
+  // The hot path: one launch over all the work (GemmParams' default unit range), nothing allocated.
+  if (env().waves_per_launch == 0) {
+    kernel.launch(launch, args);
+    return;
+  }
   // Long M-grouped problems go in chunks of a few waves, each launch starting its CTAs in step (the argument
   // is copied at every launch, so the range can change in between).
   for (const WorkRange& range : sm90_launch_chunks(desc, config, grid, env().waves_per_launch)) {
