@@ -28,8 +28,9 @@ int align128(int bytes) { return (bytes + 127) / 128 * 128; }
 
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;  // 1D1D
+  // Scales per stage: A per token; B per token (1D1D) or the tile's one or two block scales (1D2D, 16 bytes).
   const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k + align128(c.block_m * 4) +
-                              (per_token_b ? align128(c.block_n * 4) : 0);
+                              (per_token_b ? align128(c.block_n * 4) : 16);
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
   return static_cast<int>(c.stages * per_stage + staging + kSmemReserveBytes);
 }

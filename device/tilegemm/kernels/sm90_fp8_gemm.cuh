@@ -5,7 +5,11 @@
 //   1D1D (kSfbPerToken = true):  both per token; D fp32, optionally accumulated (TMA reduce-add).
 //
 //   warpgroup 0            : producer — one elected thread issues TMA loads of the A and B tiles (128-byte
-//                            swizzle, BLOCK_K = 128 = one scale block) and of the stage's per-token scales.
+//                            swizzle, BLOCK_K = 128 = one scale block) and of the stage's per-token scales;
+//                            1D2D: a second thread cp.asyncs the stage's one or two B block scales, arriving on
+//                            the same full barrier. (Read by the consumers with __ldg at every K block, an L2
+//                            round trip sat on the critical path of each block: small-M tiles ran ~1.6x slower
+//                            per byte than BF16.)
 //   warpgroups 1..kMathWGs : consumers — per K block and 64-row sub-block, wgmma 64xBLOCK_Nx32 (four of them)
 //                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
@@ -25,6 +29,7 @@
 #include "tilegemm/kernels/sm90_epilogue.cuh"
 #include "tilegemm/kernels/sm90_producer.cuh"
 #include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/cp_async.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/tma.cuh"
 #include "tilegemm/prim/wgmma.cuh"
@@ -43,7 +48,8 @@ struct Sm90Fp8Smem {
   static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K;
   static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * (Cfg::kDIsFloat ? 4 : 2);
   static constexpr int kSfaBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
-  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : 0;
+  // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales, cp.async'd.
+  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : 16;
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
@@ -114,7 +120,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     prim::tma_prefetch_descriptor(&gemm.tma_d);
     prim::tma_prefetch_descriptor(&params.tma_sfa);
     if constexpr (kPerTokenB) prim::tma_prefetch_descriptor(&params.tma_sfb);
-    barriers->init(kMathWGs * 4 * Pair::kCtas);  // one release per consumer warp of every CTA sharing a stage
+    // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread, and for 1D2D
+    // the scale thread's cp.async arrival.
+    barriers->init(kMathWGs * 4 * Pair::kCtas, kPerTokenB ? 1 : 2);
     prim::fence_barrier_init();
   }
   Pair pair;
@@ -123,7 +131,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
-    if (thread_in_wg < 32 && prim::elect_one_sync()) {
+    const int producer_warp = thread_in_wg / 32;
+    if (producer_warp == 0 && prim::elect_one_sync()) {
       sm90_produce<Scheduler, kStages, BLOCK_K, Cfg::kWaveLockstep>(
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int k_scale = k0 / kScaleBlock;
@@ -136,6 +145,18 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), tile.m0, k_scale, tile.a_batch);
             if constexpr (kPerTokenB)
               prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale, tile.b_batch);
+          });
+    } else if (!kPerTokenB && producer_warp == 1 && prim::elect_one_sync()) {
+      // 1D2D: the stage's one or two block scales of B, copied by a second thread with cp.async.
+      sm90_produce_side<Scheduler, kStages, BLOCK_K>(
+          gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            const int first = tile.n0 / kScaleBlock;
+            const float* sb = params.sfb + tile.b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
+                              k0 / kScaleBlock;
+            prim::cp_async_4(smem_sfb(stage), sb);
+            if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
+              prim::cp_async_4(smem_sfb(stage) + 1, first + 1 < params.sfb_rows ? sb + params.sfb_row_stride : sb);
+            prim::cp_async_mbarrier_arrive_noinc(full);
           });
     }
   } else {
@@ -172,17 +193,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 #pragma unroll
         for (int i = 0; i < BLOCK_N / 2; ++i) acc[s][i] = 0.0f;
 
-      // 1D2D: the (at most two) rows of B's block scales this tile reads, and how many 8-column groups of the
-      // tile lie in the first one.
-      const float* sfb_first = nullptr;
-      const float* sfb_second = nullptr;
+      // 1D2D: how many 8-column groups of the tile lie in the first of its (at most two) scale blocks of B.
       int first_block_groups = BLOCK_N / 8;
       if constexpr (!kPerTokenB) {
-        const int first = tile.n0 / kScaleBlock;
-        const int second = min(first + 1, params.sfb_rows - 1);  // never read past the last row
-        const float* base = params.sfb + tile.b_batch * params.sfb_group_stride;
-        sfb_first = base + first * params.sfb_row_stride;
-        sfb_second = base + second * params.sfb_row_stride;
         if constexpr (kAlignedScaleBlocksB)
           first_block_groups = kScaleBlock / 8;
         else if constexpr (!kOneScaleBlockB)
@@ -190,14 +203,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       }
 
       for (int kb = 0; kb < tile.k_blocks; ++kb) {
-        const int k_scale = tile.k0 / kScaleBlock + kb;
+        barriers->consumer_wait(st);
+        // This thread's scales, read before the stage can be released.
         float sb_first = 0.0f, sb_second = 0.0f;
         if constexpr (!kPerTokenB) {
-          sb_first = __ldg(sfb_first + k_scale);
-          if constexpr (!kOneScaleBlockB) sb_second = __ldg(sfb_second + k_scale);
+          sb_first = smem_sfb(st.index)[0];
+          if constexpr (!kOneScaleBlockB) sb_second = smem_sfb(st.index)[1];
         }
-        barriers->consumer_wait(st);
-        // This thread's A scales, read before the stage can be released.
         float sa[kSubM][2];
 #pragma unroll
         for (int s = 0; s < kSubM; ++s) {

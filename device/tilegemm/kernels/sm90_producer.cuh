@@ -33,4 +33,22 @@ TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>
   if constexpr (kLockstep) lockstep.finish(scheduler);
 }
 
+// A side producer: a second thread walking the same stages that fills a small part of each one by other means
+// (cp.async) and arrives on its full barrier itself, so the TMA thread keeps its few registers. fill_stage(tile,
+// k0, stage, full_barrier) must arrive on the barrier once (StageBarriers::init counts it).
+template <class Scheduler, int kStages, int BLOCK_K, class FillStage>
+TG_DEVICE void sm90_produce_side(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers,
+                                 FillStage&& fill_stage) {
+  Scheduler scheduler(gemm);
+  prim::PipelineState<kStages> st;
+  sched::Tile tile;
+  while (scheduler.next(tile)) {
+    for (int kb = 0; kb < tile.k_blocks; ++kb) {
+      barriers->producer_acquire(st);
+      fill_stage(tile, tile.k0 + kb * BLOCK_K, static_cast<int>(st.index), &barriers->inputs_arrived[st.index]);
+      st.advance();
+    }
+  }
+}
+
 }  // namespace tilegemm

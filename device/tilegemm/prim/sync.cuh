@@ -62,10 +62,11 @@ struct StageBarriers {
   u64 inputs_arrived[kStages];
   u64 inputs_consumed[kStages];
 
-  TG_DEVICE void init(u32 consumer_arrivals) {
+  // producer_arrivals: 1 (the thread that announces the TMA bytes) plus any side producer's arrival.
+  TG_DEVICE void init(u32 consumer_arrivals, u32 producer_arrivals = 1) {
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(&inputs_arrived[s], 1);
+      mbarrier_init(&inputs_arrived[s], producer_arrivals);
       mbarrier_init(&inputs_consumed[s], consumer_arrivals);
     }
   }
