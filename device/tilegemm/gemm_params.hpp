@@ -53,9 +53,6 @@ struct GemmParams {
   // same time; a new launch every few waves starts them in step again. The defaults cover all the work.
   int unit_begin = 0;
   int unit_end = 0x7fffffff;
-  // ---- lockstep waves (Config::kWaveLockstep, sched/wave_lockstep.cuh) ----
-  // [0]: indices walked by all producers so far, [1]: producers finished. Zero at launch, zero again at exit.
-  int* wave_counters = nullptr;
 };
 
 }  // namespace tilegemm

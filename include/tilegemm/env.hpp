@@ -27,10 +27,6 @@ struct Env {
   // TILEGEMM_WAVES_PER_LAUNCH: a data-parallel M-grouped GEMM longer than this many waves of the persistent
   // grid is launched in chunks of about this many waves (GemmParams::unit_begin says why); 0 = one launch.
   int waves_per_launch = 0;
-  // TILEGEMM_WAVE_LOCKSTEP (experiment): the producers of a data-parallel dense, batched or per-row contiguous
-  // GEMM wait at a grid-wide count before each wave's loads until every CTA has issued the previous wave
-  // (sched/wave_lockstep.cuh), so CTAs sharing an operand panel stay in step; the launch is cooperative.
-  bool wave_lockstep = false;
   // DG_DETERMINISTIC: split-K / stream-K reduce cut tiles in a fixed order (bit-identical runs) instead of
   // with fp32 atomics; tilegemm::set_deterministic overrides it at run time.
   bool deterministic = false;

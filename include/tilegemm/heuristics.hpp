@@ -92,9 +92,6 @@ struct WorkRange {
 // everything for other problems, for waves_per_launch 0, or when the work fits one chunk.
 std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig& config, int grid,
                                           int waves_per_launch);
-// Whether the kernel keeps its CTAs' waves in step (TILEGEMM_WAVE_LOCKSTEP): data-parallel problems the
-// scheduler indexes directly (dense, batched, per-row contiguous), when launches are not chunked.
-bool sm90_wave_lockstep(const GemmDesc& desc, const GemmConfig& config);
 
 // Whether the SM90 BF16 kernel can run `config` for `desc` on `hw` (config.num_sms must already be set).
 // On false, *why (if given) says which rule failed with the numbers involved.

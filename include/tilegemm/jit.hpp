@@ -32,9 +32,6 @@ struct LaunchConfig {
   // clusters that can be resident at once: a cluster that has to wait for a free GPC would run its whole
   // share of the work after the others finished.
   bool persistent = false;
-  // All CTAs must be resident at once (they wait on each other through global memory): the driver refuses a
-  // launch that cannot guarantee it instead of letting it hang.
-  bool cooperative = false;
 };
 
 // A compiled (and, after the first launch, loaded) kernel. Thread-safe.

@@ -105,13 +105,6 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
   return out;
 }
 
-bool sm90_wave_lockstep(const GemmDesc& desc, const GemmConfig& c) {
-  const bool direct = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
-                      (desc.type == GemmType::kMGroupedContiguous && !desc.use_psum_layout);
-  // A chunked launch restarts its CTAs in step anyway, and the counters assume one launch.
-  return env().wave_lockstep && env().waves_per_launch == 0 && direct && c.scheme == GemmScheme::kDataParallel;
-}
-
 SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {
   SplitWorkspaceLayout w;
   if (c.scheme == GemmScheme::kDataParallel) return w;

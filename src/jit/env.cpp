@@ -83,7 +83,6 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_WAVES_PER_LAUNCH", "an integer in [0, 1048576] (0 = one launch)", "'" + v + "'");
     e.waves_per_launch = static_cast<int>(n);
   }
-  e.wave_lockstep = get_bool("TILEGEMM_WAVE_LOCKSTEP", false);
   e.deterministic = get_bool("DG_DETERMINISTIC", false);
   if (std::string v = get("TILEGEMM_GEMM_SCHEME"); !v.empty()) {
     std::string lower = v;

@@ -81,7 +81,7 @@ class LoadedKernel final : public CompiledKernel {
       if (config.persistent && cluster_size > 1 && config.grid[1] * config.grid[2] == 1) grid_x = resident_grid(api, *slot, config, who);
     }
 
-    CUlaunchAttribute attributes[3] = {};
+    CUlaunchAttribute attributes[2] = {};
     unsigned num_attributes = 0;
     if (config.cluster[0] * config.cluster[1] * config.cluster[2] > 1) {
       CUlaunchAttribute& a = attributes[num_attributes++];
@@ -95,20 +95,15 @@ class LoadedKernel final : public CompiledKernel {
       a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       a.value.programmaticStreamSerializationAllowed = 1;
     }
-    if (config.cooperative) {
-      CUlaunchAttribute& a = attributes[num_attributes++];
-      a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-      a.value.cooperative = 1;
-    }
     CUlaunchConfig launch = driver_launch_config(config, grid_x);
     launch.hStream = static_cast<CUstream>(config.stream);
     launch.attrs = num_attributes ? attributes : nullptr;
     launch.numAttrs = num_attributes;
     check(api, api.cuLaunchKernelEx(&launch, function, args, nullptr), who,
-          fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {} cooperative {}",
+          fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}",
                       grid_x, config.grid[1], config.grid[2], config.block[0], config.block[1],
                       config.block[2], config.cluster[0], config.cluster[1], config.cluster[2], config.smem_bytes,
-                      config.pdl, config.cooperative));
+                      config.pdl));
   }
 
  private:

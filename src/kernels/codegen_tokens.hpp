@@ -6,7 +6,6 @@
 
 #include "tilegemm/dtype.hpp"
 #include "tilegemm/gemm_config.hpp"
-#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm::kernels {
 
@@ -32,10 +31,9 @@ inline const char* scheme_token(GemmScheme s) {
   return "kDataParallel";
 }
 
-// Kernel-name suffix: nothing for data-parallel (names of existing kernels stay as they were), "_ls" when the
-// waves run in lockstep (sm90_wave_lockstep).
+// Kernel-name suffix: nothing for data-parallel (names of existing kernels stay as they were).
 inline std::string scheme_suffix(const GemmDesc& desc, const GemmConfig& config) {
-  if (config.scheme == GemmScheme::kDataParallel) return sm90_wave_lockstep(desc, config) ? "_ls" : "";
+  if (config.scheme == GemmScheme::kDataParallel) return "";
   return fmt::format("_{}{}", config.scheme == GemmScheme::kSplitK ? "splitk" : "streamk",
                      desc.deterministic ? "_det" : "");
 }

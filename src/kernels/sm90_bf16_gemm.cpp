@@ -45,8 +45,7 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, c
                         static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout, config.block_m,
                         config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
                         config.raster_group, config.cluster_m, mma_groups_in_flight(config),
-                        static_cast<int>(config.scheme), sm90_deterministic_fixup(desc, config),
-                        sm90_wave_lockstep(desc, config)};
+                        static_cast<int>(config.scheme), sm90_deterministic_fixup(desc, config)};
   static KernelCache cache;
   return cache.get(raw_key(fields), [&] { return sm90_bf16_gemm_spec(desc, config); });
 }

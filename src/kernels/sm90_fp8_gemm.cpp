@@ -66,7 +66,7 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
                         config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
                         config.raster_group, config.cluster_m, static_cast<int>(config.scheme),
-                        sm90_deterministic_fixup(desc, config), sm90_wave_lockstep(desc, config)};
+                        sm90_deterministic_fixup(desc, config)};
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
   launch_sm90_persistent(desc, config, ops.grouped_layout, params.gemm, &params, *kernel, stream);
 }

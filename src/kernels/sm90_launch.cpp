@@ -23,12 +23,11 @@ std::string sm90_common_config_fields(const GemmDesc& desc, const GemmConfig& co
       "  static constexpr bool kDIsFloat = {};\n"
       "  static constexpr bool kAccumulate = {};\n"
       "  static constexpr tilegemm::GemmScheme kScheme = tilegemm::GemmScheme::{};\n"
-      "  static constexpr bool kDeterministic = {};\n"
-      "  static constexpr bool kWaveLockstep = {};\n",
+      "  static constexpr bool kDeterministic = {};\n",
       config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups, config.raster_group,
       config.cluster_m, gemm_type_token(desc.type), bool_token(desc.use_psum_layout),
       bool_token(desc.d_dtype == DType::kFloat32), bool_token(desc.with_c), scheme_token(config.scheme),
-      bool_token(sm90_deterministic_fixup(desc, config)), bool_token(sm90_wave_lockstep(desc, config)));
+      bool_token(sm90_deterministic_fixup(desc, config)));
 }
 
 void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, const int* grouped_layout,
@@ -50,9 +49,6 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
     gemm.tile_counters = reinterpret_cast<int*>(base);
     gemm.workspace = reinterpret_cast<float*>(base + ws.counter_bytes);
   }
-  // Lockstep waves: two counters in the same zeroed workspace (the kernel leaves them zeroed).
-  const bool lockstep = sm90_wave_lockstep(desc, config);
-  if (lockstep) gemm.wave_counters = static_cast<int*>(split_workspace(2 * sizeof(int), stream));
 
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(grid);
@@ -61,7 +57,6 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.cluster[0] = static_cast<unsigned>(config.cluster_m);
   launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
-  launch.cooperative = lockstep;  // CTAs wait on each other: all must be resident
   void* args[] = {kernel_params};
   // The hot path: one launch over all the work (GemmParams' default unit range), nothing allocated.
   if (env().waves_per_launch == 0) {

@@ -11,9 +11,7 @@ struct Dim3Shim {
   unsigned x = 0, y = 0, z = 0;
 };
 }  // namespace tilegemm_test_shim
-// blockIdx is per thread so a test may run one thread per CTA.
-static thread_local tilegemm_test_shim::Dim3Shim blockIdx;
-static tilegemm_test_shim::Dim3Shim gridDim;
+static tilegemm_test_shim::Dim3Shim blockIdx, gridDim;
 template <class T>
 T __ldg(const T* p) {
   return *p;

@@ -149,25 +149,3 @@ TEST_F(Sm90Bf16Codegen, WgmmaGroupsInFlightFollowTheRuleAndTheTuningOverride) {
   ::unsetenv("TILEGEMM_MMA_IN_FLIGHT");
   reload_env();
 }
-
-TEST_F(Sm90Bf16Codegen, LockstepWavesCompileOnlyWhereTheSchedulerIndexesDirectly) {
-  const HardwareModel hw = hardware_preset("h200");
-  set("TILEGEMM_WAVE_LOCKSTEP", "1");
-  for (GemmType type : {GemmType::kNormal, GemmType::kMGroupedContiguous}) {
-    const GemmDesc desc = make_desc(type, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
-    const GemmConfig config = select_config(desc, hw);
-    ASSERT_TRUE(sm90_wave_lockstep(desc, config));
-    const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
-    EXPECT_NE(spec.source.find("kWaveLockstep = true"), std::string::npos);
-    EXPECT_NE(spec.name.find("_ls"), std::string::npos) << spec.name;
-    expect_compiles(desc, config);
-  }
-  // The masked cursor does not know every CTA's wave count: no lockstep there.
-  const GemmDesc masked = make_desc(GemmType::kMGroupedMasked, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
-  EXPECT_FALSE(sm90_wave_lockstep(masked, select_config(masked, hw)));
-  set("TILEGEMM_WAVE_LOCKSTEP", "0");
-  const GemmDesc dense = make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
-  EXPECT_FALSE(sm90_wave_lockstep(dense, select_config(dense, hw)));
-  EXPECT_NE(kernels::sm90_bf16_gemm_spec(dense, select_config(dense, hw)).source.find("kWaveLockstep = false"),
-            std::string::npos);
-}

@@ -195,17 +195,3 @@ TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
       EXPECT_EQ(c.block_k, 128);
     }
 }
-
-TEST_F(Sm90Fp8Codegen, LockstepWavesCompile) {
-  const HardwareModel hw = hardware_preset("h200");
-  set("TILEGEMM_WAVE_LOCKSTEP", "1");
-  for (GemmType type : {GemmType::kNormal, GemmType::kMGroupedContiguous}) {
-    const GemmDesc desc = fp8_desc(type, DType::kBFloat16, false);
-    const GemmConfig config = select_config(desc, hw);
-    ASSERT_TRUE(sm90_wave_lockstep(desc, config));
-    const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, config);
-    EXPECT_NE(spec.source.find("kWaveLockstep = true"), std::string::npos);
-    EXPECT_NE(spec.name.find("_ls"), std::string::npos) << spec.name;
-    expect_compiles(desc, config);
-  }
-}

@@ -133,7 +133,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
     const int producer_warp = thread_in_wg / 32;
     if (producer_warp == 0 && prim::elect_one_sync()) {
-      sm90_produce<Scheduler, kStages, BLOCK_K, Cfg::kWaveLockstep>(
+      sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int k_scale = k0 / kScaleBlock;
             prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);

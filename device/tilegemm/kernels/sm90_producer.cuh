@@ -5,22 +5,17 @@
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/sched/gemm_scheduler.cuh"
-#include "tilegemm/sched/wave_lockstep.cuh"
 
 namespace tilegemm {
 
-// load_stage(tile, k0, stage, full_barrier) issues the stage's loads; tx_bytes is what they deliver. With
-// kLockstep the producer keeps its waves in step with every other CTA's (sched/wave_lockstep.cuh).
-template <class Scheduler, int kStages, int BLOCK_K, bool kLockstep = false, class LoadStage>
+// load_stage(tile, k0, stage, full_barrier) issues the stage's loads; tx_bytes is what they deliver.
+template <class Scheduler, int kStages, int BLOCK_K, class LoadStage>
 TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers, u32 tx_bytes,
                             LoadStage&& load_stage) {
   Scheduler scheduler(gemm);
   prim::PipelineState<kStages> st;
   sched::Tile tile;
-  [[maybe_unused]] sched::WaveLockstep lockstep{gemm.wave_counters};
-  if constexpr (kLockstep) lockstep.start(scheduler);
   while (scheduler.next(tile)) {
-    if constexpr (kLockstep) lockstep.before_tile(scheduler);
     for (int kb = 0; kb < tile.k_blocks; ++kb) {
       barriers->producer_acquire(st);
       u64* full = &barriers->inputs_arrived[st.index];
@@ -28,9 +23,7 @@ TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>
       load_stage(tile, tile.k0 + kb * BLOCK_K, static_cast<int>(st.index), full);
       st.advance();
     }
-    if constexpr (kLockstep) lockstep.after_tile();
   }
-  if constexpr (kLockstep) lockstep.finish(scheduler);
 }
 
 // A side producer: a second thread walking the same stages that fills a small part of each one by other means

@@ -73,9 +73,6 @@ struct TileScheduler {
   int group_first_tile = 0;
   int group_row0 = 0;
   int group_k0 = 0;  // K-grouped: first K element of `group`
-  // Direct indexing (dense, batched, per-row contiguous): the indices of this CTA's sequence taken so far,
-  // tiles and skipped padding blocks alike. Index `walked - 1` of every CTA belongs to the same wave.
-  int walked = 0;
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
       : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
@@ -88,14 +85,6 @@ struct TileScheduler {
       if constexpr (kPsumLayout) group_row0 = psum_group_start(group);
     }
   }
-
-  // Direct indexing: this launch's work units (tiles, or tile pairs under a cluster).
-  TG_DEVICE int direct_units() const {
-    const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
-    return min(ceil_div(num_m_blocks, kClusterM) * num_n_blocks * groups, p.unit_end);
-  }
-  // Direct indexing: waves in which every CTA of the grid walks an index (the last, partial one excluded).
-  TG_DEVICE int full_waves() const { return (direct_units() - p.unit_begin) / static_cast<int>(gridDim.x / kClusterM); }
 
   // One past the last group the cursor walks in this launch.
   TG_DEVICE int group_end() const { return min(p.num_groups, p.unit_end); }
@@ -158,9 +147,9 @@ struct TileScheduler {
         // With a 2-CTA cluster the index walks pairs of m-blocks.
         const int m_units = ceil_div(num_m_blocks, kClusterM);
         const int tiles_per_group = m_units * num_n_blocks;
+        const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
         static_assert(!kKGrouped, "handled above");
-        if (index >= direct_units()) return false;
-        ++walked;
+        if (index >= min(tiles_per_group * groups, p.unit_end)) return false;
         const int g = index / tiles_per_group;
         int m_block, n_block;
         // The raster group counts m-blocks; a cluster walks pairs of them.
