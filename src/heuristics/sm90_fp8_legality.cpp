@@ -43,7 +43,9 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     return fail(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
   if (c.block_k != kFp8BlockK)
     return fail(why, fmt::format("block_k {} != {} (one 128-wide scale block per stage)", c.block_k, kFp8BlockK));
-  if (std::string problem = sm90_tile_shape_problem(desc, c); !problem.empty()) return fail(why, std::move(problem));
+  // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
+  if (std::string problem = sm90_tile_shape_problem(desc, c, !per_token_b); !problem.empty())
+    return fail(why, std::move(problem));
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
     return fail(why, fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
                                  "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n));

@@ -195,3 +195,31 @@ TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
       EXPECT_EQ(c.block_k, 128);
     }
 }
+
+// Per-row contiguous 1D2D problems may take 256-row tiles (two-pass when a tile straddles two groups); the
+// prefix-sum layout, clusters and BF16 may not. The selector's cache must tell the two layouts apart: it once
+// keyed on everything but use_psum_layout, and handed the per-row layout's 256-row choice to the psum layout.
+TEST(Sm90Fp8Select, TwoPassContiguousTilesOnlyWithThePerRowLayout) {
+  const HardwareModel hw = hardware_preset("h200");
+  GemmDesc per_row = fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false);
+  per_row.m = 4 * 8192, per_row.n = 4096, per_row.k = 7168;
+  GemmConfig c = select_config(per_row, hw);
+  std::string why;
+  EXPECT_TRUE(sm90_fp8_config_legal(per_row, c, hw, &why)) << why;
+  EXPECT_EQ(c.block_m, 256) << "the large grouped shapes should take the dense kernel's best tile";
+
+  GemmDesc psum = per_row;
+  psum.use_psum_layout = true;
+  EXPECT_FALSE(sm90_fp8_config_legal(psum, c, hw, &why));
+  EXPECT_NE(why.find("two-pass tiles need the per-row index layout"), std::string::npos) << why;
+  EXPECT_LE(select_config(psum, hw).block_m, 128) << "a cached per-row choice leaked into the psum layout";
+
+  GemmConfig clustered = c;
+  clustered.block_n = 128, clustered.cluster_m = 2, clustered.multicast = MulticastSide::kB;
+  EXPECT_FALSE(sm90_fp8_config_legal(per_row, clustered, hw, &why));
+
+  GemmDesc one_d_one_d = per_row;  // fp32 D: the 1D1D recipe keeps 128-row contiguous tiles
+  one_d_one_d.d_dtype = DType::kFloat32;
+  EXPECT_FALSE(sm90_fp8_config_legal(one_d_one_d, c, hw, &why));
+  EXPECT_NE(why.find("must not straddle"), std::string::npos) << why;
+}

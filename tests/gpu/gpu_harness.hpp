@@ -313,15 +313,12 @@ struct ContiguousGroups {
   std::vector<std::int32_t> row_group, ends;
 };
 
-inline ContiguousGroups random_contiguous_groups(int groups, int mean_m, std::int64_t alignment, std::uint64_t seed) {
+// Groups of the given sizes, each starting at a multiple of `alignment`, padding rows marked -1.
+inline ContiguousGroups contiguous_groups_of(std::vector<std::int64_t> sizes, std::int64_t alignment) {
   ContiguousGroups g;
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> size_dist(0, 2 * mean_m);
-  g.sizes.resize(groups);
+  const int groups = static_cast<int>(sizes.size());
+  g.sizes = std::move(sizes);
   g.starts.resize(groups);
-  for (auto& s : g.sizes) s = size_dist(rng);
-  if (groups > 1) g.sizes[1] = 0;
-  if (g.sizes[0] % alignment == 0) g.sizes[0] += 1;
   for (int i = 0; i < groups; ++i) g.starts[i] = g.m_total, g.m_total += (g.sizes[i] + alignment - 1) / alignment * alignment;
   g.row_group.assign(static_cast<std::size_t>(g.m_total), -1);
   g.ends.resize(groups);
@@ -330,6 +327,16 @@ inline ContiguousGroups random_contiguous_groups(int groups, int mean_m, std::in
     g.ends[i] = static_cast<std::int32_t>(g.starts[i] + g.sizes[i]);
   }
   return g;
+}
+
+inline ContiguousGroups random_contiguous_groups(int groups, int mean_m, std::int64_t alignment, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> size_dist(0, 2 * mean_m);
+  std::vector<std::int64_t> sizes(groups);
+  for (auto& s : sizes) s = size_dist(rng);
+  if (groups > 1) sizes[1] = 0;
+  if (sizes[0] % alignment == 0) sizes[0] += 1;
+  return contiguous_groups_of(std::move(sizes), alignment);
 }
 
 // The case line every GPU test prints: shape | layout | dtype | calc_diff | ok.

@@ -190,11 +190,16 @@ struct Fp8ContiguousCase {
   int mean_m;
   bool psum;
   bool clustered = false;
+  // 256-row tiles forced, and fixed group sizes whose starts fall mid-tile: tiles straddling two groups run
+  // in two passes (sched::Tile::two_passes). mean_m is unused then.
+  bool two_pass = false;
 };
+// Sizes 130, 0, 250, 384, 129, 5 start at rows 0, 256, 256, 512, 896, 1152: 896 and 1152 are mid-tile.
+const std::vector<std::int64_t> kStraddlingGroupSizes = {130, 0, 250, 384, 129, 5};
 std::string contiguous_name(const ::testing::TestParamInfo<Fp8ContiguousCase>& info) {
   const auto& c = info.param;
-  return fmt::format("g{}_n{}_k{}_m{}{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "",
-                     c.clustered ? "_cluster2" : "");
+  return fmt::format("g{}_n{}_k{}_m{}{}{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "",
+                     c.clustered ? "_cluster2" : "", c.two_pass ? "_two_pass" : "");
 }
 void PrintTo(const Fp8ContiguousCase& c, std::ostream* os) { *os << fmt::format("g{} n{} k{} m{}", c.groups, c.n, c.k, c.mean_m); }
 
@@ -205,10 +210,13 @@ TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
   const Fp8ContiguousCase cs = GetParam();
   std::optional<test_util::ScopedEnv> cluster_scope;
   force_cluster(cluster_scope, cs.clustered);
+  if (cs.two_pass) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=256");
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
-  const ContiguousGroups layout_groups = random_contiguous_groups(cs.groups, cs.mean_m, alignment, seed);
+  const ContiguousGroups layout_groups = cs.two_pass ? contiguous_groups_of(kStraddlingGroupSizes, alignment)
+                                                     : random_contiguous_groups(cs.groups, cs.mean_m, alignment, seed);
+  ASSERT_EQ(static_cast<int>(layout_groups.sizes.size()), cs.groups);
   const auto& sizes = layout_groups.sizes;
   const auto& starts = layout_groups.starts;
   const auto& row_group = layout_groups.row_group;
@@ -240,7 +248,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                                            Fp8ContiguousCase{8, 7168, 2048, 200, true},
                                            Fp8ContiguousCase{3, 576, 1008, 100, false},
                                            Fp8ContiguousCase{5, 24, 272, 150, true},
-                                           Fp8ContiguousCase{7, 2112, 1008, 260, false, true}),
+                                           Fp8ContiguousCase{7, 2112, 1008, 260, false, true},
+                                           Fp8ContiguousCase{6, 4096, 7168, 0, false, false, true},
+                                           Fp8ContiguousCase{6, 576, 1008, 0, false, false, true}),
                          contiguous_name);
 
 // ---------------- M-grouped masked ----------------

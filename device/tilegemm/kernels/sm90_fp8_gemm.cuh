@@ -91,6 +91,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr bool kSplit = Schedulers::kSplit;
   using Scheduler = typename Schedulers::type;
   using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
+  // 256-row tiles of per-row contiguous problems may straddle two groups (sched::Tile::two_passes): each
+  // consumer warpgroup owns one 128-row half and computes only in its own pass of the reduction.
+  constexpr bool kTwoPassTiles = Cfg::kGemmType == GemmType::kMGroupedContiguous && BLOCK_M > 128;
+  static_assert(!kTwoPassTiles || (kRowsPerWG == sched::kGroupRowAlignment && !Cfg::kPsumLayout &&
+                                   kClusterM == 1 && !kPerTokenB),
+                "256-row contiguous tiles: 1D2D, per-row group index, no cluster, one 128-row half per warpgroup");
 
   static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -127,6 +133,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   }
   Pair pair;
   pair.sync_after_init();
+  // A two-pass tile's second pass reads the same K range of A with the second half's group of B.
+  auto pass_operands = [](const sched::Tile& tile, int& k0, int& b_batch) {
+    if (tile.two_passes() && k0 >= tile.k0 + tile.pass_blocks() * BLOCK_K) {
+      k0 -= tile.pass_blocks() * BLOCK_K;
+      b_batch = tile.second_b_batch;
+    }
+  };
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
@@ -135,13 +148,15 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     if (producer_warp == 0 && prim::elect_one_sync()) {
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            int b_batch = tile.b_batch;
+            if constexpr (kTwoPassTiles) pass_operands(tile, k0, b_batch);
             const int k_scale = k0 / kScaleBlock;
             prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
             if constexpr (kMulticastB)
-              pair.template load_b<BLOCK_N>(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
+              pair.template load_b<BLOCK_N>(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
                                             tile.share_b);
             else
-              prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch);
+              prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch);
             prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), tile.m0, k_scale, tile.a_batch);
             if constexpr (kPerTokenB)
               prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale, tile.b_batch);
@@ -150,8 +165,10 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       // 1D2D: the stage's one or two block scales of B, copied by a second thread with cp.async.
       sm90_produce_side<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            int b_batch = tile.b_batch;
+            if constexpr (kTwoPassTiles) pass_operands(tile, k0, b_batch);
             const int first = tile.n0 / kScaleBlock;
-            const float* sb = params.sfb + tile.b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
+            const float* sb = params.sfb + b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
                               k0 / kScaleBlock;
             prim::cp_async_4(smem_sfb(stage), sb);
             if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
@@ -204,6 +221,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 
       for (int kb = 0; kb < tile.k_blocks; ++kb) {
         barriers->consumer_wait(st);
+        if (kTwoPassTiles && tile.pass_of(kb) != (tile.two_passes() ? math_wg : 0)) {
+          if (lane == 0) release(st.index);  // the other half's pass: nothing of this stage is ours
+          st.advance();
+          continue;
+        }
         // This thread's scales, read before the stage can be released.
         float sb_first = 0.0f, sb_second = 0.0f;
         if constexpr (!kPerTokenB) {

@@ -27,6 +27,16 @@ struct Tile {
   // CTAs' m-blocks belong to different groups, and each CTA then loads its whole B tile itself.
   bool active = true;
   bool share_b = true;
+  // A 256-row tile of an M-grouped contiguous problem whose two 128-row halves belong to different groups
+  // (groups are aligned to 128 rows only): the reduction runs twice, k_blocks / 2 blocks with B of b_batch for
+  // the first half's rows, then as many with B of second_b_batch for the second half's. Each consumer
+  // warpgroup owns one half and computes only in its own pass. -1: one pass (both halves in b_batch's group).
+  int second_b_batch = -1;
+
+  TG_DEVICE bool two_passes() const { return second_b_batch >= 0; }
+  TG_DEVICE int pass_blocks() const { return two_passes() ? k_blocks / 2 : k_blocks; }
+  // Which pass K block kb (0-based within the tile) belongs to.
+  TG_DEVICE int pass_of(int kb) const { return two_passes() && kb >= pass_blocks() ? 1 : 0; }
 };
 
 // Maps a tile index inside one [num_m_blocks x num_n_blocks] grid to (m_block, n_block). Tiles go down M
@@ -158,9 +168,22 @@ struct TileScheduler {
         if constexpr (kClusterM > 1) m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
         const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
         if constexpr (kType == GemmType::kMGroupedContiguous) {
-          // Groups are aligned to the block size, so a block's first row names its group; a block whose
-          // first row is padding (-1) holds padding only and is skipped.
-          if constexpr (kClusterM == 1) {
+          // Blocks of up to 128 rows: groups are aligned to the block size, so a block's first row names its
+          // group; a block whose first row is padding (-1) holds padding only and is skipped.
+          if constexpr (kClusterM == 1 && BLOCK_M > kGroupRowAlignment) {
+            // The two 128-row halves may belong to different groups, or one may be padding.
+            static_assert(BLOCK_M == 2 * kGroupRowAlignment, "a tile spans at most two aligned group blocks");
+            const int g0 = __ldg(p.grouped_layout + m0);
+            const int g1 = m0 + kGroupRowAlignment < p.m ? __ldg(p.grouped_layout + m0 + kGroupRowAlignment) : -1;
+            if (g0 < 0 && g1 < 0) continue;
+            const int k_blocks = ceil_div(p.k, BLOCK_K);
+            if (g0 >= 0 && g1 >= 0 && g0 != g1) {
+              tile = {m0, n0, 0, g0, 0, 0, 2 * k_blocks};
+              tile.second_b_batch = g1;
+            } else {
+              tile = {m0, n0, 0, g0 >= 0 ? g0 : g1, 0, 0, k_blocks};  // a padding half computes unused rows
+            }
+          } else if constexpr (kClusterM == 1) {
             const int b_group = __ldg(p.grouped_layout + m0);
             if (b_group < 0) continue;
             tile = {m0, n0, 0, b_group, 0, 0, ceil_div(p.k, BLOCK_K)};
