@@ -83,6 +83,10 @@ struct TileScheduler {
   int group_first_tile = 0;
   int group_row0 = 0;
   int group_k0 = 0;  // K-grouped: first K element of `group`
+  // Per-row contiguous without clusters: the group indices of the next tile's (one or two) 128-row blocks,
+  // loaded while the current tile runs so the global load does not stall the start of the next one.
+  int ahead_index = -1;
+  int ahead_g0 = -1, ahead_g1 = -1;
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
       : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
@@ -108,6 +112,18 @@ struct TileScheduler {
     if (g >= p.num_groups) return 0;
     const int rows = kPsumLayout ? __ldg(p.grouped_layout + g) - psum_group_start(g) : __ldg(p.grouped_layout + g);
     return rows > 0 ? ceil_div(rows, BLOCK_M) : 0;
+  }
+
+  // Per-row contiguous, direct indexing, no cluster: the groups of tile `index`'s first and (256-row tiles)
+  // second 128-row block; -1 for padding or past the end.
+  TG_DEVICE void load_block_groups(int index, int& g0, int& g1) const {
+    int m_block, n_block;
+    raster<kRasterGroup>(index, num_m_blocks, num_n_blocks, m_block, n_block);
+    const int m0 = m_block * BLOCK_M;
+    g0 = __ldg(p.grouped_layout + m0);
+    g1 = BLOCK_M > kGroupRowAlignment && m0 + kGroupRowAlignment < p.m
+             ? __ldg(p.grouped_layout + m0 + kGroupRowAlignment)
+             : -1;
   }
 
   // Fills `tile` with the next tile of this CTA; false when none is left.
@@ -167,14 +183,19 @@ struct TileScheduler {
                                                                              num_n_blocks, m_block, n_block);
         if constexpr (kClusterM > 1) m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
         const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
-        if constexpr (kType == GemmType::kMGroupedContiguous) {
-          // Blocks of up to 128 rows: groups are aligned to the block size, so a block's first row names its
-          // group; a block whose first row is padding (-1) holds padding only and is skipped.
-          if constexpr (kClusterM == 1 && BLOCK_M > kGroupRowAlignment) {
+        if constexpr (kType == GemmType::kMGroupedContiguous && kClusterM == 1) {
+          int g0, g1;
+          if (index == ahead_index)
+            g0 = ahead_g0, g1 = ahead_g1;
+          else
+            load_block_groups(index, g0, g1);
+          if (next_index < min(tiles_per_group, p.unit_end)) {
+            load_block_groups(next_index, ahead_g0, ahead_g1);
+            ahead_index = next_index;
+          }
+          if constexpr (BLOCK_M > kGroupRowAlignment) {
             // The two 128-row halves may belong to different groups, or one may be padding.
             static_assert(BLOCK_M == 2 * kGroupRowAlignment, "a tile spans at most two aligned group blocks");
-            const int g0 = __ldg(p.grouped_layout + m0);
-            const int g1 = m0 + kGroupRowAlignment < p.m ? __ldg(p.grouped_layout + m0 + kGroupRowAlignment) : -1;
             if (g0 < 0 && g1 < 0) continue;
             const int k_blocks = ceil_div(p.k, BLOCK_K);
             if (g0 >= 0 && g1 >= 0 && g0 != g1) {
@@ -183,21 +204,22 @@ struct TileScheduler {
             } else {
               tile = {m0, n0, 0, g0 >= 0 ? g0 : g1, 0, 0, k_blocks};  // a padding half computes unused rows
             }
-          } else if constexpr (kClusterM == 1) {
-            const int b_group = __ldg(p.grouped_layout + m0);
-            if (b_group < 0) continue;
-            tile = {m0, n0, 0, b_group, 0, 0, ceil_div(p.k, BLOCK_K)};
           } else {
-            // Both CTAs read both blocks' groups, so they agree on skipping the pair and on sharing B.
-            const int first_row = (m_block - static_cast<int>(blockIdx.x % kClusterM)) * BLOCK_M;
-            const int g0 = __ldg(p.grouped_layout + first_row);
-            const int g1 = first_row + BLOCK_M < p.m ? __ldg(p.grouped_layout + first_row + BLOCK_M) : -1;
-            if (g0 < 0 && g1 < 0) continue;
-            const int mine = m0 == first_row ? g0 : g1;
-            tile = {m0, n0, 0, mine >= 0 ? mine : (g0 < 0 ? g1 : g0), 0, 0, ceil_div(p.k, BLOCK_K)};
-            tile.active = mine >= 0;
-            tile.share_b = g0 == g1 || g0 < 0 || g1 < 0;
+            // Blocks of up to 128 rows: groups are aligned to the block size, so a block's first row names its
+            // group; a block whose first row is padding (-1) holds padding only and is skipped.
+            if (g0 < 0) continue;
+            tile = {m0, n0, 0, g0, 0, 0, ceil_div(p.k, BLOCK_K)};
           }
+        } else if constexpr (kType == GemmType::kMGroupedContiguous) {
+          // Both CTAs read both blocks' groups, so they agree on skipping the pair and on sharing B.
+          const int first_row = (m_block - static_cast<int>(blockIdx.x % kClusterM)) * BLOCK_M;
+          const int g0 = __ldg(p.grouped_layout + first_row);
+          const int g1 = first_row + BLOCK_M < p.m ? __ldg(p.grouped_layout + first_row + BLOCK_M) : -1;
+          if (g0 < 0 && g1 < 0) continue;
+          const int mine = m0 == first_row ? g0 : g1;
+          tile = {m0, n0, 0, mine >= 0 ? mine : (g0 < 0 ? g1 : g0), 0, 0, ceil_div(p.k, BLOCK_K)};
+          tile.active = mine >= 0;
+          tile.share_b = g0 == g1 || g0 < 0 || g1 < 0;
         } else {
           tile = {m0, n0, g, g, g, 0, ceil_div(p.k, BLOCK_K)};
         }
