@@ -46,7 +46,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) tilegemm_kernel(const TmaDe
     stages.producer_acquire(state);
     tma_load_3d(desc, &stages.inputs_arrived[state.index], smem, 0, 0, 0);
     tma_load_3d_multicast(desc, &stages.inputs_arrived[state.index], smem + 1024, 0, 0, 0, 0x3);
-    stages.producer_commit(state, 2048);
+    mbarrier_arrive_expect_tx(&stages.inputs_arrived[state.index], 2048);
+    cp_async_4(smem + 2048, out);
+    cp_async_mbarrier_arrive_noinc(&stages.inputs_arrived[state.index]);
   }
   stages.consumer_wait(state);
   stages.consumer_release(state.index);

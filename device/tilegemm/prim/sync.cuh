@@ -75,9 +75,6 @@ struct StageBarriers {
   TG_DEVICE void producer_acquire(const PipelineState<kStages>& st) {
     mbarrier_wait(&inputs_consumed[st.index], st.phase ^ 1);
   }
-  TG_DEVICE void producer_commit(const PipelineState<kStages>& st, u32 tx_bytes) {
-    mbarrier_arrive_expect_tx(&inputs_arrived[st.index], tx_bytes);
-  }
   TG_DEVICE void consumer_wait(const PipelineState<kStages>& st) {
     mbarrier_wait(&inputs_arrived[st.index], st.phase);
   }
