@@ -218,6 +218,12 @@ TEST(Sm90Fp8Select, TwoPassContiguousTilesOnlyWithThePerRowLayout) {
   clustered.block_n = 128, clustered.cluster_m = 2, clustered.multicast = MulticastSide::kB;
   EXPECT_FALSE(sm90_fp8_config_legal(per_row, clustered, hw, &why));
 
+  // Many small groups: about every other boundary costs a second pass (half the tiles again for groups of 256
+  // rows on average), so 128-row tiles win; the cost model counts the expected extra tiles.
+  GemmDesc many_groups = per_row;
+  many_groups.num_groups = 128;
+  EXPECT_LE(select_config(many_groups, hw).block_m, 128);
+
   GemmDesc one_d_one_d = per_row;  // fp32 D: the 1D1D recipe keeps 128-row contiguous tiles
   one_d_one_d.d_dtype = DType::kFloat32;
   EXPECT_FALSE(sm90_fp8_config_legal(one_d_one_d, c, hw, &why));
