@@ -33,14 +33,24 @@ enum class TimerBackend : int { kCudaEvents = 0, kCudaGraph = 1 };
 std::string_view timer_backend_name(TimerBackend timer);  // "cuda-events" / "cuda-graph"
 // Accepts "cuda-events"/"events" and "cuda-graph"/"graph"; throws InvalidArgument naming `argument`.
 TimerBackend parse_timer_backend(std::string_view name, const std::string& argument = "--timer");
-// One sentence on when the L2 flush happens under `timer`, recorded in reports.
-std::string flush_policy(TimerBackend timer, std::int64_t flush_bytes);
+// How the L2 is flushed before a timed call (always outside the timed region).
+//  - kZero (default, do_bench's `cache.zero_()`): a memset of the flush buffer. It leaves the L2 full of dirty
+//    lines, which a memory-bound call then writes back to HBM inside its timed region (10–30 MB measured on
+//    the H200, docs/bench.md).
+//  - kRead: a kernel reads the buffer without writing it: the operands are just as cold, and the L2 is clean.
+enum class FlushMode : int { kZero = 0, kRead = 1 };
+std::string_view flush_mode_name(FlushMode mode);  // "zero" / "read"
+// Accepts "zero" and "read"; throws InvalidArgument naming `argument`.
+FlushMode parse_flush_mode(std::string_view name, const std::string& argument = "--flush");
+// One sentence on how and when the L2 flush happens under `timer`, recorded in reports.
+std::string flush_policy(TimerBackend timer, std::int64_t flush_bytes, FlushMode mode = FlushMode::kZero);
 
 struct BenchOptions {
   TimerBackend timer = TimerBackend::kCudaEvents;
   double warmup_ms = 25;         // warm-up budget (do_bench's `warmup`)
   double rep_ms = 200;           // timed budget (do_bench's `rep`)
-  std::int64_t flush_bytes = 0;  // buffer zeroed before each timed call; 0 = max(256 MiB, 2 × L2)
+  std::int64_t flush_bytes = 0;  // buffer flushed through L2 before each timed call; 0 = max(256 MiB, 2 × L2)
+  FlushMode flush = FlushMode::kZero;
   int estimate_calls = 5;        // calls (each after a flush) used to estimate the per-call time
   cudaStream_t stream = nullptr;
 };

@@ -1,11 +1,13 @@
-// bench(): do_bench's method with CUDA events. Per timed call: zero the flush buffer (so every call starts
-// with a cold L2), record start, run, record end — the memset sits outside the timed region. The graph
-// backend shares the first call, estimate and warm-up, then hands over to time_with_graph().
+// bench(): do_bench's method with CUDA events. Per timed call: flush the L2 (zero the flush buffer, or with
+// FlushMode::kRead read it, so every call starts with a cold L2), record start, run, record end — the flush sits
+// outside the timed region. The graph backend shares the first call, estimate and warm-up, then hands over
+// to time_with_graph().
 #include <vector>
 
 #include "bench/graph_timer.hpp"
 
 #include "bench/device_buffer.hpp"
+#include "bench/read_flush.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
@@ -38,7 +40,10 @@ BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOption
                                   ? bench_detail::capture_stream(device)
                                   : options.stream;
   auto flush_l2 = [&] {
-    cuda_check(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream), "cudaMemsetAsync(flush)");
+    if (options.flush == FlushMode::kRead)
+      bench_detail::read_flush(flush.get(), flush.bytes(), stream);
+    else
+      cuda_check(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream), "cudaMemsetAsync(flush)");
   };
 
   // Estimate: as do_bench, the flush is part of each estimated call.

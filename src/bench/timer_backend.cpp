@@ -16,12 +16,21 @@ TimerBackend parse_timer_backend(std::string_view name, const std::string& argum
   throw InvalidArgument(argument, "cuda-events (events) or cuda-graph (graph)", fmt::format("'{}'", name));
 }
 
-std::string flush_policy(TimerBackend timer, std::int64_t flush_bytes) {
+std::string_view flush_mode_name(FlushMode mode) { return mode == FlushMode::kRead ? "read" : "zero"; }
+
+FlushMode parse_flush_mode(std::string_view name, const std::string& argument) {
+  if (name == "zero") return FlushMode::kZero;
+  if (name == "read") return FlushMode::kRead;
+  throw InvalidArgument(argument, "zero (memset, leaves the L2 dirty) or read (read-only pass, leaves it clean)",
+                        fmt::format("'{}'", name));
+}
+
+std::string flush_policy(TimerBackend timer, std::int64_t flush_bytes, FlushMode mode) {
   const double mib = static_cast<double>(flush_bytes) / (1 << 20);
+  const char* how = mode == FlushMode::kRead ? "read (not written, the L2 left clean)" : "zeroed";
   if (timer == TimerBackend::kCudaGraph)
-    return fmt::format("{:.0f} MiB zeroed once before each graph replay (only its first call starts cold)",
-                       mib);
-  return fmt::format("{:.0f} MiB zeroed before each timed call", mib);
+    return fmt::format("{:.0f} MiB {} once before each graph replay (only its first call starts cold)", mib, how);
+  return fmt::format("{:.0f} MiB {} before each timed call", mib, how);
 }
 
 }  // namespace tilegemm

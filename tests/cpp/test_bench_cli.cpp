@@ -38,6 +38,7 @@ std::filesystem::path fresh_dir(const std::string& name) {
 
 TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--suite llama", "--suite");
+  expect_usage_error("--flush clean", "--flush");
   expect_usage_error("--layout xy", "--layout");
   expect_usage_error("--dtype int8", "--dtype");
   expect_usage_error("--dtype fp8e5m2", "--dtype");

@@ -153,6 +153,15 @@ TEST(BenchCompare, DifferentConditionsAreNoted) {
   EXPECT_EQ(c.environment_notes[2], "flush bytes differs: A 268435456 vs B 0");
 }
 
+TEST(BenchCompare, AReadOnlyFlushIsNotedAgainstAZeroFill) {
+  BenchReport b = run4();  // recorded before FlushMode: a zero-fill
+  b.env.flush_policy = flush_policy(TimerBackend::kCudaEvents, b.env.flush_bytes, FlushMode::kRead);
+  const ReportComparison c = compare_reports(run3(), b);
+  ASSERT_EQ(c.environment_notes.size(), 1u);
+  EXPECT_EQ(c.environment_notes[0], "flush differs: A zero-fill vs B read-only pass");
+  EXPECT_TRUE(compare_reports(run3(), run4()).environment_notes.empty());
+}
+
 TEST(BenchCompare, MarkdownShowsRatiosVerdictsAndSummary) {
   const std::string md = comparison_to_markdown(compare_reports(run3(), run4()), "run3.json", "run4.json");
   EXPECT_NE(md.find("A = run3.json\nB = run4.json"), std::string::npos) << md;

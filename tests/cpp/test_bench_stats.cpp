@@ -106,6 +106,23 @@ TEST(BenchTimerBackend, FlushPolicySaysWhenTheL2IsCold) {
   EXPECT_EQ(flush_policy(TimerBackend::kCudaEvents, 256LL << 20), "256 MiB zeroed before each timed call");
   EXPECT_EQ(flush_policy(TimerBackend::kCudaGraph, 256LL << 20),
             "256 MiB zeroed once before each graph replay (only its first call starts cold)");
+  EXPECT_EQ(flush_policy(TimerBackend::kCudaEvents, 256LL << 20, FlushMode::kRead),
+            "256 MiB read (not written, the L2 left clean) before each timed call");
+}
+
+TEST(BenchFlushMode, NamesParseBothWaysAndBadNamesNameTheArgument) {
+  EXPECT_EQ(parse_flush_mode("zero"), FlushMode::kZero);
+  EXPECT_EQ(parse_flush_mode("read"), FlushMode::kRead);
+  EXPECT_EQ(flush_mode_name(FlushMode::kZero), "zero");
+  EXPECT_EQ(flush_mode_name(FlushMode::kRead), "read");
+  EXPECT_EQ(BenchOptions{}.flush, FlushMode::kZero) << "do_bench's zero-fill stays the default";
+  try {
+    parse_flush_mode("clean", "--flush");
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "--flush");
+    EXPECT_NE(std::string(e.what()).find("'clean'"), std::string::npos);
+  }
 }
 
 TEST(BenchGraphPlan, SplitsTheTimedCallsIntoReplays) {

@@ -30,6 +30,7 @@ struct BenchArgs {
   double warmup_ms = 25;
   double rep_ms = 200;
   std::string timer = "cuda-events";
+  std::string flush = "zero";
   std::string json_path, md_path, report_dir;
   std::string from_json;
   std::vector<std::string> compare;  // exactly two report files
@@ -60,6 +61,7 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
   options.layout = parse_layout(args.layout, "--layout");
   options.out_dtype = parse_dtype(args.out_dtype, "--out-dtype");
   options.timing.timer = parse_timer_backend(args.timer, "--timer");
+  options.timing.flush = parse_flush_mode(args.flush, "--flush");
   options.timing.warmup_ms = args.warmup_ms;
   options.timing.rep_ms = args.rep_ms;
   options.baseline_only = args.baseline_only;
@@ -186,6 +188,10 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
                                 "cuda-events (events: flush + events around each call) or cuda-graph "
                                 "(graph: calls replayed from a CUDA graph, no launch gaps)")
                     ->capture_default_str();
+  auto* flush = cmd->add_option("--flush", args->flush,
+                                "L2 flush before each call: zero (memset, as do_bench; leaves the L2 dirty, so "
+                                "memory-bound calls pay the write-back) or read (a read-only pass; the L2 left clean)")
+                    ->capture_default_str();
   cmd->add_option("--json", args->json_path, "Also write the report as JSON to FILE");
   cmd->add_option("--md", args->md_path, "Also write the Markdown report to FILE");
   cmd->add_option("--report", args->report_dir,
@@ -196,7 +202,7 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
   // Options that measure make no sense when nothing is measured.
   const std::vector<CLI::Option*> measuring = {
-      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, baseline_only, num_sms, device};
+      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, flush, baseline_only, num_sms, device};
   auto* from_json = cmd->add_option("--from-json", args->from_json,
                                     "Re-render a recorded report (FILE) instead of measuring: no GPU needed");
   auto* compare = cmd->add_option("--compare", args->compare,
