@@ -42,4 +42,8 @@ enum class GemmType : int {
   kKGroupedContiguous = 4,  // K concatenated by group, D[g] accumulated in fp32
 };
 
+// M-grouped contiguous layouts: every group starts at a multiple of this many rows (DeepGEMM's
+// get_mk_alignment_for_contiguous_layout()); the scheduler, the validation and the heuristics rely on it.
+constexpr int kContiguousGroupRowAlignment = 128;
+
 }  // namespace tilegemm

@@ -194,7 +194,7 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
   run(desc, {a3, b3, d, static_cast<const int*>(ks_tensor.data), c != nullptr}, options);
 }
 
-int get_mk_alignment_for_contiguous_layout() { return 128; }
+int get_mk_alignment_for_contiguous_layout() { return kContiguousGroupRowAlignment; }
 
 void set_deterministic(bool enabled) { deterministic_override.store(enabled ? 1 : 0); }
 

@@ -22,9 +22,6 @@
 namespace tilegemm {
 
 namespace {
-// Row alignment of the M-grouped contiguous layouts (sched::kGroupRowAlignment on the device).
-constexpr int kContiguousGroupRows = 128;
-
 // cuBLAS bf16 reaches 690–790 TFLOP/s on large shapes on the H200 (anchors/h200.md, SPEC.md), of the 989
 // dense peak: the best any kernel sustains on this power-limited part.
 constexpr double kTensorEfficiencyCeiling = 0.78;
@@ -150,7 +147,7 @@ std::int64_t sm90_output_tiles(const ProblemShape& shape, int block_m, int block
   // FP8's 256-row tiles: a tile whose halves hold two groups runs two passes, i.e. costs one tile more. Where
   // the boundaries fall is known only on the device; each lands mid-tile about half the time. (Many small
   // groups therefore keep 128-row tiles.)
-  if (block_m > kContiguousGroupRows && shape.batch > 1)
+  if (block_m > kContiguousGroupRowAlignment && shape.batch > 1)
     tiles += shape.batch / 2 * ceil_div(shape.n, static_cast<std::int64_t>(block_n));
   return tiles;
 }

@@ -21,9 +21,9 @@ std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& c, b
     return fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), (256,2)}}", c.block_m,
                        c.num_math_warpgroups);
   const bool two_pass_ok = two_pass_contiguous && !desc.use_psum_layout && c.cluster_m * c.cluster_n == 1;
-  if (desc.type == GemmType::kMGroupedContiguous && c.block_m > 128 && !two_pass_ok)
-    return fmt::format("block_m {} > 128: contiguous groups are aligned to 128 rows, a tile must not straddle two "
-                       "groups{}", c.block_m,
+  if (desc.type == GemmType::kMGroupedContiguous && c.block_m > kContiguousGroupRowAlignment && !two_pass_ok)
+    return fmt::format("block_m {} > {}: contiguous groups are aligned to {} rows, a tile must not straddle two "
+                       "groups{}", c.block_m, kContiguousGroupRowAlignment, kContiguousGroupRowAlignment,
                        two_pass_contiguous ? " (two-pass tiles need the per-row index layout and no cluster)" : "");
   if (c.block_n < 16 || c.block_n > 256 || c.block_n % 16 != 0)
     return fmt::format("block_n {} is not a multiple of 16 in [16, 256]", c.block_n);

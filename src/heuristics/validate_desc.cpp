@@ -8,8 +8,6 @@
 namespace tilegemm {
 
 namespace {
-// Contiguous groups are padded to this many rows (DeepGEMM's get_mk_alignment_for_contiguous_layout()).
-constexpr int kContiguousGroupAlignment = 128;
 constexpr int kTmaStrideAlignmentBytes = 16;
 
 void require_positive(int value, const char* name) {
@@ -49,9 +47,9 @@ void validate_desc(const GemmDesc& desc) {
       TILEGEMM_REQUIRE(desc.num_groups == 1, "num_groups", "1 for a normal GEMM", std::to_string(desc.num_groups));
       break;
     case GemmType::kMGroupedContiguous:
-      TILEGEMM_REQUIRE(desc.m % kContiguousGroupAlignment == 0, "m",
+      TILEGEMM_REQUIRE(desc.m % kContiguousGroupRowAlignment == 0, "m",
                        fmt::format("a multiple of {} (each contiguous group is padded to {} rows)",
-                                   kContiguousGroupAlignment, kContiguousGroupAlignment),
+                                   kContiguousGroupRowAlignment, kContiguousGroupRowAlignment),
                        std::to_string(desc.m));
       break;
     case GemmType::kMGroupedMasked:

@@ -54,7 +54,7 @@ TG_DEVICE void raster(int local, int num_m_blocks, int num_n_blocks, int& m_bloc
 }
 
 // Row alignment of each group's start in the M-grouped contiguous layouts (DeepGEMM's default).
-constexpr int kGroupRowAlignment = 128;
+constexpr int kGroupRowAlignment = kContiguousGroupRowAlignment;
 
 // kPsumLayout (M-grouped contiguous only): grouped_layout[g] is the end row of group g, and group g starts at
 // the previous end rounded up to kGroupRowAlignment.
