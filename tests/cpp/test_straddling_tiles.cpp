@@ -36,6 +36,21 @@ std::map<std::pair<int, int>, std::pair<int, int>> walk(const std::vector<int>& 
       EXPECT_EQ(t.pass_blocks(), k_blocks);
       EXPECT_EQ(t.pass_of(k_blocks - 1), 0);
       EXPECT_EQ(t.pass_of(k_blocks), t.two_passes() ? 1 : 0);
+      // What each stage loads and which half computes it.
+      int k0 = (k_blocks - 1) * kBlockK, b = -2;
+      t.pass_operands<kBlockK>(k0, b);
+      EXPECT_EQ(k0, (k_blocks - 1) * kBlockK);
+      EXPECT_EQ(b, t.b_batch);
+      EXPECT_TRUE(t.half_computes(k_blocks - 1, 0));
+      EXPECT_EQ(t.half_computes(k_blocks - 1, 1), !t.two_passes());
+      if (t.two_passes()) {
+        k0 = k_blocks * kBlockK;  // the second pass's first stage: A from K 0 again, B of the second group
+        t.pass_operands<kBlockK>(k0, b);
+        EXPECT_EQ(k0, 0);
+        EXPECT_EQ(b, t.second_b_batch);
+        EXPECT_FALSE(t.half_computes(k_blocks, 0));
+        EXPECT_TRUE(t.half_computes(k_blocks, 1));
+      }
       *two_pass_tiles += t.two_passes();
       for (int half = 0; half < 2; ++half) {
         const int row = t.m0 + half * kHalf;

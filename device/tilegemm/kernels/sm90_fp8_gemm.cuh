@@ -133,13 +133,6 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   }
   Pair pair;
   pair.sync_after_init();
-  // A two-pass tile's second pass reads the same K range of A with the second half's group of B.
-  auto pass_operands = [](const sched::Tile& tile, int& k0, int& b_batch) {
-    if (tile.two_passes() && k0 >= tile.k0 + tile.pass_blocks() * BLOCK_K) {
-      k0 -= tile.pass_blocks() * BLOCK_K;
-      b_batch = tile.second_b_batch;
-    }
-  };
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
@@ -149,7 +142,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             int b_batch = tile.b_batch;
-            if constexpr (kTwoPassTiles) pass_operands(tile, k0, b_batch);
+            if constexpr (kTwoPassTiles) tile.pass_operands<BLOCK_K>(k0, b_batch);
             const int k_scale = k0 / kScaleBlock;
             prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
             if constexpr (kMulticastB)
@@ -163,10 +156,10 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           });
     } else if (!kPerTokenB && producer_warp == 1 && prim::elect_one_sync()) {
       // 1D2D: the stage's one or two block scales of B, copied by a second thread with cp.async.
-      sm90_produce_side<Scheduler, kStages, BLOCK_K>(
+      sm90_walk_stages<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             int b_batch = tile.b_batch;
-            if constexpr (kTwoPassTiles) pass_operands(tile, k0, b_batch);
+            if constexpr (kTwoPassTiles) tile.pass_operands<BLOCK_K>(k0, b_batch);
             const int first = tile.n0 / kScaleBlock;
             const float* sb = params.sfb + b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
                               k0 / kScaleBlock;
@@ -221,7 +214,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 
       for (int kb = 0; kb < tile.k_blocks; ++kb) {
         barriers->consumer_wait(st);
-        if (kTwoPassTiles && tile.pass_of(kb) != (tile.two_passes() ? math_wg : 0)) {
+        if (kTwoPassTiles && !tile.half_computes(kb, math_wg)) {
           if (lane == 0) release(st.index);  // the other half's pass: nothing of this stage is ours
           st.advance();
           continue;

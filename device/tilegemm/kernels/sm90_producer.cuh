@@ -10,7 +10,9 @@
 namespace tilegemm {
 
 // Walks this CTA's tiles (the consumers walk the same ones) and, for every K block, waits until the stage is
-// free and calls on_stage(tile, k0, stage, full_barrier).
+// free and calls on_stage(tile, k0, stage, full_barrier). Also the loop of a side producer: a second thread
+// that fills a small part of each stage by other means (cp.async) and arrives on its full barrier itself
+// (StageBarriers::init counts it), so the TMA thread keeps its few registers.
 template <class Scheduler, int kStages, int BLOCK_K, class OnStage>
 TG_DEVICE void sm90_walk_stages(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers, OnStage&& on_stage) {
   Scheduler scheduler(gemm);
@@ -35,15 +37,6 @@ TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>
     prim::mbarrier_arrive_expect_tx(full, tx_bytes);
     load_stage(tile, k0, stage, full);
   });
-}
-
-// A side producer: a second thread walking the same stages that fills a small part of each one by other means
-// (cp.async) and arrives on its full barrier itself, so the TMA thread keeps its few registers. fill_stage must
-// arrive on the barrier once (StageBarriers::init counts it).
-template <class Scheduler, int kStages, int BLOCK_K, class FillStage>
-TG_DEVICE void sm90_produce_side(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers,
-                                 FillStage&& fill_stage) {
-  sm90_walk_stages<Scheduler, kStages, BLOCK_K>(gemm, barriers, fill_stage);
 }
 
 }  // namespace tilegemm

@@ -37,6 +37,18 @@ struct Tile {
   TG_DEVICE int pass_blocks() const { return two_passes() ? k_blocks / 2 : k_blocks; }
   // Which pass K block kb (0-based within the tile) belongs to.
   TG_DEVICE int pass_of(int kb) const { return two_passes() && kb >= pass_blocks() ? 1 : 0; }
+  // Whether the consumer warpgroup owning tile half `half` computes K block kb.
+  TG_DEVICE bool half_computes(int kb, int half) const { return !two_passes() || pass_of(kb) == half; }
+  // The loads of the stage at reduction offset k0: the second pass reads the same K range of A with the second
+  // half's group of B.
+  template <int BLOCK_K>
+  TG_DEVICE void pass_operands(int& k0, int& b) const {
+    b = b_batch;
+    if (two_passes() && k0 >= this->k0 + pass_blocks() * BLOCK_K) {
+      k0 -= pass_blocks() * BLOCK_K;
+      b = second_b_batch;
+    }
+  }
 };
 
 // Maps a tile index inside one [num_m_blocks x num_n_blocks] grid to (m_block, n_block). Tiles go down M
@@ -114,12 +126,9 @@ struct TileScheduler {
     return rows > 0 ? ceil_div(rows, BLOCK_M) : 0;
   }
 
-  // Per-row contiguous, direct indexing, no cluster: the groups of tile `index`'s first and (256-row tiles)
-  // second 128-row block; -1 for padding or past the end.
-  TG_DEVICE void load_block_groups(int index, int& g0, int& g1) const {
-    int m_block, n_block;
-    raster<kRasterGroup>(index, num_m_blocks, num_n_blocks, m_block, n_block);
-    const int m0 = m_block * BLOCK_M;
+  // Per-row contiguous: the groups of the first and (256-row tiles) second 128-row block of the tile starting
+  // at row m0; -1 for padding or past the end.
+  TG_DEVICE void load_block_groups(int m0, int& g0, int& g1) const {
     g0 = __ldg(p.grouped_layout + m0);
     g1 = BLOCK_M > kGroupRowAlignment && m0 + kGroupRowAlignment < p.m
              ? __ldg(p.grouped_layout + m0 + kGroupRowAlignment)
@@ -175,7 +184,8 @@ struct TileScheduler {
         const int tiles_per_group = m_units * num_n_blocks;
         const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
         static_assert(!kKGrouped, "handled above");
-        if (index >= min(tiles_per_group * groups, p.unit_end)) return false;
+        const int end = min(tiles_per_group * groups, p.unit_end);
+        if (index >= end) return false;
         const int g = index / tiles_per_group;
         int m_block, n_block;
         // The raster group counts m-blocks; a cluster walks pairs of them.
@@ -188,9 +198,11 @@ struct TileScheduler {
           if (index == ahead_index)
             g0 = ahead_g0, g1 = ahead_g1;
           else
-            load_block_groups(index, g0, g1);
-          if (next_index < min(tiles_per_group, p.unit_end)) {
-            load_block_groups(next_index, ahead_g0, ahead_g1);
+            load_block_groups(m0, g0, g1);
+          if (next_index < end) {  // one group: the next index is a tile of the same grid
+            int next_m_block, next_n_block;
+            raster<kRasterGroup>(next_index, num_m_blocks, num_n_blocks, next_m_block, next_n_block);
+            load_block_groups(next_m_block * BLOCK_M, ahead_g0, ahead_g1);
             ahead_index = next_index;
           }
           if constexpr (BLOCK_M > kGroupRowAlignment) {
