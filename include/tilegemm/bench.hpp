@@ -173,7 +173,8 @@ struct BenchEnvironment {
   std::string tilegemm_version;
   std::string commit;  // `git rev-parse --short HEAD` (+ "-dirty"), "unknown" when git is unavailable
   std::string timer = "cuda-events";
-  std::string flush_policy;  // flush_policy(timer, flush_bytes)
+  std::string flush_policy;  // flush_policy(timer, flush_bytes, flush mode)
+  std::string flush = "zero";  // flush_mode_name(): "zero" or "read"
   std::int64_t flush_bytes = 0;
   double warmup_ms = 0, rep_ms = 0;
   std::string date_utc;  // ISO 8601, e.g. 2026-11-30T12:00:00Z

@@ -30,17 +30,13 @@ void note_if_differs(std::vector<std::string>& notes, const char* what, const st
   if (a != b) notes.push_back(fmt::format("{} differs: A {} vs B {}", what, a, b));
 }
 
-// The flush method a report's policy sentence names (reports before FlushMode all zero-filled).
-std::string flush_method(const BenchEnvironment& e) {
-  return e.flush_policy.find(" read ") != std::string::npos ? "read-only pass" : "zero-fill";
-}
-
 std::vector<std::string> environment_differences(const BenchEnvironment& a, const BenchEnvironment& b) {
   std::vector<std::string> notes;
   note_if_differs(notes, "GPU", a.gpu_name, b.gpu_name);
   note_if_differs(notes, "timer", a.timer, b.timer);
   note_if_differs(notes, "flush bytes", std::to_string(a.flush_bytes), std::to_string(b.flush_bytes));
-  note_if_differs(notes, "flush", flush_method(a), flush_method(b));
+  const auto flush_words = [](const std::string& mode) { return mode == "read" ? "read-only pass" : "zero-fill"; };
+  note_if_differs(notes, "flush", flush_words(a.flush), flush_words(b.flush));
   note_if_differs(notes, "warm-up/rep budget", fmt::format("{}/{} ms", a.warmup_ms, a.rep_ms),
                   fmt::format("{}/{} ms", b.warmup_ms, b.rep_ms));
   note_if_differs(notes, "SM limit", std::to_string(a.num_sms), std::to_string(b.num_sms));

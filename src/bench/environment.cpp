@@ -122,6 +122,7 @@ BenchEnvironment capture_environment(int device, const BenchOptions& timing, int
   e.timer = std::string(timer_backend_name(timing.timer));
   e.flush_bytes = timing.flush_bytes > 0 ? timing.flush_bytes : default_flush_bytes(prop.l2CacheSize);
   e.flush_policy = flush_policy(timing.timer, e.flush_bytes, timing.flush);
+  e.flush = std::string(flush_mode_name(timing.flush));
   e.baseline = baseline_identity(e.cublaslt_version);
   e.warmup_ms = timing.warmup_ms;
   e.rep_ms = timing.rep_ms;

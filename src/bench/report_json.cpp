@@ -65,6 +65,7 @@ json to_json(const BenchEnvironment& e) {
           {"commit", e.commit},
           {"timer", e.timer},
           {"flush_policy", e.flush_policy},
+          {"flush", e.flush},
           {"flush_bytes", e.flush_bytes},
           {"warmup_ms", e.warmup_ms},
           {"rep_ms", e.rep_ms},
@@ -97,6 +98,7 @@ BenchEnvironment environment_from(const json& j) {
   e.hbm_gbps = j.at("hbm_gbps").get<double>();
   // Added with the report directories; reports recorded before them lack these fields.
   e.flush_policy = j.value("flush_policy", std::string());
+  e.flush = j.value("flush", std::string("zero"));  // reports before --flush all zero-filled
   e.copy_gbps = j.value("copy_gbps", 0.0);
   e.baseline = j.value("baseline", std::string());
   return e;

@@ -75,6 +75,7 @@ TEST(BenchReportFixtures, RecordedReportsReadWithDefaultsForNewerFields) {
   EXPECT_DOUBLE_EQ(r.env.peak_tflops, 989.42976);
   EXPECT_DOUBLE_EQ(r.env.hbm_gbps, 4814.304);
   EXPECT_EQ(r.env.flush_policy, "");
+  EXPECT_EQ(r.env.flush, "zero");
   EXPECT_DOUBLE_EQ(r.env.copy_gbps, 0.0);
   EXPECT_EQ(r.env.baseline, "");
   ASSERT_EQ(r.rows.size(), 22u);
@@ -89,6 +90,7 @@ TEST(BenchReportFixtures, NewFieldsRoundTripAndShowInMarkdown) {
   BenchReport in = run3();
   in.env.timer = std::string(timer_backend_name(TimerBackend::kCudaGraph));
   in.env.flush_policy = flush_policy(TimerBackend::kCudaGraph, in.env.flush_bytes);
+  in.env.flush = "read";
   in.env.copy_gbps = 4272.5;
   in.env.baseline = baseline_identity(130100);
   in.rows[0].variant = "sm90_bf16 normal, multicast none";
@@ -99,6 +101,7 @@ TEST(BenchReportFixtures, NewFieldsRoundTripAndShowInMarkdown) {
   EXPECT_EQ(out.env.timer, "cuda-graph");
   EXPECT_EQ(out.env.flush_policy,
             "256 MiB zeroed once before each graph replay (only its first call starts cold)");
+  EXPECT_EQ(out.env.flush, "read");
   EXPECT_DOUBLE_EQ(out.env.copy_gbps, 4272.5);
   EXPECT_EQ(
       out.env.baseline,
