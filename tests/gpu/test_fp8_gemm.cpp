@@ -208,9 +208,9 @@ class Fp8MGroupedContiguous : public ::testing::TestWithParam<Fp8ContiguousCase>
 TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8ContiguousCase cs = GetParam();
-  std::optional<test_util::ScopedEnv> cluster_scope;
-  force_cluster(cluster_scope, cs.clustered);
-  if (cs.two_pass) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=256");
+  std::optional<test_util::ScopedEnv> config_filter;  // forces 2x1 clusters or 256-row tiles (never both)
+  force_cluster(config_filter, cs.clustered);
+  if (cs.two_pass) config_filter.emplace("TILEGEMM_CONFIG_FILTER", "block_m=256");
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const std::int64_t alignment = tilegemm::get_mk_alignment_for_contiguous_layout();
