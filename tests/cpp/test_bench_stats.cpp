@@ -1,6 +1,7 @@
 // The harness's pure arithmetic: statistics of samples and iteration counts from millisecond budgets.
 #include <gtest/gtest.h>
 
+#include "expect_invalid.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -116,13 +117,7 @@ TEST(BenchFlushMode, NamesParseBothWaysAndBadNamesNameTheArgument) {
   EXPECT_EQ(flush_mode_name(FlushMode::kZero), "zero");
   EXPECT_EQ(flush_mode_name(FlushMode::kRead), "read");
   EXPECT_EQ(BenchOptions{}.flush, FlushMode::kZero) << "do_bench's zero-fill stays the default";
-  try {
-    parse_flush_mode("clean", "--flush");
-    FAIL() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "--flush");
-    EXPECT_NE(std::string(e.what()).find("'clean'"), std::string::npos);
-  }
+  test_util::expect_invalid([] { parse_flush_mode("clean", "--flush"); }, "--flush", "'clean'");
 }
 
 TEST(BenchGraphPlan, SplitsTheTimedCallsIntoReplays) {
