@@ -34,22 +34,21 @@ std::map<std::pair<int, int>, std::pair<int, int>> walk(const std::vector<int>& 
       EXPECT_EQ(t.m0 % kBlockM, 0);
       EXPECT_EQ(t.k_blocks, t.two_passes() ? 2 * k_blocks : k_blocks);
       EXPECT_EQ(t.pass_blocks(), k_blocks);
-      EXPECT_EQ(t.pass_of(k_blocks - 1), 0);
-      EXPECT_EQ(t.pass_of(k_blocks), t.two_passes() ? 1 : 0);
+      // Each consumer half computes one pass and hands the other's stages back: first half first.
+      for (int half = 0; half < 2; ++half)
+        EXPECT_EQ(t.blocks_before_pass(half) + t.pass_blocks() + t.blocks_after_pass(half), t.k_blocks);
+      EXPECT_EQ(t.blocks_before_pass(0), 0);
+      EXPECT_EQ(t.blocks_before_pass(1), t.two_passes() ? k_blocks : 0);
       // What each stage loads and which half computes it.
       int k0 = (k_blocks - 1) * kBlockK, b = -2;
       t.pass_operands<kBlockK>(k0, b);
       EXPECT_EQ(k0, (k_blocks - 1) * kBlockK);
       EXPECT_EQ(b, t.b_batch);
-      EXPECT_TRUE(t.half_computes(k_blocks - 1, 0));
-      EXPECT_EQ(t.half_computes(k_blocks - 1, 1), !t.two_passes());
       if (t.two_passes()) {
         k0 = k_blocks * kBlockK;  // the second pass's first stage: A from K 0 again, B of the second group
         t.pass_operands<kBlockK>(k0, b);
         EXPECT_EQ(k0, 0);
         EXPECT_EQ(b, t.second_b_batch);
-        EXPECT_FALSE(t.half_computes(k_blocks, 0));
-        EXPECT_TRUE(t.half_computes(k_blocks, 1));
       }
       *two_pass_tiles += t.two_passes();
       for (int half = 0; half < 2; ++half) {

@@ -212,13 +212,25 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           first_block_groups = (kScaleBlock - tile.n0 % kScaleBlock) / 8;
       }
 
-      for (int kb = 0; kb < tile.k_blocks; ++kb) {
-        barriers->consumer_wait(st);
-        if (kTwoPassTiles && !tile.half_computes(kb, math_wg)) {
-          if (lane == 0) release(st.index);  // the other half's pass: nothing of this stage is ours
+      // A two-pass tile: this warpgroup computes its own half's pass only and hands the other pass's stages back
+      // unread. The skipping stays outside the K loop: a per-block test inside it made every contiguous tile
+      // ~10% slower (bench/results/2026-12-01-s6-contiguous-two-pass/).
+      int compute_blocks = tile.k_blocks, skip_after = 0;
+      auto hand_back = [&](int stages) {
+        for (int i = 0; i < stages; ++i) {
+          barriers->consumer_wait(st);
+          if (lane == 0) release(st.index);
           st.advance();
-          continue;
         }
+      };
+      if constexpr (kTwoPassTiles) {
+        compute_blocks = tile.pass_blocks();
+        skip_after = tile.blocks_after_pass(math_wg);
+        hand_back(tile.blocks_before_pass(math_wg));
+      }
+
+      for (int kb = 0; kb < compute_blocks; ++kb) {
+        barriers->consumer_wait(st);
         // This thread's scales, read before the stage can be released.
         float sb_first = 0.0f, sb_second = 0.0f;
         if constexpr (!kPerTokenB) {
@@ -276,6 +288,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
         if (kPerTokenB && lane == 0) release(st.index);
         st.advance();
       }
+      if constexpr (kTwoPassTiles) hand_back(skip_after);
 
       // -------- cut tile: publish this part; only the part that completes the tile goes on --------
       if constexpr (kSplit) {

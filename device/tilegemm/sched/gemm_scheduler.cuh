@@ -34,11 +34,12 @@ struct Tile {
   int second_b_batch = -1;
 
   TG_DEVICE bool two_passes() const { return second_b_batch >= 0; }
+  // K blocks of one pass: the blocks the consumer warpgroup of either half computes.
   TG_DEVICE int pass_blocks() const { return two_passes() ? k_blocks / 2 : k_blocks; }
-  // Which pass K block kb (0-based within the tile) belongs to.
-  TG_DEVICE int pass_of(int kb) const { return two_passes() && kb >= pass_blocks() ? 1 : 0; }
-  // Whether the consumer warpgroup owning tile half `half` computes K block kb.
-  TG_DEVICE bool half_computes(int kb, int half) const { return !two_passes() || pass_of(kb) == half; }
+  // The stages the consumer warpgroup owning half `half` hands back unread before and after its own pass (the
+  // first half's pass comes first).
+  TG_DEVICE int blocks_before_pass(int half) const { return two_passes() ? half * pass_blocks() : 0; }
+  TG_DEVICE int blocks_after_pass(int half) const { return two_passes() ? (1 - half) * pass_blocks() : 0; }
   // The loads of the stage at reduction offset k0: the second pass reads the same K range of A with the second
   // half's group of B.
   template <int BLOCK_K>
