@@ -164,9 +164,6 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     float acc[kSubM][BLOCK_N / 2];
 
     while (scheduler.next(tile)) {
-      if constexpr (kSplit) {
-        if (tile.parts > 1) Fixup::prefetch(params, scheduler, tile, math_wg, thread_in_wg);
-      }
       // -------- main loop: one committed wgmma group per K block, kInFlight groups kept in flight --------
       const int num_k_blocks = tile.k_blocks;
       for (int kb = 0; kb < num_k_blocks; ++kb) {

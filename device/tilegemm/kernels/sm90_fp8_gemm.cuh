@@ -198,9 +198,6 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     float part[BLOCK_N / 2];        // one K block of one 64-row sub-block, straight from wgmma
 
     while (scheduler.next(tile)) {
-      if constexpr (kSplit) {
-        if (tile.parts > 1) Fixup::prefetch(gemm, scheduler, tile, math_wg, thread_in_wg);
-      }
 #pragma unroll
       for (int s = 0; s < kSubM; ++s)
 #pragma unroll

@@ -41,11 +41,6 @@ TG_DEVICE void st_relaxed_gpu(int* addr, int v) {
   asm volatile("st.relaxed.gpu.global.s32 [%0], %1;" ::"l"(addr), "r"(v) : "memory");
 }
 
-// prefetch.global.L2 [addr];  starts pulling the line holding addr into L2; nothing waits for it.    sm_70+
-TG_DEVICE void prefetch_global_l2(const void* addr) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<u64>(addr)) : "memory");
-}
-
 // bar.red.or.pred p, id, count, pred;  named barrier over `count` threads that also returns, in every
 // participating thread, whether any of them passed `pred` = true (a barrier plus a broadcast).       sm_70+
 TG_DEVICE bool named_barrier_or(u32 id, u32 count, bool pred) {

@@ -28,42 +28,17 @@ struct SplitFixup {
 
   TG_DEVICE static int offset(int s, int j, int thread) { return ((s * kChunks + j) * 128 + thread) * 4; }
 
-  // This warpgroup's rows of workspace slot `slot`.
-  TG_DEVICE static float* slot_rows(const GemmParams& p, int slot, int math_wg) {
-    return p.workspace + static_cast<i64>(slot) * kTileFloats + static_cast<i64>(math_wg) * kWgFloats;
-  }
-  TG_DEVICE static int* counter(const GemmParams& p, const Tile& tile, int math_wg) {
-    return p.tile_counters + static_cast<i64>(tile.tile_index) * kMathWGs + math_wg;
-  }
-  // The slot this part publishes into: its own (deterministic) or the tile's shared sum.
-  template <class Scheduler>
-  TG_DEVICE static int publish_slot(const Scheduler& scheduler, const Tile& tile) {
-    return kDeterministic ? scheduler.slot(tile.tile_index, tile.part) : tile.tile_index;
-  }
-
-  // Called when a cut tile starts: pulls the lines this warpgroup will publish into, and its counter, into L2
-  // while the K loop runs. After an L2 flush (or a large kernel) they sit in DRAM, and the fix-up's fence and
-  // counter atomic would wait for that round trip at the very end of the tile.
-  template <class Scheduler>
-  TG_DEVICE static void prefetch(const GemmParams& p, const Scheduler& scheduler, const Tile& tile,
-                                 int math_wg, int thread) {
-    constexpr int kLineFloats = 32;  // 128-byte lines
-    const float* rows = slot_rows(p, publish_slot(scheduler, tile), math_wg);
-    for (int line = thread; line < kWgFloats / kLineFloats; line += 128)
-      prim::prefetch_global_l2(rows + line * kLineFloats);
-    if (thread == 0) prim::prefetch_global_l2(counter(p, tile, math_wg));
-  }
-
   // Returns true when this warpgroup now holds the whole tile's sum in `acc` and must store it.
   // `barrier_id` is the warpgroup's own named barrier (128 threads).
   template <class Scheduler>
   TG_DEVICE static bool reduce(const GemmParams& p, const Scheduler& scheduler, const Tile& tile,
                                float (&acc)[kSubM][BLOCK_N / 2], int math_wg, int thread, u32 barrier_id) {
-    auto slot_base = [&](int slot) { return slot_rows(p, slot, math_wg); };
+    const i64 wg_offset = static_cast<i64>(math_wg) * kWgFloats;
+    auto slot_base = [&](int slot) { return p.workspace + static_cast<i64>(slot) * kTileFloats + wg_offset; };
     float* shared_sum = slot_base(tile.tile_index);  // non-deterministic mode: one slot per tile
 
     // 1. publish
-    float* mine = slot_base(publish_slot(scheduler, tile));
+    float* mine = kDeterministic ? slot_base(scheduler.slot(tile.tile_index, tile.part)) : shared_sum;
 #pragma unroll
     for (int s = 0; s < kSubM; ++s)
 #pragma unroll
@@ -81,10 +56,10 @@ struct SplitFixup {
     prim::named_barrier_sync(barrier_id, 128);
     bool last = false;
     if (thread == 0) {
-      int* count = counter(p, tile, math_wg);
+      int* counter = p.tile_counters + static_cast<i64>(tile.tile_index) * kMathWGs + math_wg;
       prim::fence_acq_rel_gpu();
-      last = prim::atomic_add_acq_rel_gpu(count, 1) == tile.parts - 1;
-      if (last) prim::st_relaxed_gpu(count, 0);  // no other part touches it again this launch
+      last = prim::atomic_add_acq_rel_gpu(counter, 1) == tile.parts - 1;
+      if (last) prim::st_relaxed_gpu(counter, 0);  // no other part touches it again this launch
     }
     if (!prim::named_barrier_or(barrier_id, 128, last)) return false;
 
