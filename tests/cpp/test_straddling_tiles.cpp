@@ -39,7 +39,7 @@ std::map<std::pair<int, int>, std::pair<int, int>> walk(const std::vector<int>& 
         EXPECT_EQ(t.blocks_before_pass(half) + t.pass_blocks() + t.blocks_after_pass(half), t.k_blocks);
       EXPECT_EQ(t.blocks_before_pass(0), 0);
       EXPECT_EQ(t.blocks_before_pass(1), t.two_passes() ? k_blocks : 0);
-      // What each stage loads and which half computes it.
+      // What each stage loads.
       int k0 = (k_blocks - 1) * kBlockK, b = -2;
       t.pass_operands<kBlockK>(k0, b);
       EXPECT_EQ(k0, (k_blocks - 1) * kBlockK);
