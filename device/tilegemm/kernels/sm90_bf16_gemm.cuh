@@ -84,7 +84,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   static_assert(kClusterM == 1 || (kMulticastB && !kBMNMajor && BLOCK_N % 16 == 0),
                 "B multicast needs a K-major B split into two halves of whole 8-row swizzle atoms");
   // Split-K / stream-K: work units are tiles with a K sub-range; cut tiles meet in the fp32 workspace.
-  static_assert(Cfg::kGemmType != GemmType::kMGroupedContiguous || BLOCK_M <= sched::kGroupRowAlignment,
+  static_assert(Cfg::kGemmType != GemmType::kMGroupedContiguous || BLOCK_M <= kContiguousGroupRowAlignment,
                 "contiguous groups are aligned to 128 rows: a BF16 tile must not straddle two (no two-pass tiles)");
   using Schedulers = sched::SchedulerFor<Cfg, BLOCK_M, BLOCK_N, BLOCK_K>;
   constexpr bool kSplit = Schedulers::kSplit;

@@ -93,8 +93,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
   // 256-row tiles of per-row contiguous problems may straddle two groups (sched::Tile::two_passes): each
   // consumer warpgroup owns one 128-row half and computes only in its own pass of the reduction.
-  constexpr bool kTwoPassTiles = Cfg::kGemmType == GemmType::kMGroupedContiguous && BLOCK_M > 128;
-  static_assert(!kTwoPassTiles || (kRowsPerWG == sched::kGroupRowAlignment && !Cfg::kPsumLayout &&
+  constexpr bool kTwoPassTiles =
+      Cfg::kGemmType == GemmType::kMGroupedContiguous && BLOCK_M > kContiguousGroupRowAlignment;
+  static_assert(!kTwoPassTiles || (kRowsPerWG == kContiguousGroupRowAlignment && !Cfg::kPsumLayout &&
                                    kClusterM == 1 && !kPerTokenB),
                 "256-row contiguous tiles: 1D2D, per-row group index, no cluster, one 128-row half per warpgroup");
 
@@ -138,11 +139,16 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     // ---------------- producer ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
     const int producer_warp = thread_in_wg / 32;
+    // B's group for the stage at reduction offset k0, which a two-pass tile's second pass maps back to its own K.
+    auto stage_b_batch = [](const sched::Tile& tile, int& k0) {
+      int b_batch = tile.b_batch;
+      if constexpr (kTwoPassTiles) tile.pass_operands<BLOCK_K>(k0, b_batch);
+      return b_batch;
+    };
     if (producer_warp == 0 && prim::elect_one_sync()) {
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
-            int b_batch = tile.b_batch;
-            if constexpr (kTwoPassTiles) tile.pass_operands<BLOCK_K>(k0, b_batch);
+            const int b_batch = stage_b_batch(tile, k0);
             const int k_scale = k0 / kScaleBlock;
             prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
             if constexpr (kMulticastB)
@@ -158,8 +164,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       // 1D2D: the stage's one or two block scales of B, copied by a second thread with cp.async.
       sm90_walk_stages<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
-            int b_batch = tile.b_batch;
-            if constexpr (kTwoPassTiles) tile.pass_operands<BLOCK_K>(k0, b_batch);
+            const int b_batch = stage_b_batch(tile, k0);
             const int first = tile.n0 / kScaleBlock;
             const float* sb = params.sfb + b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
                               k0 / kScaleBlock;

@@ -66,11 +66,8 @@ TG_DEVICE void raster(int local, int num_m_blocks, int num_n_blocks, int& m_bloc
   n_block = in_band / band_m;
 }
 
-// Row alignment of each group's start in the M-grouped contiguous layouts (DeepGEMM's default).
-constexpr int kGroupRowAlignment = kContiguousGroupRowAlignment;
-
 // kPsumLayout (M-grouped contiguous only): grouped_layout[g] is the end row of group g, and group g starts at
-// the previous end rounded up to kGroupRowAlignment.
+// the previous end rounded up to kContiguousGroupRowAlignment.
 // K-grouped contiguous: grouped_layout[g] is group g's K extent (a multiple of BLOCK_K); groups follow each
 // other along K, and every group produces a whole [M, N] output D[g].
 // kClusterM == 2: the two CTAs of a cluster take m-blocks 2q and 2q+1 of the same n-block, so they can share
@@ -118,7 +115,8 @@ struct TileScheduler {
 
   // First row of group g in the prefix-sum layout.
   TG_DEVICE int psum_group_start(int g) const {
-    return g == 0 ? 0 : ceil_div(__ldg(p.grouped_layout + g - 1), kGroupRowAlignment) * kGroupRowAlignment;
+    constexpr int kAlign = kContiguousGroupRowAlignment;
+    return g == 0 ? 0 : ceil_div(__ldg(p.grouped_layout + g - 1), kAlign) * kAlign;
   }
 
   TG_DEVICE int group_m_blocks(int g) const {
@@ -131,8 +129,8 @@ struct TileScheduler {
   // at row m0; -1 for padding or past the end.
   TG_DEVICE void load_block_groups(int m0, int& g0, int& g1) const {
     g0 = __ldg(p.grouped_layout + m0);
-    g1 = BLOCK_M > kGroupRowAlignment && m0 + kGroupRowAlignment < p.m
-             ? __ldg(p.grouped_layout + m0 + kGroupRowAlignment)
+    g1 = BLOCK_M > kContiguousGroupRowAlignment && m0 + kContiguousGroupRowAlignment < p.m
+             ? __ldg(p.grouped_layout + m0 + kContiguousGroupRowAlignment)
              : -1;
   }
 
@@ -206,9 +204,10 @@ struct TileScheduler {
             load_block_groups(next_m_block * BLOCK_M, ahead_g0, ahead_g1);
             ahead_index = next_index;
           }
-          if constexpr (BLOCK_M > kGroupRowAlignment) {
+          if constexpr (BLOCK_M > kContiguousGroupRowAlignment) {
             // The two 128-row halves may belong to different groups, or one may be padding.
-            static_assert(BLOCK_M == 2 * kGroupRowAlignment, "a tile spans at most two aligned group blocks");
+            static_assert(BLOCK_M == 2 * kContiguousGroupRowAlignment,
+                          "a tile spans at most two aligned group blocks");
             if (g0 < 0 && g1 < 0) continue;
             const int k_blocks = ceil_div(p.k, BLOCK_K);
             if (g0 >= 0 && g1 >= 0 && g0 != g1) {
