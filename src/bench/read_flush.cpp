@@ -32,19 +32,17 @@ jit::KernelSpec read_flush_kernel_spec() {
   return spec;
 }
 
-void read_flush(const void* buffer, std::size_t bytes, cudaStream_t stream) {
+void read_flush(const void* buffer, std::size_t bytes, int num_sms, cudaStream_t stream) {
   TILEGEMM_REQUIRE(bytes % 16 == 0, "flush bytes", "a multiple of 16", std::to_string(bytes));
+  TILEGEMM_REQUIRE(num_sms > 0, "num_sms", "> 0", std::to_string(num_sms));
   static const auto kernel = jit::get_kernel(read_flush_kernel_spec());
-  int device = 0, sms = 0;
-  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(SMs)");
   const void* data = buffer;
   long long count = static_cast<long long>(bytes / 16);
   // The never-taken store's target: the buffer's own first word.
   void* never = const_cast<void*>(buffer);
   void* args[] = {&data, &count, &never};
   jit::LaunchConfig launch;
-  launch.grid[0] = static_cast<unsigned>(sms) * kBlocksPerSm;
+  launch.grid[0] = static_cast<unsigned>(num_sms) * kBlocksPerSm;
   launch.block[0] = kThreads;
   launch.stream = stream;
   kernel->launch(launch, args);

@@ -13,7 +13,8 @@ namespace tilegemm::bench_detail {
 // The kernel's source (NVRTC-compiled on first use, cached like every JIT kernel).
 jit::KernelSpec read_flush_kernel_spec();
 
-// Reads `bytes` (a multiple of 16) at `buffer` on `stream`.
-void read_flush(const void* buffer, std::size_t bytes, cudaStream_t stream);
+// Reads `bytes` (a multiple of 16) at `buffer` on `stream`, with kBlocksPerSm CTAs on each of `num_sms` SMs (the
+// caller queries the count once, not at every flush).
+void read_flush(const void* buffer, std::size_t bytes, int num_sms, cudaStream_t stream);
 
 }  // namespace tilegemm::bench_detail

@@ -29,8 +29,9 @@ BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOption
 
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
-  int l2_bytes = 0;
+  int l2_bytes = 0, num_sms = 0;
   cuda_check(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute(L2)");
+  cuda_check(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute(SMs)");
   BenchResult result;
   result.flush_bytes = options.flush_bytes > 0 ? options.flush_bytes : default_flush_bytes(l2_bytes);
   DeviceBuffer flush(static_cast<std::size_t>(result.flush_bytes));
@@ -41,7 +42,7 @@ BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOption
                                   : options.stream;
   auto flush_l2 = [&] {
     if (options.flush == FlushMode::kRead)
-      bench_detail::read_flush(flush.get(), flush.bytes(), stream);
+      bench_detail::read_flush(flush.get(), flush.bytes(), num_sms, stream);
     else
       cuda_check(cudaMemsetAsync(flush.get(), 0, flush.bytes(), stream), "cudaMemsetAsync(flush)");
   };

@@ -26,7 +26,11 @@ TEST_F(BenchReadFlush, KernelCompilesWithoutSpillsAndOnlyReads) {
 }
 
 TEST_F(BenchReadFlush, SizesThatAreNotWholeVectorsAreRefused) {
-  expect_invalid([] { bench_detail::read_flush(reinterpret_cast<void*>(0x1000), 1000, nullptr); }, "flush bytes");
+  expect_invalid([] { bench_detail::read_flush(reinterpret_cast<void*>(0x1000), 1000, 132, nullptr); }, "flush bytes");
+}
+
+TEST_F(BenchReadFlush, ANonPositiveSmCountIsRefused) {
+  expect_invalid([] { bench_detail::read_flush(reinterpret_cast<void*>(0x1000), 1024, 0, nullptr); }, "num_sms");
 }
 
 }  // namespace

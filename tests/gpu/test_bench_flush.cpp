@@ -15,7 +15,10 @@ TEST(BenchFlushGpu, ReadFlushWritesNothing) {
   void* buffer = nullptr;
   cuda_check(cudaMalloc(&buffer, kBytes), "cudaMalloc");
   cuda_check(cudaMemset(buffer, 0x5A, kBytes), "cudaMemset");
-  tilegemm::bench_detail::read_flush(buffer, kBytes, nullptr);
+  int device = 0, num_sms = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  tilegemm::bench_detail::read_flush(buffer, kBytes, num_sms, nullptr);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the read flush");
   std::vector<unsigned char> host(kBytes);
   cuda_check(cudaMemcpy(host.data(), buffer, kBytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
