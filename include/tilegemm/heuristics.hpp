@@ -42,8 +42,9 @@ struct CostBreakdown {
   double mma_efficiency = 0;      // fraction of the tensor peak one tile's inner loop can reach
   double tile_compute_us = 0;     // one tile's MMA time at that efficiency
   double tile_load_us = 0;        // one tile's operand loads at its SM's share of L2 bandwidth (full wave)
+  double tile_issue_us = 0;       // one consumer's serial floor: per stage a handshake and its wgmma chain
   double tile_overhead_us = 0;    // prologue + epilogue (D tile store) per tile
-  double mainloop_us = 0;         // Σ over waves of max(compute, load) + overhead
+  double mainloop_us = 0;         // Σ over waves of max(compute, load, issue) + overhead
   double dram_floor_us = 0;       // dram_bytes / HBM bandwidth
   double compute_floor_us = 0;    // flops / (tensor peak × efficiency ceiling)
   double predicted_us = 0;        // max(mainloop, floors) + launch

@@ -11,13 +11,14 @@ namespace tilegemm {
 namespace {
 constexpr const char* kVariable = "TILEGEMM_CONFIG_FILTER";
 constexpr const char* kExpected =
-    "comma-separated field=value pairs, fields block_m, block_n, stages, math_wg, cluster_m, cluster_n, raster, "
+    "comma-separated field=value pairs, fields block_m, block_n, block_k, stages, math_wg, cluster_m, cluster_n, raster, "
     "split_k, values positive integers, each field once";
 
 // The config field a filter name refers to, or nullptr for an unknown name.
 const int* field_of(const GemmConfig& c, const std::string& name) {
   if (name == "block_m") return &c.block_m;
   if (name == "block_n") return &c.block_n;
+  if (name == "block_k") return &c.block_k;
   if (name == "stages") return &c.stages;
   if (name == "math_wg") return &c.num_math_warpgroups;
   if (name == "cluster_m") return &c.cluster_m;

@@ -1,6 +1,7 @@
 // enumerate → reject → score → pick, and the per-desc cache in front of it.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -14,8 +15,9 @@
 namespace tilegemm {
 
 namespace {
-constexpr int kBf16BlockK = 64;
-constexpr int kFp8BlockK = 128;
+// FP8 stages hold one 128-wide scale block of K; bf16 stages one or two 128-byte (64-element) swizzle atoms.
+constexpr int kBf16BlockKs[] = {64, 128};
+constexpr int kFp8BlockKs[] = {128};
 // Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
 // shared memory from nothing.
 constexpr int kMaxPreferredStages = 16;
@@ -53,8 +55,8 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 // data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
-    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, c.stages, -c.cluster_m, -c.cluster_n,
-                           -static_cast<int>(c.scheme), -c.split_k);
+    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, -c.block_k, c.stages, -c.cluster_m,
+                           -c.cluster_n, -static_cast<int>(c.scheme), -c.split_k);
   };
   return key(a) > key(b);
 }
@@ -142,38 +144,40 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
   const int sms = resolve_num_sms(hw, num_sms);
   const ProblemShape shape = sm90_problem_shape(desc);
   const ProblemLedger problem = problem_ledger(shape, sm90_operand_dtypes(desc), hw);
-  // FP8 stages hold one 128-wide scale block of K; bf16 stages one 128-byte (64-element) swizzle row.
-  const int block_k = is_fp8_desc(desc) ? kFp8BlockK : kBf16BlockK;
-  const int k_blocks = static_cast<int>(ceil_div(desc.k, block_k));
-  const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
   const int forced_raster = env_config_filter().value_of("raster");  // 0: derive it per tile shape
+  const std::span<const int> block_ks =
+      is_fp8_desc(desc) ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
 
   std::vector<Candidate> out;
-  for (const ClusterShape& cluster : kClusterShapes)
-    for (const MathShape& math : kMathShapes)
-      for (int block_n = 16; block_n <= 256; block_n += 16)
-        for (int stages = 2; stages <= max_stages; ++stages) {
-          Candidate cand;
-          GemmConfig& c = cand.config;
-          c.block_m = math.block_m;
-          c.num_math_warpgroups = math.num_math_warpgroups;
-          c.block_n = block_n;
-          c.block_k = block_k;
-          c.stages = stages;
-          c.cluster_m = cluster.cluster_m;
-          c.cluster_n = cluster.cluster_n;
-          c.multicast = cluster.multicast;
-          c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
-          c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
-          c.num_sms = sms;
-          c.raster_group = forced_raster > 0 ? forced_raster : choose_raster_group(shape, c.block_m, c.block_n, sms);
-          c.split_k = 1;
-          c.smem_bytes = sm90_smem_bytes(desc, c);
-          cand.legal = sm90_config_legal(desc, c, hw, &cand.reject_reason);
-          if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
-          out.push_back(std::move(cand));
-          add_scheme_variants(desc, hw, problem, out);
-        }
+  for (const int block_k : block_ks) {
+    const int k_blocks = static_cast<int>(ceil_div(desc.k, block_k));
+    const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
+    for (const ClusterShape& cluster : kClusterShapes)
+      for (const MathShape& math : kMathShapes)
+        for (int block_n = 16; block_n <= 256; block_n += 16)
+          for (int stages = 2; stages <= max_stages; ++stages) {
+            Candidate cand;
+            GemmConfig& c = cand.config;
+            c.block_m = math.block_m;
+            c.num_math_warpgroups = math.num_math_warpgroups;
+            c.block_n = block_n;
+            c.block_k = block_k;
+            c.stages = stages;
+            c.cluster_m = cluster.cluster_m;
+            c.cluster_n = cluster.cluster_n;
+            c.multicast = cluster.multicast;
+            c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
+            c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
+            c.num_sms = sms;
+            c.raster_group = forced_raster > 0 ? forced_raster : choose_raster_group(shape, c.block_m, c.block_n, sms);
+            c.split_k = 1;
+            c.smem_bytes = sm90_smem_bytes(desc, c);
+            cand.legal = sm90_config_legal(desc, c, hw, &cand.reject_reason);
+            if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
+            out.push_back(std::move(cand));
+            add_scheme_variants(desc, hw, problem, out);
+          }
+  }
   return out;
 }
 

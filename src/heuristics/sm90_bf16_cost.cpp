@@ -2,10 +2,12 @@
 // waves, tiled traffic, smem per stage) and the HardwareModel, plus a handful of named constants below;
 // it predicts a time so that configs can be compared, and `tilegemm plan` prints every term.
 //
-//   per tile:  t_tile = max(t_mma, t_load) + t_overhead
+//   per tile:  t_tile = max(t_mma, t_load, t_issue) + t_overhead
 //     t_mma      = 2·bm·bn·K / (per-SM tensor peak × efficiency(bn, math warpgroups))
 //     t_load     = operand bytes of the tile / the SM's share of L2→SM bandwidth (more share when the
 //                  wave is partial, capped per SM and by the bytes the pipeline keeps in flight)
+//     t_issue    = stages walked × (stage handshake + the warpgroup's wgmma chain of one stage): the floor
+//                  of a consumer that waits for every stage (what bounds narrow small-M tiles)
 //     t_overhead = fixed epilogue/prologue cost + the D tile written at the SM's share of HBM bandwidth
 //   problem:   max(Σ waves t_tile, DRAM floor with the wave's panels reused in L2, compute floor) + launch
 //   split-K / stream-K: the same per work unit (a tile's K sub-range: K/split_k, or T·K/CTAs per CTA for
@@ -77,6 +79,21 @@ constexpr double kPowerBoundComputeOverMemory = 4.0;
 // A cluster launch and its two cluster-wide barriers: 2x1 configs were 1.3–1.7 µs slower than 1x1 on one-wave
 // M=128 shapes (same measurement).
 constexpr double kClusterLaunchOverheadUs = 1.5;
+// One consumer warpgroup's serial cost per pipeline stage, measured on the H200 (2026-12-01,
+// bench/results/2026-12-01-s7-small-m/): BF16 64x2112x7168 with 64x16 tiles took 111 ns per 64-wide stage and
+// 172 ns per 128-wide one (CUDA-graph time less a one-K-block run of the same kernel), and a build that issued
+// neither loads nor wgmmas still took 44 ns per stage. So ≈ 50 ns of handshake (full-barrier wait, group
+// commit and wait, release) per stage, plus ≈ 61 ns per 64-wide K atom: four m64nNk16 wgmmas at no less than
+// kWgmmaMinCycles each (bench/probes/wgmma_issue_rate.cu: 20–32 cycles for N = 16, 32 cycles at N = 64,
+// then N/2: the tensor peak).
+constexpr double kStageHandshakeUs = 0.050;
+constexpr double kWgmmaMinCycles = 30;
+// The load term above is pessimistic for these tiles: a build of that kernel that issued only the loads moved
+// its 151 MB in 8.2 µs (hot L2) where the model says 13.45. The issue floor enters the max() on the same scale.
+// With this factor the selector takes 128-wide stages exactly where they measured faster (issue floor within
+// ~25% of the load estimate: 64x16 and 64x32 tiles, +4–14%) and keeps 64-wide ones where fewer, larger stages
+// measured slower (64x112, 64x192: −2.5 to −3.6%) — a fit to seven shapes, not a law.
+constexpr double kIssueFloorScale = 1.3;
 // Fixed cost of one cut tile's hand-over (barrier, counter atomic, the fix-up's decision); an estimate.
 constexpr double kSplitHandoverUs = 0.3;
 // Raster group sizes the persistent scheduler supports (m-blocks walked together along N).
@@ -228,6 +245,16 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   }
   r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction /
                       (per_sm_peak * r.mma_efficiency) * 1e6;
+  // Each consumer warpgroup issues one wgmma per 64-row sub-block and 16-wide K slice, each taking N/2 cycles
+  // at the tensor peak but no less than kWgmmaMinCycles. NOTE: BF16 only. An FP8 stage also promotes its
+  // partials on the CUDA cores (221 ns per stage measured for 64x16 tiles, bench/results/2026-12-01-s6-writeup.md
+  // section 5); that cost is not calibrated yet, and FP8 keeps the choices it measured.
+  if (!fp8) {
+    const int sub_blocks = c.block_m / c.num_math_warpgroups / kWgmmaM;
+    const double wgmma_cycles = std::max(kWgmmaMinCycles, c.block_n / 2.0);
+    const double stage_wgmma_us = sub_blocks * (c.block_k / static_cast<double>(kWgmmaK)) * wgmma_cycles / clock_hz * 1e6;
+    r.tile_issue_us = std::ceil(r.unit_k_blocks) * (kStageHandshakeUs + stage_wgmma_us);
+  }
 
   const double in_flight_bytes =
       std::min(static_cast<double>(c.stages), std::ceil(r.unit_k_blocks)) * r.smem_per_stage_bytes;
@@ -274,7 +301,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
     }
     // Loads and MMAs overlap, but not perfectly: a fraction of the shorter one shows (a tuning constant,
     // TILEGEMM_LOAD_OVERLAP_PENALTY, default 0 = perfect overlap).
-    return std::max(r.tile_compute_us, *load_us) +
+    return std::max({r.tile_compute_us, *load_us, r.tile_issue_us * kIssueFloorScale}) +
            env().tune_load_overlap_penalty * std::min(r.tile_compute_us, *load_us) + *overhead_us;
   };
   const std::int64_t full_active = std::min<std::int64_t>(r.work_units, c.num_sms);

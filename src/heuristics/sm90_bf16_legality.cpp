@@ -9,8 +9,10 @@
 namespace tilegemm {
 
 namespace {
-// 128-byte rows of bf16 operands make every A/B tile row one 128B-swizzle atom row.
-constexpr int kBf16BlockK = 64;
+// 128-byte rows of bf16 operands make every A/B tile row one 128B-swizzle atom row; a stage holds one or two
+// such 64-wide K atoms (two halve the per-stage handshakes, which narrow small-M tiles cannot hide).
+constexpr int kBf16AtomK = 64;
+constexpr int kBf16MaxBlockK = 128;
 constexpr int kOperandSwizzleBytes = 128;
 constexpr int kMaxAccumulatorRegs = 128;
 // Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
@@ -37,9 +39,15 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
   if (desc.type == GemmType::kKGroupedContiguous && desc.d_dtype != DType::kFloat32)
     return fail(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
-  if (c.block_k != kBf16BlockK)
-    return fail(why, fmt::format("block_k {} != {} (bf16 rows of 128 bytes for the 128B swizzle)", c.block_k,
-                                 kBf16BlockK));
+  if (c.block_k != kBf16AtomK && c.block_k != kBf16MaxBlockK)
+    return fail(why, fmt::format("block_k {} is neither {} nor {} (one or two 128-byte bf16 K atoms of the 128B "
+                                 "swizzle per stage)", c.block_k, kBf16AtomK, kBf16MaxBlockK));
+  if (c.block_k > kBf16AtomK && desc.type == GemmType::kKGroupedContiguous)
+    return fail(why, fmt::format("block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
+                                 "multiples of {} only)", c.block_k, kBf16AtomK, kBf16AtomK));
+  if (c.block_k > kBf16AtomK && c.cluster_m * c.cluster_n > 1)
+    return fail(why, fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k,
+                                 kBf16AtomK));
   if (std::string problem = sm90_tile_shape_problem(desc, c); !problem.empty()) return fail(why, std::move(problem));
 
   const int rows_per_wg = c.block_m / c.num_math_warpgroups;

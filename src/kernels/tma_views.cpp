@@ -1,5 +1,7 @@
 #include "kernels/tma_views.hpp"
 
+#include <algorithm>
+
 #include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
 
 namespace tilegemm::kernels {
@@ -30,7 +32,9 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
   if (major == Major::kKMajor) {
     t.dims = {u64(v.size(2)), u64(v.size(1)), u64(v.size(0))};
     t.byte_strides[0] = u64(v.stride(1)) * e;
-    t.box = {static_cast<std::uint32_t>(block_k), static_cast<std::uint32_t>(block_rows), 1};
+    // A 128B-swizzled box is at most 128 bytes wide: wider K tiles are loaded as several boxes (one per atom).
+    const auto box_k = std::min<std::uint64_t>(u64(block_k), 128 / e);
+    t.box = {static_cast<std::uint32_t>(box_k), static_cast<std::uint32_t>(block_rows), 1};
   } else {
     t.dims = {u64(v.size(1)), u64(v.size(2)), u64(v.size(0))};
     t.byte_strides[0] = u64(v.stride(2)) * e;

@@ -6,8 +6,9 @@
 
 namespace tilegemm::kernels {
 
-// A [B, rows, K] operand: K-major loads [block_k x block_rows] boxes, MN-major loads 64-wide column panels of
-// block_k rows. Both with the 128-byte swizzle.
+// A [B, rows, K] operand: K-major loads [min(block_k, 128 bytes) x block_rows] boxes (a wider block_k is
+// loaded one 128-byte K atom at a time), MN-major loads 64-wide column panels of block_k rows. Both with the
+// 128-byte swizzle.
 TmaView operand_view(const TensorView& v, Major major, int block_rows, int block_k);
 
 // D [B, rows, N] (N contiguous) stored in column chunks of d_chunk_bytes(block_n) with the matching swizzle,

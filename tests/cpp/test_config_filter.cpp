@@ -66,6 +66,12 @@ TEST(ConfigFilter, SelectorKeepsOnlyMatchingLegalConfigs) {
     EXPECT_EQ(c.multicast, MulticastSide::kB);
   }
   {
+    // The stage width: the selector keeps 64-wide stages for this shape on its own.
+    EXPECT_EQ(unfiltered.block_k, 64);
+    ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_k=128");
+    EXPECT_EQ(select_config(desc, hw).block_k, 128);
+  }
+  {
     // The raster group is derived, not enumerated: the filter sets it rather than filtering on it.
     ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "raster=3");
     EXPECT_NE(unfiltered.raster_group, 3);

@@ -35,13 +35,15 @@ GemmConfig base_config(int block_m, int block_n, int wgs, int stages, int num_sm
 bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel& hw) {
   const std::set<std::pair<int, int>> shapes = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
   if (!shapes.count({c.block_m, c.num_math_warpgroups})) return false;
-  if (c.block_k != 64) return false;
+  // One or two 64-wide K atoms per stage; two not for K-grouped problems nor with a cluster.
+  if (c.block_k != 64 && c.block_k != 128) return false;
+  if (c.block_k == 128 && (d.type == GemmType::kKGroupedContiguous || c.cluster_m * c.cluster_n > 1)) return false;
   if (c.block_n % 16 != 0 || c.block_n < 16 || c.block_n > 256) return false;
   if ((c.block_m / c.num_math_warpgroups) * c.block_n / 128 > 128) return false;
   if (d.major_a == Major::kMNMajor && c.block_m % 64 != 0) return false;
   if (d.major_b == Major::kMNMajor && c.block_n % 64 != 0) return false;
   const int d_bytes = d.d_dtype == DType::kFloat32 ? 4 : 2;
-  const int smem = c.stages * (c.block_m + c.block_n) * 64 * 2 + c.block_m * c.block_n * d_bytes + 1024;
+  const int smem = c.stages * (c.block_m + c.block_n) * c.block_k * 2 + c.block_m * c.block_n * d_bytes + 1024;
   if (smem > hw.smem_per_block_bytes) return false;
   if (c.stages < 2 || c.stages > 16) return false;
   if (d.type == GemmType::kMGroupedContiguous && c.block_m > 128) return false;
@@ -71,15 +73,16 @@ void check_every_candidate(const GemmDesc& desc, const HardwareModel& hw) {
     EXPECT_EQ(c.num_threads(), 128 * (c.num_math_warpgroups + 1));
     EXPECT_EQ(c.smem_bytes, sm90_bf16_smem_bytes(desc, c));
     // Split-K variants carry their slice count (at least 2, never more than K blocks); the others cut nothing.
+    const int k_blocks = (desc.k + c.block_k - 1) / c.block_k;
     if (c.scheme == GemmScheme::kSplitK) {
       EXPECT_GE(c.split_k, 2);
-      EXPECT_LE(c.split_k, (desc.k + 63) / 64);
+      EXPECT_LE(c.split_k, k_blocks);
     } else {
       EXPECT_EQ(c.split_k, 1);
     }
     EXPECT_EQ(c.num_sms, hw.num_sms);
     // more stages than K-blocks are never offered (but always at least 2)
-    EXPECT_LE(c.stages, std::max(2, (desc.k + 63) / 64));
+    EXPECT_LE(c.stages, std::max(2, k_blocks));
     if (cand.legal) {
       ++legal;
       EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
@@ -115,6 +118,17 @@ TEST(HeuristicsLegality, EveryEnumeratedCandidateFollowsTheRules) {
   GemmDesc masked = bf16_desc(4096, 7168, 2048);
   masked.type = GemmType::kMGroupedMasked, masked.num_groups = 8, masked.expected_m = 256;
   check_every_candidate(masked, hw);
+  GemmDesc k_grouped = bf16_desc(4096, 4096, 4096, Major::kKMajor, Major::kKMajor, DType::kFloat32);
+  k_grouped.type = GemmType::kKGroupedContiguous, k_grouped.num_groups = 4;
+  check_every_candidate(k_grouped, hw);
+}
+
+TEST(HeuristicsLegality, BothBf16StageWidthsAreEnumerated) {
+  const auto candidates = enumerate_candidates(bf16_desc(64, 2112, 7168), hardware_preset("h200"));
+  std::set<int> legal_block_ks;
+  for (const Candidate& cand : candidates)
+    if (cand.legal) legal_block_ks.insert(cand.config.block_k);
+  EXPECT_EQ(legal_block_ks, (std::set<int>{64, 128}));
 }
 
 TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
@@ -137,9 +151,17 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   EXPECT_NE(why.find("num_sms"), std::string::npos) << why;
 
   GemmConfig bad_k = base_config(128, 128, 2, 4);
-  bad_k.block_k = 128;
+  bad_k.block_k = 96;
   EXPECT_FALSE(sm90_bf16_config_legal(desc, bad_k, hw, &why));
-  EXPECT_NE(why.find("block_k"), std::string::npos) << why;
+  EXPECT_NE(why.find("block_k 96"), std::string::npos) << why;
+  GemmConfig wide_k = base_config(64, 16, 1, 8);
+  wide_k.block_k = 128;
+  EXPECT_TRUE(sm90_bf16_config_legal(desc, wide_k, hw, &why)) << why;
+  EXPECT_EQ(sm90_bf16_smem_bytes(desc, wide_k), 8 * 80 * 128 * 2 + 64 * 16 * 2 + 1024);
+  GemmConfig wide_k_cluster = base_config(128, 128, 2, 3);
+  wide_k_cluster.block_k = 128, wide_k_cluster.cluster_m = 2, wide_k_cluster.multicast = MulticastSide::kB;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, wide_k_cluster, hw, &why));
+  EXPECT_NE(why.find("multicast"), std::string::npos) << why;
 
   const GemmDesc nn = bf16_desc(4096, 4096, 4096, Major::kKMajor, Major::kMNMajor);
   EXPECT_FALSE(sm90_bf16_config_legal(nn, base_config(128, 80, 2, 4), hw, &why));
@@ -171,6 +193,10 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   EXPECT_NE(why.find("fp32"), std::string::npos) << why;
   k_grouped.d_dtype = DType::kFloat32;
   EXPECT_TRUE(sm90_bf16_config_legal(k_grouped, base_config(128, 128, 2, 4), hw, &why)) << why;
+  GemmConfig k_grouped_wide = base_config(128, 128, 2, 2);
+  k_grouped_wide.block_k = 128;
+  EXPECT_FALSE(sm90_bf16_config_legal(k_grouped, k_grouped_wide, hw, &why));
+  EXPECT_NE(why.find("K-grouped"), std::string::npos) << why;
 }
 
 namespace {

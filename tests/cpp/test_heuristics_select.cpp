@@ -57,6 +57,35 @@ TEST(HeuristicsSelect, SmallMPicksBlockM64AndWorkThatFillsTheSms) {
   EXPECT_TRUE(c.block_n <= 32 || c.scheme == GemmScheme::kSplitK) << to_string(c);
 }
 
+// Narrow small-M tiles are bound by their consumer's per-stage issue time, which 128-wide stages halve
+// (measured +4–14%, bench/results/2026-12-01-s7-small-m/); wider tiles and every M=4096 shape keep 64-wide stages
+// (fewer, larger stages measured slower there).
+TEST(HeuristicsSelect, TwoAtomStagesOnlyForIssueBoundTiles) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (auto [m, n] : {std::pair{64, 2112}, {128, 2112}, {64, 4096}}) {
+    const GemmConfig c = select_config(bf16_desc(m, n, 7168), hw);
+    EXPECT_EQ(c.block_k, 128) << to_string(c);
+    EXPECT_LE(c.block_n, 32) << to_string(c);
+  }
+  for (auto [n, k] : kDeepSeekNK) {
+    const GemmConfig c = select_config(bf16_desc(4096, n, k), hw);
+    EXPECT_EQ(c.block_k, 64) << to_string(c);
+  }
+  EXPECT_EQ(select_config(bf16_desc(128, 7168, 16384), hw).block_k, 64);
+  EXPECT_EQ(select_config(bf16_desc(64, 24576, 1536), hw).block_k, 64);
+
+  // The issue floor counts one handshake per stage: the same tile walks half as many 128-wide stages.
+  const auto ranked = rank_candidates(bf16_desc(64, 2112, 7168), hw);
+  double issue64 = 0, issue128 = 0;
+  for (const Candidate& cand : ranked)
+    if (cand.config.block_n == 16 && cand.config.scheme == GemmScheme::kDataParallel)
+      (cand.config.block_k == 64 ? issue64 : issue128) = cand.cost.tile_issue_us;
+  ASSERT_GT(issue64, 0);
+  ASSERT_GT(issue128, 0);
+  EXPECT_LT(issue128, issue64);
+  EXPECT_GT(issue128, issue64 / 2);  // the wgmmas stay: only the handshakes halve
+}
+
 TEST(HeuristicsSelect, LargeMPicksALargeTileWithTwoMathWarpgroups) {
   const HardwareModel hw = hardware_preset("h200");
   for (auto [n, k] : kDeepSeekNK) {

@@ -90,6 +90,32 @@ TEST_F(Sm90Bf16Codegen, ExtremeTileShapesCompile) {
   }
 }
 
+TEST_F(Sm90Bf16Codegen, TwoAtomStagesCompileForEveryLayoutAndScheme) {
+  // block_k = 128: two 64-wide K atoms per stage (K-major: two TMA boxes per operand; MN-major: 128-row panels).
+  auto wide = [](int bm, int bn, int wgs, GemmScheme scheme = GemmScheme::kDataParallel, int split_k = 1) {
+    GemmConfig config;
+    config.block_m = bm, config.block_n = bn, config.num_math_warpgroups = wgs;
+    config.block_k = 128, config.stages = 3, config.num_sms = 132;
+    config.scheme = scheme, config.split_k = split_k;
+    return config;
+  };
+  for (Major ma : {Major::kKMajor, Major::kMNMajor})
+    for (Major mb : {Major::kKMajor, Major::kMNMajor}) {
+      const GemmDesc desc = make_desc(GemmType::kNormal, ma, mb, mb == Major::kKMajor ? DType::kBFloat16 : DType::kFloat32,
+                                      ma == Major::kMNMajor);
+      const GemmConfig config = wide(ma == Major::kKMajor ? 64 : 128, mb == Major::kKMajor ? 16 : 128, 1);
+      const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
+      EXPECT_NE(spec.source.find("static constexpr int BLOCK_K = 128"), std::string::npos);
+      expect_compiles(desc, config);
+    }
+  const GemmDesc nt = make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
+  expect_compiles(nt, wide(128, 128, 2));
+  expect_compiles(nt, wide(64, 64, 1, GemmScheme::kSplitK, 4));
+  expect_compiles(nt, wide(64, 64, 1, GemmScheme::kStreamK));
+  expect_compiles(make_desc(GemmType::kMGroupedMasked, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false),
+                  wide(64, 32, 1));
+}
+
 TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");
   for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {

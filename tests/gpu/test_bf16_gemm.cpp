@@ -1,4 +1,5 @@
 // bf16_gemm on every layout × D dtype × C mode: DeepSeek shapes, ragged shapes, batches.
+#include "../cpp/scoped_env.hpp"
 #include "case_lists.hpp"
 #include "tilegemm/gemm.hpp"
 
@@ -20,6 +21,26 @@ TEST_P(Bf16Gemm, MatchesReference) {
   GPU_TEST_REQUIRE_SM90();
   run_bf16_gemm(GetParam());
 }
+
+// 128-wide stages (two 64-wide K atoms, block_k=128) forced: every layout, fp32 D with C, K shorter than one
+// stage or not a multiple of it (the TMA zero-fills the rest of the last stage), tiles narrow and wide, a batch.
+class Bf16GemmTwoAtomStages : public ::testing::TestWithParam<DenseCase> {};
+
+TEST_P(Bf16GemmTwoAtomStages, MatchesReference) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_k=128");
+  run_bf16_gemm(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Bf16GemmTwoAtomStages,
+    ::testing::Values(DenseCase{0, 64, 2112, 7168, Layout::kNT}, DenseCase{0, 128, 2112, 7168, Layout::kNN},
+                      DenseCase{0, 136, 576, 1000, Layout::kTN, DType::kFloat32, CMode::kSeparate},
+                      DenseCase{0, 4088, 4096, 7168, Layout::kTT}, DenseCase{0, 1, 8, 64, Layout::kNT},
+                      DenseCase{0, 129, 24, 136, Layout::kNT, DType::kFloat32, CMode::kInPlace},
+                      DenseCase{0, 65, 7168, 200, Layout::kNN, DType::kBFloat16, CMode::kNone, 8},
+                      DenseCase{3, 64, 128, 64, Layout::kTN, DType::kBFloat16, CMode::kSeparate}),
+    CaseNamer());
 
 INSTANTIATE_TEST_SUITE_P(DeepSeek, Bf16Gemm, ::testing::ValuesIn(deepseek_cases()), CaseNamer());
 INSTANTIATE_TEST_SUITE_P(Ragged, Bf16Gemm, ::testing::ValuesIn(ragged_cases()), CaseNamer());

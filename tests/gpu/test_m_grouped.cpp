@@ -113,6 +113,21 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguousClustered,
                                            ContiguousCase{3, 256, 136, 300, false, false}),
                          contiguous_name);
 
+// 128-wide stages (block_k=128) forced.
+class MGroupedContiguousTwoAtomStages : public ::testing::TestWithParam<ContiguousCase> {};
+
+TEST_P(MGroupedContiguousTwoAtomStages, MatchesReferenceAndLeavesPaddingAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_k=128");
+  run_contiguous_case(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguousTwoAtomStages,
+                         ::testing::Values(ContiguousCase{5, 576, 1000, 150, false, false},
+                                           ContiguousCase{3, 256, 7168, 260, true, false},
+                                           ContiguousCase{4, 2112, 136, 100, false, true}),
+                         contiguous_name);
+
 std::vector<ContiguousCase> contiguous_cases() {
   const ContiguousCase shapes[] = {
       {4, 576, 1000, 100, false, false}, {8, 2112, 7168, 200, false, false},
@@ -207,6 +222,19 @@ TEST_P(MGroupedMaskedClustered, MatchesReferenceAndStaysInBounds) {
 INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMaskedClustered,
                          ::testing::Values(MaskedCase{4, 384, 4096, 7168, false}, MaskedCase{6, 320, 576, 1000, false},
                                            MaskedCase{3, 200, 2112, 1000, false}),
+                         masked_name);
+
+// 128-wide stages (block_k=128) forced.
+class MGroupedMaskedTwoAtomStages : public ::testing::TestWithParam<MaskedCase> {};
+
+TEST_P(MGroupedMaskedTwoAtomStages, MatchesReferenceAndStaysInBounds) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_k=128");
+  run_masked_case(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMaskedTwoAtomStages,
+                         ::testing::Values(MaskedCase{4, 128, 7168, 2048, false}, MaskedCase{3, 192, 2112, 1000, true}),
                          masked_name);
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMasked,

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../cpp/scoped_env.hpp"
 #include "dense_case.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/gemm.hpp"
@@ -156,6 +157,24 @@ TEST_P(StreamK, MatchesReference) {
 // "split-k": the selector's count; "split-k:3": a count that divides none of the K block counts evenly.
 INSTANTIATE_TEST_SUITE_P(Ragged, SplitK, ::testing::ValuesIn(cases_for({"split-k", "split-k:3"})), SplitNamer());
 INSTANTIATE_TEST_SUITE_P(Ragged, StreamK, ::testing::ValuesIn(cases_for({"stream-k"})), SplitNamer());
+
+// 128-wide stages (block_k=128) forced: slices of 128-wide K blocks, the last one zero-filled past K.
+class SplitKTwoAtomStages : public ::testing::TestWithParam<SplitCase> {};
+
+TEST_P(SplitKTwoAtomStages, MatchesReference) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_k=128");
+  run_split_case(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SplitKTwoAtomStages,
+                         ::testing::Values(SplitCase{dense(64, 2112, 7168), "split-k:4", false},
+                                           SplitCase{dense(129, 576, 1000), "split-k:3", true},
+                                           SplitCase{dense(1, 7168, 16384, Layout::kNN), "split-k", false},
+                                           SplitCase{dense(64, 576, 7168), "stream-k", true},
+                                           SplitCase{dense(129, 8, 1000, Layout::kTN, DType::kFloat32, CMode::kInPlace),
+                                                     "stream-k", false}),
+                         SplitNamer());
 
 // Ten calls into the same D (no C): the bytes must not change in deterministic mode. The atomic mode is run
 // the same way and only reports whether it happened to be identical.

@@ -116,6 +116,7 @@ nlohmann::json cost_json(const CostBreakdown& r) {
           {"mma_efficiency", r.mma_efficiency},
           {"tile_compute_us", r.tile_compute_us},
           {"tile_load_us", r.tile_load_us},
+          {"tile_issue_us", r.tile_issue_us},
           {"tile_overhead_us", r.tile_overhead_us},
           {"mainloop_us", r.mainloop_us},
           {"dram_floor_us", r.dram_floor_us},
@@ -154,8 +155,8 @@ void print_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vect
              r.l2_to_sm_bytes / 1e6, r.dram_bytes / 1e6, best.config.raster_group);
   fmt::print("resources smem {} B ({} B/stage x {}), {} fp32 accumulator regs/thread, {} threads\n", r.smem_bytes,
              r.smem_per_stage_bytes, best.config.stages, r.acc_regs_per_thread, best.config.num_threads());
-  fmt::print("per tile  mma {:.2f} us (efficiency {:.2f}), load {:.2f} us, overhead {:.2f} us\n", r.tile_compute_us,
-             r.mma_efficiency, r.tile_load_us, r.tile_overhead_us);
+  fmt::print("per tile  mma {:.2f} us (efficiency {:.2f}), load {:.2f} us, issue {:.2f} us, overhead {:.2f} us\n",
+             r.tile_compute_us, r.mma_efficiency, r.tile_load_us, r.tile_issue_us, r.tile_overhead_us);
   fmt::print("time      tiles {:.2f} us, DRAM floor {:.2f} us, compute floor {:.2f} us -> predicted {:.2f} us "
              "({} bound), {:.1f} TFLOP/s\n",
              r.mainloop_us, r.dram_floor_us, r.compute_floor_us, r.predicted_us, r.bound, r.predicted_tflops);

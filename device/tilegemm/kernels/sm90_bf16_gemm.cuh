@@ -46,8 +46,12 @@ struct Sm90Bf16Smem {
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
 };
 
-// Loads one [BLOCK_ROWS, BLOCK_K] operand tile: K-major as one box of 128-byte K rows, MN-major as
-// 64-element-wide column panels of BLOCK_K rows (the 128B swizzle atom is 64 bf16 wide).
+// The 128B swizzle atom is 64 bf16 wide: a K-major tile row of BLOCK_K = 128 is two atoms.
+constexpr int kBf16SwizzleAtomK = 64;
+
+// Loads one [BLOCK_ROWS, BLOCK_K] operand tile. K-major: one box of 128-byte K rows per 64-wide K atom, the
+// atoms one after the other ([BLOCK_K / 64][BLOCK_ROWS][64]). MN-major: 64-element-wide column panels of
+// BLOCK_K rows ([BLOCK_ROWS / 64][BLOCK_K][64]).
 template <bool kMNMajor, int BLOCK_ROWS, int BLOCK_K>
 TG_DEVICE void load_operand_tile(const TmaDescriptor* desc, u64* bar, u8* smem, int row0, int k0, int batch) {
   if constexpr (kMNMajor) {
@@ -55,7 +59,9 @@ TG_DEVICE void load_operand_tile(const TmaDescriptor* desc, u64* bar, u8* smem, 
     for (int p = 0; p < BLOCK_ROWS / 64; ++p)
       prim::tma_load_3d(desc, bar, smem + p * BLOCK_K * 128, row0 + 64 * p, k0, batch);
   } else {
-    prim::tma_load_3d(desc, bar, smem, k0, row0, batch);
+#pragma unroll
+    for (int atom = 0; atom < BLOCK_K / kBf16SwizzleAtomK; ++atom)
+      prim::tma_load_3d(desc, bar, smem + atom * BLOCK_ROWS * 128, k0 + atom * kBf16SwizzleAtomK, row0, batch);
   }
 }
 
@@ -91,7 +97,10 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   using Scheduler = typename Schedulers::type;
   using Fixup = sched::SplitFixup<kSubM, BLOCK_N, kMathWGs, Cfg::kDeterministic>;
 
-  static_assert(BLOCK_K == 64, "bf16 tiles use 64-element (128-byte) K rows to match the 128B swizzle");
+  // One or two 128B swizzle atoms along K per stage: two halve the stage handshakes per K (each costs ~50 ns of
+  // consumer issue time that narrow tiles cannot hide: bench/results/2026-12-01-s7-small-m/).
+  static_assert(BLOCK_K == 64 || BLOCK_K == 128, "bf16 stages are one or two 64-element (128-byte) K atoms wide");
+  static_assert(BLOCK_K == 64 || !kMulticastB, "B multicast loads 64-wide K atoms (BLOCK_K = 64)");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 16 in [16, 256]");
@@ -140,17 +149,21 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     const int lane = threadIdx.x % 32;
     const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
 
-    // Descriptor layouts (see prim/wgmma.cuh): K-major tiles step 32 bytes per 16-element K slice; MN-major
-    // tiles are 64-wide column panels of BLOCK_K rows and step 16 rows (2048 bytes) per K slice.
+    // Descriptor layouts (see prim/wgmma.cuh): K-major tiles step 32 bytes per 16-element K slice within a
+    // 64-wide K atom and a whole atom ([rows][64]) every 4 slices; MN-major tiles are 64-wide column panels of
+    // BLOCK_K rows and step 16 rows (2048 bytes) per K slice.
     constexpr u32 kPanelBytes = BLOCK_K * 128;
+    constexpr int kSlicesPerAtom = kBf16SwizzleAtomK / 16;
+    auto k_major_offset = [](int rows, int kk) { return (kk / kSlicesPerAtom) * rows * 128 + (kk % kSlicesPerAtom) * 32; };
     auto a_desc = [&](int stage, int sub, int kk) {
       const int row = row_base + sub * 64;
       const u32 addr = kAMNMajor ? smem_addr(smem_a(stage)) + (row / 64) * kPanelBytes + kk * 2048
-                                 : smem_addr(smem_a(stage)) + row * 128 + kk * 32;
+                                 : smem_addr(smem_a(stage)) + row * 128 + k_major_offset(BLOCK_M, kk);
       return prim::make_smem_desc(addr, kAMNMajor ? kPanelBytes : 0, 1024, prim::SmemSwizzle::k128B);
     };
     auto b_desc = [&](int stage, int kk) {
-      const u32 addr = kBMNMajor ? smem_addr(smem_b(stage)) + kk * 2048 : smem_addr(smem_b(stage)) + kk * 32;
+      const u32 addr =
+          kBMNMajor ? smem_addr(smem_b(stage)) + kk * 2048 : smem_addr(smem_b(stage)) + k_major_offset(BLOCK_N, kk);
       return prim::make_smem_desc(addr, kBMNMajor ? kPanelBytes : 0, 1024, prim::SmemSwizzle::k128B);
     };
 
