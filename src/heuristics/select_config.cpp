@@ -27,8 +27,7 @@ constexpr double kTieTolerance = 1e-9;
 struct MathShape {
   int block_m, num_math_warpgroups;
 };
-// (64, 2): a K-split warpgroup pair (BF16 only; the FP8 legality rules reject it).
-constexpr MathShape kMathShapes[] = {{64, 1}, {64, 2}, {128, 1}, {128, 2}, {256, 2}};
+constexpr MathShape kMathShapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
 struct ClusterShape {
   int cluster_m, cluster_n;
   MulticastSide multicast;

@@ -33,9 +33,7 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const long long operand = static_cast<long long>(c.stages) * (c.block_m + c.block_n) * c.block_k *
                             (dtype_bits(desc.a_dtype) / 8);
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
-  // A K-split pair: the second warpgroup's fp32 sum of a tile.
-  const long long pair_sum = c.k_split_pair() ? static_cast<long long>(c.block_m) * c.block_n * 4 : 0;
-  return static_cast<int>(operand + staging + pair_sum + kSmemReserveBytes);
+  return static_cast<int>(operand + staging + kSmemReserveBytes);
 }
 
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
@@ -50,14 +48,9 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (c.block_k > kBf16AtomK && c.cluster_m * c.cluster_n > 1)
     return fail(why, fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k,
                                  kBf16AtomK));
-  if (std::string problem = sm90_tile_shape_problem(desc, c, /*two_pass_contiguous=*/false, /*k_split_pair=*/true);
-      !problem.empty())
-    return fail(why, std::move(problem));
-  if (c.k_split_pair() && (c.scheme != GemmScheme::kDataParallel || c.cluster_m * c.cluster_n > 1))
-    return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster, not "
-                                 "{} with cluster {}x{}", scheme_name(c.scheme), c.cluster_m, c.cluster_n));
+  if (std::string problem = sm90_tile_shape_problem(desc, c); !problem.empty()) return fail(why, std::move(problem));
 
-  const int rows_per_wg = c.rows_per_math_warpgroup();
+  const int rows_per_wg = c.block_m / c.num_math_warpgroups;
   const int acc_regs = rows_per_wg * c.block_n / 128;
   if (acc_regs > kMaxAccumulatorRegs)
     return fail(why, fmt::format("{} fp32 accumulator registers per thread ({} rows x block_n {} / 128) > {}",
@@ -87,9 +80,8 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
                                  d_row_bytes));
 
   const std::string smem_detail =
-      fmt::format("{} stages x {} B + {} B D staging + {}{}", c.stages, (c.block_m + c.block_n) * c.block_k * 2,
-                  c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8,
-                  c.k_split_pair() ? fmt::format("{} B pair sum + ", c.block_m * c.block_n * 4) : "", kSmemReserveBytes);
+      fmt::format("{} stages x {} B + {} B D staging + {}", c.stages, (c.block_m + c.block_n) * c.block_k * 2,
+                  c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes);
   if (std::string problem = sm90_resource_problem(c, sm90_bf16_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
     return fail(why, std::move(problem));
   // Split-K / stream-K (device/tilegemm/sched/split_scheduler.cuh) cut dense and batched problems only.

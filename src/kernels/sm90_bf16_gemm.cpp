@@ -56,8 +56,7 @@ int mma_groups_in_flight(const GemmConfig& config) {
   // Measured on the H200 (bench/results/2026-11-30-mma-in-flight-*.md): 2 or 4 groups in flight were slower
   // than 1 on every memory-bound DeepSeek shape (geomean 0.929x and 0.765x against 0.956x): holding stages
   // longer shortens the producer's prefetch, which is what those shapes live on.
-  // A K-split pair releases each warpgroup's previous stage after one group: it keeps exactly one in flight.
-  const int wanted = env().tune_mma_in_flight > 0 && !config.k_split_pair() ? env().tune_mma_in_flight : 1;
+  const int wanted = env().tune_mma_in_flight > 0 ? env().tune_mma_in_flight : 1;
   return std::max(1, std::min(wanted, config.stages - 1));
 }
 
@@ -86,7 +85,7 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
   params.tma_b = encode_tma(operand_view(ops.b, desc.major_b, config.block_n / config.cluster_m, config.block_k), "b");
 
-  params.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
+  params.tma_d = encode_tma(output_view(ops.d, config.block_n, config.block_m / config.num_math_warpgroups), "d");
 
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *cached_kernel(desc, config), stream);
 }

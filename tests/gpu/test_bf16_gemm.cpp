@@ -42,28 +42,6 @@ INSTANTIATE_TEST_SUITE_P(
                       DenseCase{3, 64, 128, 64, Layout::kTN, DType::kBFloat16, CMode::kSeparate}),
     CaseNamer());
 
-// The K-split warpgroup pair forced (block_m 64, two consumer warpgroups taking alternate stages): K of one
-// stage (the second warpgroup owns none), odd and even stage counts, every layout, fp32 D with C, a batch,
-// 64- and 128-wide stages.
-class Bf16GemmKSplitPair : public ::testing::TestWithParam<DenseCase> {};
-
-TEST_P(Bf16GemmKSplitPair, MatchesReference) {
-  GPU_TEST_REQUIRE_SM90();
-  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
-  run_bf16_gemm(GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, Bf16GemmKSplitPair,
-    ::testing::Values(DenseCase{0, 64, 2112, 7168, Layout::kNT}, DenseCase{0, 128, 4096, 7168, Layout::kNN},
-                      DenseCase{0, 136, 576, 1000, Layout::kTN, DType::kFloat32, CMode::kSeparate},
-                      DenseCase{0, 4088, 256, 200, Layout::kTT}, DenseCase{0, 1, 8, 64, Layout::kNT},
-                      DenseCase{0, 129, 24, 136, Layout::kNT, DType::kFloat32, CMode::kInPlace},
-                      DenseCase{0, 65, 7168, 128, Layout::kNN, DType::kBFloat16, CMode::kNone, 8},
-                      DenseCase{3, 64, 128, 64, Layout::kTN, DType::kBFloat16, CMode::kSeparate},
-                      DenseCase{0, 64, 32768, 512, Layout::kNT}),
-    CaseNamer());
-
 INSTANTIATE_TEST_SUITE_P(DeepSeek, Bf16Gemm, ::testing::ValuesIn(deepseek_cases()), CaseNamer());
 INSTANTIATE_TEST_SUITE_P(Ragged, Bf16Gemm, ::testing::ValuesIn(ragged_cases()), CaseNamer());
 INSTANTIATE_TEST_SUITE_P(Batched, Bf16Gemm, ::testing::ValuesIn(batched_cases()), CaseNamer());

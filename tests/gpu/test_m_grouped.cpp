@@ -113,20 +113,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguousClustered,
                                            ContiguousCase{3, 256, 136, 300, false, false}),
                          contiguous_name);
 
-// The K-split warpgroup pair forced (block_m 64, two consumer warpgroups).
-class MGroupedContiguousKSplitPair : public ::testing::TestWithParam<ContiguousCase> {};
-
-TEST_P(MGroupedContiguousKSplitPair, MatchesReferenceAndLeavesPaddingAlone) {
-  GPU_TEST_REQUIRE_SM90();
-  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
-  run_contiguous_case(GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguousKSplitPair,
-                         ::testing::Values(ContiguousCase{5, 576, 1000, 150, false, false},
-                                           ContiguousCase{4, 2112, 136, 100, true, true}),
-                         contiguous_name);
-
 // 128-wide stages (block_k=128) forced.
 class MGroupedContiguousTwoAtomStages : public ::testing::TestWithParam<ContiguousCase> {};
 
@@ -236,19 +222,6 @@ TEST_P(MGroupedMaskedClustered, MatchesReferenceAndStaysInBounds) {
 INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMaskedClustered,
                          ::testing::Values(MaskedCase{4, 384, 4096, 7168, false}, MaskedCase{6, 320, 576, 1000, false},
                                            MaskedCase{3, 200, 2112, 1000, false}),
-                         masked_name);
-
-// The K-split warpgroup pair forced.
-class MGroupedMaskedKSplitPair : public ::testing::TestWithParam<MaskedCase> {};
-
-TEST_P(MGroupedMaskedKSplitPair, MatchesReferenceAndStaysInBounds) {
-  GPU_TEST_REQUIRE_SM90();
-  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
-  run_masked_case(GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMaskedKSplitPair,
-                         ::testing::Values(MaskedCase{4, 128, 7168, 2048, false}, MaskedCase{3, 192, 2112, 1000, true}),
                          masked_name);
 
 // 128-wide stages (block_k=128) forced.

@@ -4,9 +4,7 @@
 //   warpgroup 0            : producer — one elected thread issues TMA loads of A and B into a ring of
 //                            kStages shared-memory stages (128-byte swizzle).
 //   warpgroups 1..kMathWGs : consumers — wgmma 64xBLOCK_Nx16 from shared memory into fp32 registers; each
-//                            owns BLOCK_M / kMathWGs rows of the tile, except that two warpgroups on a 64-row
-//                            tile (a K-split pair) share its rows and take alternate stages of its K loop, the
-//                            second handing its sum to the first through shared memory. Epilogue: registers → swizzled shared
+//                            owns BLOCK_M / kMathWGs rows of the tile. Epilogue: registers → swizzled shared
 //                            memory (stmatrix for bf16) → TMA store, or TMA reduce-add when accumulating.
 //   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler, or with split-K / stream-K
 //                            (Cfg::kScheme) the work units of sched::SplitTileScheduler: tiles with a K
@@ -41,11 +39,7 @@ struct Sm90Bf16Smem {
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
-  // A K-split pair (BLOCK_M = 64, two consumer warpgroups): the second warpgroup's fp32 sum of a tile.
-  static constexpr bool kKSplitPair = Cfg::BLOCK_M == 64 && Cfg::kNumMathWarpgroups == 2;
-  static constexpr int kPairSumOffset = kDOffset + kDBytes;
-  static constexpr int kPairSumBytes = kKSplitPair ? Cfg::BLOCK_M * Cfg::BLOCK_N * 4 : 0;
-  static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
+  static constexpr int kBarrierOffset = kDOffset + kDBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
@@ -81,17 +75,13 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   // loses). NOTE: the ring must stay deeper than this or the producer starves.
   constexpr int kInFlight = Cfg::kMmaGroupsInFlight;
   static_assert(kInFlight >= 1 && kInFlight <= 4 && kInFlight < kStages, "1..4 wgmma groups in flight, < kStages");
-  using Smem = Sm90Bf16Smem<Cfg>;
-  // Two warpgroups on a 64-row tile: both own all its rows and take alternate stages of its K loop (narrow
-  // small-M tiles are bound by one warpgroup's per-stage issue time, not by the tensor pipe:
-  // bench/results/2026-12-01-s7-small-m/). The second one's sum reaches the first through shared memory.
-  constexpr bool kKSplitPair = Smem::kKSplitPair;
-  constexpr int kRowsPerWG = kKSplitPair ? BLOCK_M : BLOCK_M / kMathWGs;  // rows one consumer warpgroup owns
+  constexpr int kRowsPerWG = BLOCK_M / kMathWGs;  // rows of the tile one consumer warpgroup owns
   constexpr int kSubM = kRowsPerWG / 64;          // 64-row wgmma sub-blocks per warpgroup
   constexpr bool kAMNMajor = Cfg::kMajorA == Major::kMNMajor;
   constexpr bool kBMNMajor = Cfg::kMajorB == Major::kMNMajor;
   // D is staged as column chunks of swizzled rows, one TMA store per chunk (sm90_epilogue.cuh).
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
+  using Smem = Sm90Bf16Smem<Cfg>;
   // 2-CTA cluster along M: each CTA loads half of the shared B tile and multicasts it to both (unless the
   // scheduler says the two m-blocks use different B tiles: sched::Tile::share_b).
   constexpr int kClusterM = Cfg::kClusterM;
@@ -115,8 +105,6 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 16 in [16, 256]");
   static_assert(kSubM * BLOCK_N / 2 <= 128, "at most 128 fp32 accumulator registers per thread");
-  static_assert(!kKSplitPair || (!kSplit && kClusterM == 1 && kInFlight == 1),
-                "a K-split pair: data-parallel tiles, no cluster, one wgmma group in flight");
   static_assert(!kAMNMajor || BLOCK_M % 64 == 0, "MN-major A needs BLOCK_M % 64 == 0");
   static_assert(!kBMNMajor || BLOCK_N % 64 == 0, "MN-major B needs BLOCK_N % 64 == 0");
 
@@ -132,8 +120,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     prim::tma_prefetch_descriptor(&params.tma_a);
     prim::tma_prefetch_descriptor(&params.tma_b);
     prim::tma_prefetch_descriptor(&params.tma_d);
-    // One release per consumer warp of every CTA sharing a stage (a K-split pair: of the one warpgroup using it).
-    barriers->init((kKSplitPair ? 1 : kMathWGs) * 4 * Pair::kCtas);
+    barriers->init(kMathWGs * 4 * Pair::kCtas);  // one release per consumer warp of every CTA sharing a stage
     prim::fence_barrier_init();
   }
   Pair pair;
@@ -160,7 +147,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<232>();
     const int math_wg = warpgroup - 1;
     const int lane = threadIdx.x % 32;
-    const int row_base = kKSplitPair ? 0 : math_wg * kRowsPerWG;  // first tile row of this warpgroup
+    const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
 
     // Descriptor layouts (see prim/wgmma.cuh): K-major tiles step 32 bytes per 16-element K slice within a
     // 64-wide K atom and a whole atom ([rows][64]) every 4 slices; MN-major tiles are 64-wide column panels of
@@ -180,8 +167,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       return prim::make_smem_desc(addr, kBMNMajor ? kPanelBytes : 0, 1024, prim::SmemSwizzle::k128B);
     };
 
-    u8* smem_d = smem + Smem::kDOffset + (kKSplitPair ? 0 : math_wg) * Epilogue::kStagingBytes;
-    float* pair_sum = reinterpret_cast<float*>(smem + Smem::kPairSumOffset);
+    u8* smem_d = smem + Smem::kDOffset + math_wg * Epilogue::kStagingBytes;
 
     auto release = [&](u32 stage) { pair.release(barriers, stage); };
 
@@ -193,12 +179,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     while (scheduler.next(tile)) {
       // -------- main loop: one committed wgmma group per K block, kInFlight groups kept in flight --------
       const int num_k_blocks = tile.k_blocks;
-      bool first_block = true;
       for (int kb = 0; kb < num_k_blocks; ++kb) {
-        if (kKSplitPair && (kb & 1) != math_wg) {  // the other warpgroup's stage
-          st.advance();
-          continue;
-        }
         barriers->consumer_wait(st);
 #pragma unroll
         for (int s = 0; s < kSubM; ++s)
@@ -210,58 +191,23 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 #pragma unroll
           for (int s = 0; s < kSubM; ++s)
             prim::wgmma_bf16<BLOCK_N, kAMNMajor ? 1 : 0, kBMNMajor ? 1 : 0>(
-                a_desc(st.index, s, kk), b_desc(st.index, kk), acc[s], (!first_block || kk > 0) ? 1u : 0u);
+                a_desc(st.index, s, kk), b_desc(st.index, kk), acc[s], (kb > 0 || kk > 0) ? 1u : 0u);
         }
         prim::wgmma_commit();
 #pragma unroll
         for (int s = 0; s < kSubM; ++s)
 #pragma unroll
           for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(acc[s][i]);
-        first_block = false;
         // With at most kInFlight groups pending, the group of K block kb - kInFlight has finished reading
-        // its stage (a K-split pair: this warpgroup's previous block, two stages back).
+        // its stage.
         prim::wgmma_wait<kInFlight>();
-        constexpr int kReleaseLag = kKSplitPair ? 2 : kInFlight;
-        if (kb >= kReleaseLag && lane == 0) release((st.index + kStages - kReleaseLag) % kStages);
+        if (kb >= kInFlight && lane == 0) release((st.index + kStages - kInFlight) % kStages);
         st.advance();
       }
       prim::wgmma_wait<0>();
-      if (lane == 0) {
-        if constexpr (kKSplitPair) {
-          // This warpgroup's last block: the last or the second-to-last of the tile.
-          const int last = num_k_blocks - 1 - (((num_k_blocks - 1) & 1) != math_wg ? 1 : 0);
-          if (last >= 0) release((st.index + kStages - (num_k_blocks - last)) % kStages);
-        } else {
-          for (int j = num_k_blocks > kInFlight ? num_k_blocks - kInFlight : 0; j < num_k_blocks; ++j)
-            release((st.index + kStages - (num_k_blocks - j)) % kStages);
-        }
-      }
-
-      // -------- K-split pair: the second warpgroup's sum joins the first's, which stores the tile --------
-      if constexpr (kKSplitPair) {
-        // NOTE: a warpgroup that owned no block of this tile (K of one block) holds stale registers: zero them.
-        if (num_k_blocks <= math_wg) {
-#pragma unroll
-          for (int i = 0; i < BLOCK_N / 2; ++i) acc[0][i] = 0.0f;
-        }
-        constexpr u32 kPairBarrier = 3;  // 256 threads: both consumer warpgroups (ids 1, 2: per-warpgroup epilogue)
-        // The first barrier also means the first warpgroup has read the previous tile's sum.
-        prim::named_barrier_sync(kPairBarrier, 256);
-        constexpr int kChunks = BLOCK_N / 8;
-        if (math_wg == 1) {
-#pragma unroll
-          for (int j = 0; j < kChunks; ++j)
-            reinterpret_cast<float4*>(pair_sum)[j * 128 + thread_in_wg] =
-                make_float4(acc[0][4 * j], acc[0][4 * j + 1], acc[0][4 * j + 2], acc[0][4 * j + 3]);
-        }
-        prim::named_barrier_sync(kPairBarrier, 256);
-        if (math_wg == 1) continue;
-#pragma unroll
-        for (int j = 0; j < kChunks; ++j) {
-          const float4 v = reinterpret_cast<const float4*>(pair_sum)[j * 128 + thread_in_wg];
-          acc[0][4 * j] += v.x, acc[0][4 * j + 1] += v.y, acc[0][4 * j + 2] += v.z, acc[0][4 * j + 3] += v.w;
-        }
-      }
+      if (lane == 0)
+        for (int j = num_k_blocks > kInFlight ? num_k_blocks - kInFlight : 0; j < num_k_blocks; ++j)
+          release((st.index + kStages - (num_k_blocks - j)) % kStages);
 
       // -------- cut tile: publish this part; only the part that completes the tile goes on --------
       if constexpr (kSplit) {
