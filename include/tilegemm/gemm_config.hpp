@@ -44,6 +44,10 @@ struct GemmConfig {
   GemmScheme scheme = GemmScheme::kDataParallel;  // how work is cut across CTAs (gemm_params.hpp)
   int smem_bytes = 0;        // dynamic shared memory the kernel needs
   int num_threads() const { return 128 * (num_math_warpgroups + 1); }
+  // Two consumer warpgroups on a 64-row tile (FP8): both own all its rows and take alternate stages of the K
+  // loop; otherwise each consumer warpgroup owns block_m / num_math_warpgroups rows.
+  bool k_split_pair() const { return block_m == 64 && num_math_warpgroups == 2; }
+  int rows_per_math_warpgroup() const { return k_split_pair() ? block_m : block_m / num_math_warpgroups; }
 };
 
 std::string to_string(const GemmDesc& desc);

@@ -21,6 +21,9 @@ namespace tilegemm {
 // until the remote stage release lost its `.release.cluster` qualifier (a MEMBAR.ALL.GPU per arrive); since then
 // the cost model decides (bench/results/2026-11-30-h200-clusters.md).
 constexpr bool kSm90Bf16MulticastImplemented = true;
+// Whether the FP8 selector offers the K-split warpgroup pair ((block_m, math warpgroups) = (64, 2)) on its own;
+// TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it either way.
+constexpr bool kSm90Fp8KSplitPairSelected = false;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

@@ -35,6 +35,8 @@ bool ConfigFilter::matches(const GemmConfig& config) const {
   return true;
 }
 
+bool ConfigFilter::asks_for_k_split_pair() const { return value_of("block_m") == 64 && value_of("math_wg") == 2; }
+
 bool ConfigFilter::asks_for_cluster() const {
   for (const auto& [name, value] : terms)
     if ((name == "cluster_m" || name == "cluster_n") && value > 1) return true;

@@ -16,6 +16,8 @@ struct ConfigFilter {
   bool matches(const GemmConfig& config) const;
   // True when the filter asks for a 2-CTA cluster (which the selector does not offer on its own yet).
   bool asks_for_cluster() const;
+  // True when the filter asks for the K-split warpgroup pair (block_m=64 and math_wg=2).
+  bool asks_for_k_split_pair() const;
   // The value the filter pins `name` to, or 0 when it does not name it.
   int value_of(const std::string& name) const;
 };

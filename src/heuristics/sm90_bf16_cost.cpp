@@ -212,7 +212,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.flops = problem.flops;
   r.smem_bytes = sm90_smem_bytes(desc, c);
   r.smem_per_stage_bytes = static_cast<int>(smem_bytes_per_stage(dtypes, c.block_m, c.block_n, c.block_k));
-  r.acc_regs_per_thread = accumulator_regs_per_thread(c.block_m, c.block_n, 128 * c.num_math_warpgroups);
+  r.acc_regs_per_thread = accumulator_regs_per_thread(c.rows_per_math_warpgroup(), c.block_n, 128);
 
   // Only a problem far from its memory floor keeps the tensor cores busy long enough to meet the power limit;
   // there (BF16 only, see kL2PowerSlope) L2 traffic costs tensor throughput and multicast pays.
@@ -241,7 +241,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   if (fp8) {
     r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
-    if (c.block_m / c.num_math_warpgroups == 64) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
+    if (c.rows_per_math_warpgroup() == 64) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
   }
   r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction /
                       (per_sm_peak * r.mma_efficiency) * 1e6;
@@ -250,7 +250,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   // partials on the CUDA cores (221 ns per stage measured for 64x16 tiles, bench/results/2026-12-01-s6-writeup.md
   // section 5); that cost is not calibrated yet, and FP8 keeps the choices it measured.
   if (!fp8) {
-    const int sub_blocks = c.block_m / c.num_math_warpgroups / kWgmmaM;
+    const int sub_blocks = c.rows_per_math_warpgroup() / kWgmmaM;
     const double wgmma_cycles = std::max(kWgmmaMinCycles, c.block_n / 2.0);
     const double stage_wgmma_us = sub_blocks * (c.block_k / static_cast<double>(kWgmmaK)) * wgmma_cycles / clock_hz * 1e6;
     r.tile_issue_us = std::ceil(r.unit_k_blocks) * (kStageHandshakeUs + stage_wgmma_us);

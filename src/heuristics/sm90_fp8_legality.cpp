@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "heuristics/config_filter.hpp"
 #include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -32,7 +33,9 @@ int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k + align128(c.block_m * 4) +
                               (per_token_b ? align128(c.block_n * 4) : 16);
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
-  return static_cast<int>(c.stages * per_stage + staging + kSmemReserveBytes);
+  // A K-split pair: the second warpgroup's fp32 sum of a tile.
+  const long long pair_sum = c.k_split_pair() ? static_cast<long long>(c.block_m) * c.block_n * 4 : 0;
+  return static_cast<int>(c.stages * per_stage + staging + pair_sum + kSmemReserveBytes);
 }
 
 bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
@@ -44,12 +47,24 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   if (c.block_k != kFp8BlockK)
     return fail(why, fmt::format("block_k {} != {} (one 128-wide scale block per stage)", c.block_k, kFp8BlockK));
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
-  if (std::string problem = sm90_tile_shape_problem(desc, c, !per_token_b); !problem.empty())
+  if (std::string problem = sm90_tile_shape_problem(desc, c, !per_token_b, /*k_split_pair=*/true); !problem.empty())
     return fail(why, std::move(problem));
+  if (c.k_split_pair()) {
+    // Each warpgroup owns the ring slots of one parity, so a slot is always waited on by the warpgroup that
+    // released it: an odd ring would let a warpgroup wait one round ahead of the other's load of a slot, which an
+    // mbarrier parity wait does not catch (measured: bench/results/2026-12-01-s7-small-m/, section 6).
+    if (c.scheme != GemmScheme::kDataParallel || c.cluster_m * c.cluster_n > 1 || c.stages % 2 != 0)
+      return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
+                                   "on an even number of stages, not {} with cluster {}x{} and {} stages",
+                                   scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages));
+    if (!kSm90Fp8KSplitPairSelected && !env_config_filter().asks_for_k_split_pair())
+      return fail(why, "the K-split warpgroup pair is not offered by the FP8 selector yet "
+                       "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)");
+  }
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
     return fail(why, fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
                                  "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n));
-  const int sub_blocks = c.block_m / c.num_math_warpgroups / 64;
+  const int sub_blocks = c.rows_per_math_warpgroup() / 64;
   const int regs = (sub_blocks + 1) * c.block_n / 2;
   if (regs > kMaxResultAndPartialRegs)
     return fail(why, fmt::format("{} fp32 result + partial registers per thread (({} + 1) x block_n {} / 2) > {}", regs,

@@ -13,13 +13,16 @@ constexpr int kMaxSplitK = 256;
 constexpr std::size_t kMaxSplitWorkspaceBytes = 256u << 20;
 }  // namespace
 
-std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& c, bool two_pass_contiguous) {
-  const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
+std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& c, bool two_pass_contiguous,
+                                    bool k_split_pair) {
+  if (c.k_split_pair() && !k_split_pair)
+    return "(block_m, math warpgroups) = (64, 2): the K-split warpgroup pair is an FP8 kernel feature";
+  const bool shape_ok = (c.block_m == 64 && (c.num_math_warpgroups == 1 || k_split_pair)) ||
                         (c.block_m == 128 && (c.num_math_warpgroups == 1 || c.num_math_warpgroups == 2)) ||
                         (c.block_m == 256 && c.num_math_warpgroups == 2);
   if (!shape_ok)
-    return fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), (256,2)}}", c.block_m,
-                       c.num_math_warpgroups);
+    return fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), {}(128,1), (128,2), (256,2)}}",
+                       c.block_m, c.num_math_warpgroups, k_split_pair ? "(64,2), " : "");
   const bool two_pass_ok = two_pass_contiguous && !desc.use_psum_layout && c.cluster_m * c.cluster_n == 1;
   if (desc.type == GemmType::kMGroupedContiguous && c.block_m > kContiguousGroupRowAlignment && !two_pass_ok)
     return fmt::format("block_m {} > {}: contiguous groups are aligned to {} rows, a tile must not straddle two "

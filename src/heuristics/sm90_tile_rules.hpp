@@ -11,7 +11,9 @@ namespace tilegemm {
 // Empty when (block_m, math warpgroups, block_n) is a shape both kernels implement for `desc`, else the reason.
 // two_pass_contiguous: the kernel runs 256-row tiles of per-row contiguous problems whose halves straddle two
 // groups in two passes (the FP8 1D2D kernel, without clusters); otherwise contiguous tiles are <= 128 rows.
-std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& config, bool two_pass_contiguous = false);
+// k_split_pair: the kernel runs (64, 2), two consumer warpgroups taking alternate K stages of a 64-row tile (FP8).
+std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& config, bool two_pass_contiguous = false,
+                                    bool k_split_pair = false);
 
 // Empty when the ring depth, the `smem` bytes the kernel needs for `config`, the SM count and the raster group fit
 // `hw` (and config.smem_bytes, if set, equals smem), else the reason. `smem_detail` explains the total.

@@ -52,7 +52,7 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
   params.gemm.tma_b =
       encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
-  params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.block_m / config.num_math_warpgroups), "d");
+  params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
   params.tma_sfa = encode_tma(scale_view(ops.sfa, config.block_m), "sfa");
   if (is_1d1d(desc)) {
     params.tma_sfb = encode_tma(scale_view(ops.sfb, config.block_n), "sfb");

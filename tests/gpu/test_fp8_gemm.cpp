@@ -24,6 +24,7 @@ struct Fp8DenseCase {
   bool clustered = false;  // force a 2x1 B-multicast cluster (TILEGEMM_CONFIG_FILTER)
   const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
   bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
+  bool k_split_pair = false;  // force the K-split warpgroup pair (block_m=64, math_wg=2)
 };
 
 // Forces a split scheme and reduction mode for one scope ("" = leave the selector alone).
@@ -57,7 +58,8 @@ std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   return fmt::format("{}m{}_n{}_k{}_{}_c{}{}{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
                      c.clustered ? "_cluster2" : "", scheme.empty() ? "" : "_" + scheme,
-                     scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic"));
+                     scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
+         (c.k_split_pair ? "_pair" : "");
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
   *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
@@ -69,8 +71,9 @@ class Fp8Dense : public ::testing::TestWithParam<Fp8DenseCase> {};
 TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8DenseCase cs = GetParam();
-  std::optional<test_util::ScopedEnv> cluster_scope;
+  std::optional<test_util::ScopedEnv> cluster_scope;  // forces a 2x1 cluster or the K-split pair (never both)
   force_cluster(cluster_scope, cs.clustered);
+  if (cs.k_split_pair) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
   const ForcedScheme forced(cs.scheme, cs.deterministic);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
@@ -151,7 +154,22 @@ std::vector<Fp8DenseCase> dense_cases() {
   return cases;
 }
 
+// The K-split warpgroup pair forced (two consumer warpgroups on a 64-row tile, ring slots of one parity each):
+// one K block (the second warpgroup owns none), odd and even K block counts, a partial last scale block, 1D1D with
+// C in place, a batch, and tiles of 16 to 128 columns.
+std::vector<Fp8DenseCase> k_split_pair_cases() {
+  std::vector<Fp8DenseCase> cases = {
+      {0, 64, 2112, 7168, Recipe::k1D2D, CMode::kNone},  {0, 128, 2112, 7168, Recipe::k1D2D, CMode::kNone},
+      {0, 64, 4096, 7168, Recipe::k1D2D, CMode::kNone},  {0, 1, 576, 128, Recipe::k1D2D, CMode::kNone},
+      {0, 65, 24, 1008, Recipe::k1D2D, CMode::kNone},    {0, 129, 7168, 3200, Recipe::k1D2D, CMode::kNone},
+      {0, 64, 32768, 512, Recipe::k1D2D, CMode::kNone},  {0, 65, 2112, 512, Recipe::k1D1D, CMode::kInPlace},
+      {2, 200, 2112, 1024, Recipe::k1D1D, CMode::kSeparate}, {3, 129, 576, 272, Recipe::k1D2D, CMode::kNone}};
+  for (auto& c : cases) c.k_split_pair = true;
+  return cases;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
                          ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},
                                            Fp8DenseCase{0, 65, 576, 272, Recipe::k1D1D, CMode::kInPlace}),
@@ -254,14 +272,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                          contiguous_name);
 
 // ---------------- M-grouped masked ----------------
-// {groups, m_max, n, k, clustered}
+// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair
 class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 5>> {};
 
 TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
-  const auto [groups, m_max, n, k, clustered] = GetParam();
+  const auto [groups, m_max, n, k, forced] = GetParam();
   std::optional<test_util::ScopedEnv> cluster_scope;
-  force_cluster(cluster_scope, clustered != 0);
+  force_cluster(cluster_scope, forced == 1);
+  if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937_64 rng(seed);
@@ -295,7 +314,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                          ::testing::Values(std::array<std::int64_t, 5>{4, 256, 4096, 7168, 0},
                                            std::array<std::int64_t, 5>{6, 192, 2112, 1008, 0},
                                            std::array<std::int64_t, 5>{2, 64, 24, 272, 0},
-                                           std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1}));
+                                           std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1},
+                                           std::array<std::int64_t, 5>{8, 64, 4096, 7168, 2},
+                                           std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};

@@ -14,7 +14,10 @@
 //                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
 //                            Hopper: the tensor core's fp8 accumulator keeps fewer than fp32's mantissa bits.
-//                            With two consumer warpgroups one promotes while the other's wgmma runs.
+//                            With two consumer warpgroups one promotes while the other's wgmma runs. Two
+//                            warpgroups on a 64-row tile (a K-split pair) share its rows and take the ring slots
+//                            of one parity each (alternate K blocks); the second hands its sum to the first
+//                            through shared memory before the epilogue.
 //   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler (same schedulers as BF16), or
 //                            with split-K / stream-K the work units of sched::SplitTileScheduler, whose cut
 //                            tiles are summed by sched::SplitFixup after promotion (scales already applied).
@@ -55,7 +58,11 @@ struct Sm90Fp8Smem {
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
   static constexpr int kSfaOffset = kDOffset + kDBytes;
   static constexpr int kSfbOffset = kSfaOffset + Cfg::kStages * kSfaBytes;
-  static constexpr int kBarrierOffset = kSfbOffset + Cfg::kStages * kSfbBytes;
+  // A K-split pair (BLOCK_M = 64, two consumer warpgroups): the second warpgroup's fp32 sum of a tile.
+  static constexpr bool kKSplitPair = Cfg::BLOCK_M == 64 && Cfg::kNumMathWarpgroups == 2;
+  static constexpr int kPairSumOffset = kSfbOffset + Cfg::kStages * kSfbBytes;
+  static constexpr int kPairSumBytes = kKSplitPair ? Cfg::BLOCK_M * Cfg::BLOCK_N * 4 : 0;
+  static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included.
   static constexpr unsigned kStageTxBytes =
@@ -70,7 +77,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
-  constexpr int kRowsPerWG = BLOCK_M / kMathWGs;
+  // A K-split pair: both warpgroups own the tile's 64 rows and take the ring slots of one parity each. The
+  // consumer's per-stage chain (wait, wgmma, wait, promote: 221 ns for 64x16 tiles, bench/results/
+  // 2026-12-01-s6-writeup.md section 5) bounds narrow small-M tiles, and two of them run side by side.
+  constexpr bool kKSplitPair = Cfg::BLOCK_M == 64 && kMathWGs == 2;
+  constexpr int kRowsPerWG = kKSplitPair ? BLOCK_M : BLOCK_M / kMathWGs;
   constexpr int kSubM = kRowsPerWG / 64;
   constexpr bool kPerTokenB = Cfg::kSfbPerToken;
   constexpr int kScaleBlock = 128;  // K and N extent of one scale block
@@ -109,6 +120,10 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                 "(BLOCK_N <= 128, or BLOCK_N - 128 == gcd(BLOCK_N, 128): 144, 160, 192, 256)");
   static_assert((kSubM + 1) * BLOCK_N / 2 <= 192, "result + one K block of partials must fit in registers");
   static_assert(!kPerTokenB || Cfg::kDIsFloat, "the 1D1D recipe writes fp32 D");
+  // NOTE: with an odd ring a warpgroup could wait on a slot one round ahead of the other's load into it, and an
+  // mbarrier parity wait returns at once for the round before (same parity): the kernel read stale stages.
+  static_assert(!kKSplitPair || (!kSplit && kClusterM == 1 && !kTwoPassTiles && kStages % 2 == 0),
+                "a K-split pair: data-parallel tiles, no cluster, an even number of stages");
 
   extern __shared__ __align__(1024) u8 smem[];
   auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(smem + Smem::kBarrierOffset);
@@ -129,7 +144,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     if constexpr (kPerTokenB) prim::tma_prefetch_descriptor(&params.tma_sfb);
     // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread, and for 1D2D
     // the scale thread's cp.async arrival.
-    barriers->init(kMathWGs * 4 * Pair::kCtas, kPerTokenB ? 1 : 2);
+    // (A K-split pair: only the warpgroup that owns a slot releases it.)
+    barriers->init((kKSplitPair ? 1 : kMathWGs) * 4 * Pair::kCtas, kPerTokenB ? 1 : 2);
     prim::fence_barrier_init();
   }
   Pair pair;
@@ -180,7 +196,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     const int math_wg = warpgroup - 1;
     const int warp_in_wg = thread_in_wg / 32;
     const int lane = threadIdx.x % 32;
-    const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
+    const int row_base = kKSplitPair ? 0 : math_wg * kRowsPerWG;  // first tile row of this warpgroup
     const int thread_row = warp_in_wg * 16 + lane / 4;  // accumulator rows thread_row and thread_row + 8
     const int thread_col = 2 * (lane % 4);              // accumulator columns 8j + thread_col (+1)
 
@@ -192,7 +208,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     auto b_desc = [&](int stage, int kk) {
       return prim::make_smem_desc(smem_addr(smem_b(stage)) + kk * 32, 0, 1024, prim::SmemSwizzle::k128B);
     };
-    u8* smem_d = smem + Smem::kDOffset + math_wg * Epilogue::kStagingBytes;
+    u8* smem_d = smem + Smem::kDOffset + (kKSplitPair ? 0 : math_wg) * Epilogue::kStagingBytes;
+    float* pair_sum = reinterpret_cast<float*>(smem + Smem::kPairSumOffset);
 
     auto release = [&](u32 stage) { pair.release(barriers, stage); };
 
@@ -235,6 +252,10 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       }
 
       for (int kb = 0; kb < compute_blocks; ++kb) {
+        if (kKSplitPair && static_cast<int>(st.index & 1) != math_wg) {  // the other warpgroup's slot
+          st.advance();
+          continue;
+        }
         barriers->consumer_wait(st);
         // This thread's scales, read before the stage can be released.
         float sb_first = 0.0f, sb_second = 0.0f;
@@ -294,6 +315,26 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
         st.advance();
       }
       if constexpr (kTwoPassTiles) hand_back(skip_after);
+
+      // -------- K-split pair: the second warpgroup's sum joins the first's, which stores the tile --------
+      if constexpr (kKSplitPair) {
+        constexpr u32 kPairBarrier = 3;  // both consumer warpgroups (ids 1, 2: the per-warpgroup epilogues)
+        // Passing the first barrier also means the first warpgroup has read the previous tile's sum.
+        prim::named_barrier_sync(kPairBarrier, 256);
+        if (math_wg == 1) {
+#pragma unroll
+          for (int j = 0; j < BLOCK_N / 8; ++j)
+            reinterpret_cast<float4*>(pair_sum)[j * 128 + thread_in_wg] =
+                make_float4(acc[0][4 * j], acc[0][4 * j + 1], acc[0][4 * j + 2], acc[0][4 * j + 3]);
+        }
+        prim::named_barrier_sync(kPairBarrier, 256);
+        if (math_wg == 1) continue;
+#pragma unroll
+        for (int j = 0; j < BLOCK_N / 8; ++j) {
+          const float4 v = reinterpret_cast<const float4*>(pair_sum)[j * 128 + thread_in_wg];
+          acc[0][4 * j] += v.x, acc[0][4 * j + 1] += v.y, acc[0][4 * j + 2] += v.z, acc[0][4 * j + 3] += v.w;
+        }
+      }
 
       // -------- cut tile: publish this part; only the part that completes the tile goes on --------
       if constexpr (kSplit) {
