@@ -9,6 +9,7 @@
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
+#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
 
 using namespace tilegemm;
@@ -145,6 +146,54 @@ TEST_F(Sm90Fp8Codegen, SplitKAndStreamKCompileWithoutSpills) {
   std::string why;
   EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kMGroupedMasked, DType::kBFloat16, false), c, hw, &why));
   EXPECT_NE(why.find("dense and batched"), std::string::npos) << why;
+}
+
+// The K-split warpgroup pair (two consumer warpgroups on a 64-row tile): both recipes, dense, batched and masked,
+// compile without spills; it is offered only when the filter asks for it, needs an even ring and data-parallel
+// tiles without a cluster, and is an FP8 feature only.
+TEST_F(Sm90Fp8Codegen, KSplitPairCompilesAndIsOfferedOnlyWhenAskedFor) {
+  const HardwareModel hw = hardware_preset("h200");
+  GemmConfig pair;
+  pair.block_m = 64, pair.num_math_warpgroups = 2, pair.block_n = 32, pair.block_k = 128, pair.stages = 8;
+  pair.num_sms = hw.num_sms;
+  const GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
+  std::string why;
+  EXPECT_EQ(sm90_fp8_config_legal(desc, pair, hw, &why), kSm90Fp8KSplitPairSelected);
+  if (!kSm90Fp8KSplitPairSelected) {
+    EXPECT_NE(why.find("not offered"), std::string::npos) << why;
+  }
+  test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
+  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedMasked})
+    for (DType d : {DType::kBFloat16, DType::kFloat32}) {
+      const GemmDesc pd = fp8_desc(type, d, type == GemmType::kNormal && d == DType::kFloat32);
+      ASSERT_TRUE(sm90_fp8_config_legal(pd, pair, hw, &why)) << to_string(pd) << ": " << why;
+      // The second warpgroup's fp32 sum of a tile takes shared memory of its own.
+      GemmConfig single = pair;
+      single.num_math_warpgroups = 1;
+      EXPECT_EQ(sm90_fp8_smem_bytes(pd, pair), sm90_fp8_smem_bytes(pd, single) + 64 * 32 * 4);
+      expect_compiles(pd, pair);
+    }
+  GemmConfig odd = pair;
+  odd.stages = 7;
+  EXPECT_FALSE(sm90_fp8_config_legal(desc, odd, hw, &why));
+  EXPECT_NE(why.find("even number of stages"), std::string::npos) << why;
+  GemmConfig split = pair;
+  split.scheme = GemmScheme::kSplitK, split.split_k = 2;
+  EXPECT_FALSE(sm90_fp8_config_legal(desc, split, hw, &why));
+  EXPECT_NE(why.find("data-parallel"), std::string::npos) << why;
+  // The selector honours the filter with a pair config of an even ring.
+  GemmDesc small = desc;
+  small.m = 64, small.n = 2112, small.k = 7168;
+  const GemmConfig chosen = select_config(small, hw);
+  EXPECT_TRUE(chosen.k_split_pair()) << to_string(chosen);
+  EXPECT_EQ(chosen.stages % 2, 0) << to_string(chosen);
+  // BF16 has no pair.
+  GemmDesc bf16 = desc;
+  bf16.a_dtype = bf16.b_dtype = DType::kBFloat16;
+  GemmConfig bf16_pair = pair;
+  bf16_pair.block_k = 64;
+  EXPECT_FALSE(sm90_config_legal(bf16, bf16_pair, hw, &why));
+  EXPECT_NE(why.find("FP8 kernel feature"), std::string::npos) << why;
 }
 
 TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
