@@ -53,6 +53,10 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     // Each warpgroup owns the ring slots of one parity, so a slot is always waited on by the warpgroup that
     // released it: an odd ring would let a warpgroup wait one round ahead of the other's load of a slot, which an
     // mbarrier parity wait does not catch (measured: bench/results/2026-12-01-s7-small-m/, section 6).
+    // GPU-tested on dense, batched and masked problems (bench/results/2026-12-01-s7-small-m/, section 9).
+    if (desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kKGroupedContiguous)
+      return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs dense, batched and masked problems, not {}",
+                                   gemm_type_name(desc.type)));
     if (c.scheme != GemmScheme::kDataParallel || c.cluster_m * c.cluster_n > 1 || c.stages % 2 != 0)
       return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
                                    "on an even number of stages, not {} with cluster {}x{} and {} stages",

@@ -177,6 +177,8 @@ TEST_F(Sm90Fp8Codegen, KSplitPairCompilesAndIsOfferedOnlyWhenAskedFor) {
   odd.stages = 7;
   EXPECT_FALSE(sm90_fp8_config_legal(desc, odd, hw, &why));
   EXPECT_NE(why.find("even number of stages"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false), pair, hw, &why));
+  EXPECT_NE(why.find("dense, batched and masked"), std::string::npos) << why;
   GemmConfig split = pair;
   split.scheme = GemmScheme::kSplitK, split.split_k = 2;
   EXPECT_FALSE(sm90_fp8_config_legal(desc, split, hw, &why));
