@@ -90,9 +90,11 @@ constexpr double kStageHandshakeUs = 0.050;
 constexpr double kWgmmaMinCycles = 30;
 // The load term above is pessimistic for these tiles: a build of that kernel that issued only the loads moved
 // its 151 MB in 8.2 µs (hot L2) where the model says 13.45. The issue floor enters the max() on the same scale.
-// With this factor the selector takes 128-wide stages exactly where they measured faster (issue floor within
-// ~25% of the load estimate: 64x16 and 64x32 tiles, +4–14%) and keeps 64-wide ones where fewer, larger stages
-// measured slower (64x112, 64x192: −2.5 to −3.6%) — a fit to seven shapes, not a law.
+// With this factor the selector takes 128-wide stages where they measured faster (issue floor within ~25% of
+// the load estimate: 64x16 and 64x32 tiles, 4–14% with a read-only flush, 0–8% with the default zero-fill one)
+// and keeps 64-wide ones where fewer, larger stages measured slower (64x112, 64x192: −2.5 to −3.6%) — a fit to
+// seven shapes, not a law. (64x64 tiles measured 3% faster with 128-wide stages on 64x7168x16384 and are not
+// taken: no single factor also keeps 64x112.)
 constexpr double kIssueFloorScale = 1.3;
 // Fixed cost of one cut tile's hand-over (barrier, counter atomic, the fix-up's decision); an estimate.
 constexpr double kSplitHandoverUs = 0.3;
