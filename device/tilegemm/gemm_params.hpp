@@ -59,6 +59,10 @@ struct GemmParams {
 
 namespace tilegemm {
 
+// A and B tiles use the 128-byte swizzle: one swizzle atom row is 128 bytes of K (64 bf16, 128 e4m3), the widest
+// a swizzled TMA box may be. Host (tensor-map boxes, legality) and device (loads, wgmma descriptors) share it.
+constexpr int kOperandSwizzleBytes = 128;
+
 // The epilogue stages D in shared memory as column chunks whose rows are `d_chunk_bytes` wide and
 // swizzled with the matching TMA mode (128B, 64B or 32B), so any BLOCK_N that is a multiple of 16 works.
 // Host (tensor-map box) and device (addressing) both call this.

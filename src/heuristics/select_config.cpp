@@ -27,8 +27,10 @@ constexpr double kTieTolerance = 1e-9;
 struct MathShape {
   int block_m, num_math_warpgroups;
 };
-// (64, 2): the FP8 K-split warpgroup pair (the BF16 legality rules reject it).
-constexpr MathShape kMathShapes[] = {{64, 1}, {64, 2}, {128, 1}, {128, 2}, {256, 2}};
+// (block_m, math warpgroups); FP8 also has (64, 2), the K-split warpgroup pair (BF16 has no such kernel, so its
+// candidates are not even enumerated).
+constexpr MathShape kBf16MathShapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
+constexpr MathShape kFp8MathShapes[] = {{64, 1}, {64, 2}, {128, 1}, {128, 2}, {256, 2}};
 struct ClusterShape {
   int cluster_m, cluster_n;
   MulticastSide multicast;
@@ -146,15 +148,17 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
   const ProblemShape shape = sm90_problem_shape(desc);
   const ProblemLedger problem = problem_ledger(shape, sm90_operand_dtypes(desc), hw);
   const int forced_raster = env_config_filter().value_of("raster");  // 0: derive it per tile shape
-  const std::span<const int> block_ks =
-      is_fp8_desc(desc) ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
+  const bool fp8 = is_fp8_desc(desc);
+  const std::span<const int> block_ks = fp8 ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
+  const std::span<const MathShape> math_shapes =
+      fp8 ? std::span<const MathShape>(kFp8MathShapes) : std::span<const MathShape>(kBf16MathShapes);
 
   std::vector<Candidate> out;
   for (const int block_k : block_ks) {
     const int k_blocks = static_cast<int>(ceil_div(desc.k, block_k));
     const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
     for (const ClusterShape& cluster : kClusterShapes)
-      for (const MathShape& math : kMathShapes)
+      for (const MathShape& math : math_shapes)
         for (int block_n = 16; block_n <= 256; block_n += 16)
           for (int stages = 2; stages <= max_stages; ++stages) {
             Candidate cand;

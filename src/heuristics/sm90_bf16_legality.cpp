@@ -4,16 +4,16 @@
 
 #include "heuristics/config_filter.hpp"
 #include "heuristics/sm90_tile_rules.hpp"
+#include "tilegemm/gemm_params.hpp"  // kOperandSwizzleBytes
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
 namespace {
-// 128-byte rows of bf16 operands make every A/B tile row one 128B-swizzle atom row; a stage holds one or two
-// such 64-wide K atoms (two halve the per-stage handshakes, which narrow small-M tiles cannot hide).
-constexpr int kBf16AtomK = 64;
-constexpr int kBf16MaxBlockK = 128;
-constexpr int kOperandSwizzleBytes = 128;
+// A 128B-swizzle atom row holds 64 bf16 of K; a stage holds one or two such atoms (two halve the per-stage
+// handshakes, which narrow small-M tiles cannot hide).
+constexpr int kBf16AtomK = kOperandSwizzleBytes / 2;
+constexpr int kBf16MaxBlockK = 2 * kBf16AtomK;
 constexpr int kMaxAccumulatorRegs = 128;
 // Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
+#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes, kOperandSwizzleBytes
 
 namespace tilegemm::kernels {
 
@@ -32,8 +32,8 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
   if (major == Major::kKMajor) {
     t.dims = {u64(v.size(2)), u64(v.size(1)), u64(v.size(0))};
     t.byte_strides[0] = u64(v.stride(1)) * e;
-    // A 128B-swizzled box is at most 128 bytes wide: wider K tiles are loaded as several boxes (one per atom).
-    const auto box_k = std::min<std::uint64_t>(u64(block_k), 128 / e);
+    // A swizzled box is at most one swizzle atom wide: wider K tiles are loaded as several boxes (one per atom).
+    const auto box_k = std::min<std::uint64_t>(u64(block_k), kOperandSwizzleBytes / e);
     t.box = {static_cast<std::uint32_t>(box_k), static_cast<std::uint32_t>(block_rows), 1};
   } else {
     t.dims = {u64(v.size(1)), u64(v.size(2)), u64(v.size(0))};
@@ -41,7 +41,7 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
     t.box = {64, static_cast<std::uint32_t>(block_k), 1};
   }
   fill_batch_stride(t, v);
-  t.swizzle_bytes = 128;
+  t.swizzle_bytes = kOperandSwizzleBytes;
   return t;
 }
 

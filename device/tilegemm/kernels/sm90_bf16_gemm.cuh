@@ -47,7 +47,7 @@ struct Sm90Bf16Smem {
 };
 
 // The 128B swizzle atom is 64 bf16 wide: a K-major tile row of BLOCK_K = 128 is two atoms.
-constexpr int kBf16SwizzleAtomK = 64;
+constexpr int kBf16SwizzleAtomK = kOperandSwizzleBytes / 2;
 
 // Loads one [BLOCK_ROWS, BLOCK_K] operand tile. K-major: one box of 128-byte K rows per 64-wide K atom, the
 // atoms one after the other ([BLOCK_K / 64][BLOCK_ROWS][64]). MN-major: 64-element-wide column panels of

@@ -77,10 +77,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
+  using Smem = Sm90Fp8Smem<Cfg>;
   // A K-split pair: both warpgroups own the tile's 64 rows and take the ring slots of one parity each. The
   // consumer's per-stage chain (wait, wgmma, wait, promote: 221 ns for 64x16 tiles, bench/results/
   // 2026-12-01-s6-writeup.md section 5) bounds narrow small-M tiles, and two of them run side by side.
-  constexpr bool kKSplitPair = Cfg::BLOCK_M == 64 && kMathWGs == 2;
+  constexpr bool kKSplitPair = Smem::kKSplitPair;
   constexpr int kRowsPerWG = kKSplitPair ? BLOCK_M : BLOCK_M / kMathWGs;
   constexpr int kSubM = kRowsPerWG / 64;
   constexpr bool kPerTokenB = Cfg::kSfbPerToken;
@@ -89,7 +90,6 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
   constexpr bool kOneScaleBlockB = kScaleBlock % BLOCK_N == 0;
   constexpr bool kAlignedScaleBlocksB = BLOCK_N % kScaleBlock == 0;
-  using Smem = Sm90Fp8Smem<Cfg>;
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
   constexpr int kClusterM = Cfg::kClusterM;
   constexpr bool kMulticastB = kClusterM == 2;
