@@ -25,6 +25,7 @@ struct Fp8DenseCase {
   const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
   bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
   bool k_split_pair = false;  // force the K-split warpgroup pair (block_m=64, math_wg=2)
+  const char* filter = "";  // any other forced config (TILEGEMM_CONFIG_FILTER), "" = none
 };
 
 // Forces a split scheme and reduction mode for one scope ("" = leave the selector alone).
@@ -52,14 +53,15 @@ void force_cluster(std::optional<test_util::ScopedEnv>& scope, bool on) {
 
 std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   const auto& c = info.param;
-  std::string scheme = c.scheme;
-  for (char& ch : scheme)
-    if (ch == '-' || ch == ':') ch = '_';
+  std::string scheme = c.scheme, filter = c.filter;
+  for (std::string* text : {&scheme, &filter})
+    for (char& ch : *text)
+      if (ch == '-' || ch == ':' || ch == '=' || ch == ',') ch = '_';
   return fmt::format("{}m{}_n{}_k{}_{}_c{}{}{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
                      c.clustered ? "_cluster2" : "", scheme.empty() ? "" : "_" + scheme,
                      scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
-         (c.k_split_pair ? "_pair" : "");
+         (c.k_split_pair ? "_pair" : "") + (filter.empty() ? "" : "_" + filter);
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
   *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
@@ -71,9 +73,10 @@ class Fp8Dense : public ::testing::TestWithParam<Fp8DenseCase> {};
 TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8DenseCase cs = GetParam();
-  std::optional<test_util::ScopedEnv> cluster_scope;  // forces a 2x1 cluster or the K-split pair (never both)
+  std::optional<test_util::ScopedEnv> cluster_scope;  // forces a 2x1 cluster, the K-split pair or a filter (one)
   force_cluster(cluster_scope, cs.clustered);
   if (cs.k_split_pair) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
+  if (cs.filter[0] != '\0') cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", cs.filter);
   const ForcedScheme forced(cs.scheme, cs.deterministic);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
@@ -168,7 +171,23 @@ std::vector<Fp8DenseCase> k_split_pair_cases() {
   return cases;
 }
 
+// 1D2D tiles whose columns straddle two 128-wide scale blocks of B, forced: the kernel's K loop is specialised on
+// where the split falls for 96, 160 and 192 columns (first columns at every offset the width allows, a partial last
+// tile, a partial last scale block of K, a batch, a 2x1 cluster) and keeps a runtime split for 144.
+std::vector<Fp8DenseCase> scale_straddle_cases() {
+  auto forced = [](std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, const char* filter) {
+    Fp8DenseCase c{batch, m, n, k, Recipe::k1D2D, CMode::kNone};
+    c.filter = filter;
+    return c;
+  };
+  return {forced(0, 200, 2112, 1024, "block_n=160"), forced(0, 129, 1000, 1008, "block_m=128,block_n=192"),
+          forced(2, 129, 576, 512, "block_n=192"),   forced(0, 300, 2112, 512, "block_n=96"),
+          forced(0, 65, 2112, 640, "block_n=144"),
+          forced(0, 512, 2112, 1024, "block_m=128,block_n=192,cluster_m=2")};
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
                          ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},

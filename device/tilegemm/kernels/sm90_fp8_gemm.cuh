@@ -72,6 +72,26 @@ struct Sm90Fp8Smem {
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
 };
 
+// An int the compiler knows (a template argument), usable where an int is.
+template <int V>
+struct FixedInt {
+  TG_DEVICE constexpr operator int() const { return V; }
+};
+
+// Calls f(FixedInt<groups>), groups = the 8-column groups of a kBlockN-wide tile that lie in the 128-wide scale block
+// of its first column, for a tile whose first column sits `offset` columns into that block (offset a multiple of
+// kStep below 128; the last candidate is taken without a test).
+template <int kBlockN, int kStep, int kOffset = 0, class F>
+TG_DEVICE void with_fixed_first_groups(int offset, F&& f) {
+  constexpr int kGroups = (128 - kOffset < kBlockN ? 128 - kOffset : kBlockN) / 8;
+  if constexpr (kOffset + kStep >= 128)
+    f(FixedInt<kGroups>{});
+  else if (offset == kOffset)
+    f(FixedInt<kGroups>{});
+  else
+    with_fixed_first_groups<kBlockN, kStep, kOffset + kStep>(offset, f);
+}
+
 template <class Cfg>
 TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
@@ -90,6 +110,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
   constexpr bool kOneScaleBlockB = kScaleBlock % BLOCK_N == 0;
   constexpr bool kAlignedScaleBlocksB = BLOCK_N % kScaleBlock == 0;
+  // Where a tile's first column can sit inside its scale block: a multiple of gcd(BLOCK_N, 128).
+  constexpr int kScaleSplitStep = (BLOCK_N & -BLOCK_N) < kScaleBlock ? (BLOCK_N & -BLOCK_N) : kScaleBlock;
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
   constexpr int kClusterM = Cfg::kClusterM;
   constexpr bool kMulticastB = kClusterM == 2;
@@ -225,15 +247,6 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 #pragma unroll
         for (int i = 0; i < BLOCK_N / 2; ++i) acc[s][i] = 0.0f;
 
-      // 1D2D: how many 8-column groups of the tile lie in the first of its (at most two) scale blocks of B.
-      int first_block_groups = BLOCK_N / 8;
-      if constexpr (!kPerTokenB) {
-        if constexpr (kAlignedScaleBlocksB)
-          first_block_groups = kScaleBlock / 8;
-        else if constexpr (!kOneScaleBlockB)
-          first_block_groups = (kScaleBlock - tile.n0 % kScaleBlock) / 8;
-      }
-
       // A two-pass tile: this warpgroup computes its own half's pass only and hands the other pass's stages back
       // unread. The skipping stays outside the K loop: a per-block test inside it made every contiguous tile
       // ~10% slower (bench/results/2026-12-01-s6-contiguous-two-pass/).
@@ -251,69 +264,83 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
         hand_back(tile.blocks_before_pass(math_wg));
       }
 
-      for (int kb = 0; kb < compute_blocks; ++kb) {
-        if (kKSplitPair && static_cast<int>(st.index & 1) != math_wg) {  // the other warpgroup's slot
-          st.advance();
-          continue;
-        }
-        barriers->consumer_wait(st);
-        // This thread's scales, read before the stage can be released.
-        float sb_first = 0.0f, sb_second = 0.0f;
-        if constexpr (!kPerTokenB) {
-          sb_first = smem_sfb(st.index)[0];
-          if constexpr (!kOneScaleBlockB) sb_second = smem_sfb(st.index)[1];
-        }
-        float sa[kSubM][2];
-#pragma unroll
-        for (int s = 0; s < kSubM; ++s) {
-          sa[s][0] = smem_sfa(st.index)[row_base + s * 64 + thread_row];
-          sa[s][1] = smem_sfa(st.index)[row_base + s * 64 + thread_row + 8];
-        }
-
-#pragma unroll
-        for (int s = 0; s < kSubM; ++s) {
-#pragma unroll
-          for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
-          prim::wgmma_fence();
-#pragma unroll
-          for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-            prim::wgmma_e4m3<BLOCK_N>(a_desc(st.index, s, kk), b_desc(st.index, kk), part, kk > 0 ? 1u : 0u);
-          prim::wgmma_commit();
-#pragma unroll
-          for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
-          prim::wgmma_wait<0>();
-          // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
-          if (!kPerTokenB && s == kSubM - 1 && lane == 0) release(st.index);
-
-          // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
+      // The K loop. first_groups: how many 8-column groups of the tile lie in the first of its (at most two) 128-wide
+      // scale blocks of B (1D2D). Where it takes few values (BLOCK_N 96, 160, 192, 224) the loop is instantiated
+      // once per value, so each group's scale is chosen at compile time: as a runtime test it cost a compare, a
+      // select and two multiplies per 8 columns in every K block (72 instructions at 128x192, beside 96 FFMAs).
+      auto k_loop = [&](auto first_groups) {
+        for (int kb = 0; kb < compute_blocks; ++kb) {
+          if (kKSplitPair && static_cast<int>(st.index & 1) != math_wg) {  // the other warpgroup's slot
+            st.advance();
+            continue;
+          }
+          barriers->consumer_wait(st);
+          // This thread's scales, read before the stage can be released.
+          float sb_first = 0.0f, sb_second = 0.0f;
           if constexpr (!kPerTokenB) {
-            const float s00 = sa[s][0] * sb_first, s10 = sa[s][1] * sb_first;
-            const float s01 = sa[s][0] * sb_second, s11 = sa[s][1] * sb_second;
+            sb_first = smem_sfb(st.index)[0];
+            if constexpr (!kOneScaleBlockB) sb_second = smem_sfb(st.index)[1];
+          }
+          float sa[kSubM][2];
 #pragma unroll
-            for (int j = 0; j < BLOCK_N / 8; ++j) {
-              const bool in_first = kOneScaleBlockB || j < first_block_groups;
-              const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
-              acc[s][4 * j + 0] += top * part[4 * j + 0];
-              acc[s][4 * j + 1] += top * part[4 * j + 1];
-              acc[s][4 * j + 2] += bottom * part[4 * j + 2];
-              acc[s][4 * j + 3] += bottom * part[4 * j + 3];
-            }
-          } else {
-            const float* sfb_stage = smem_sfb(st.index);
+          for (int s = 0; s < kSubM; ++s) {
+            sa[s][0] = smem_sfa(st.index)[row_base + s * 64 + thread_row];
+            sa[s][1] = smem_sfa(st.index)[row_base + s * 64 + thread_row + 8];
+          }
+
 #pragma unroll
-            for (int j = 0; j < BLOCK_N / 8; ++j) {
-              const float sb0 = sfb_stage[8 * j + thread_col], sb1 = sfb_stage[8 * j + thread_col + 1];
-              acc[s][4 * j + 0] += sa[s][0] * sb0 * part[4 * j + 0];
-              acc[s][4 * j + 1] += sa[s][0] * sb1 * part[4 * j + 1];
-              acc[s][4 * j + 2] += sa[s][1] * sb0 * part[4 * j + 2];
-              acc[s][4 * j + 3] += sa[s][1] * sb1 * part[4 * j + 3];
+          for (int s = 0; s < kSubM; ++s) {
+#pragma unroll
+            for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
+            prim::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+              prim::wgmma_e4m3<BLOCK_N>(a_desc(st.index, s, kk), b_desc(st.index, kk), part, kk > 0 ? 1u : 0u);
+            prim::wgmma_commit();
+#pragma unroll
+            for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
+            prim::wgmma_wait<0>();
+            // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
+            if (!kPerTokenB && s == kSubM - 1 && lane == 0) release(st.index);
+
+            // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
+            if constexpr (!kPerTokenB) {
+              const float s00 = sa[s][0] * sb_first, s10 = sa[s][1] * sb_first;
+              const float s01 = sa[s][0] * sb_second, s11 = sa[s][1] * sb_second;
+#pragma unroll
+              for (int j = 0; j < BLOCK_N / 8; ++j) {
+                const bool in_first = j < first_groups;
+                const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
+                acc[s][4 * j + 0] += top * part[4 * j + 0];
+                acc[s][4 * j + 1] += top * part[4 * j + 1];
+                acc[s][4 * j + 2] += bottom * part[4 * j + 2];
+                acc[s][4 * j + 3] += bottom * part[4 * j + 3];
+              }
+            } else {
+              const float* sfb_stage = smem_sfb(st.index);
+#pragma unroll
+              for (int j = 0; j < BLOCK_N / 8; ++j) {
+                const float sb0 = sfb_stage[8 * j + thread_col], sb1 = sfb_stage[8 * j + thread_col + 1];
+                acc[s][4 * j + 0] += sa[s][0] * sb0 * part[4 * j + 0];
+                acc[s][4 * j + 1] += sa[s][0] * sb1 * part[4 * j + 1];
+                acc[s][4 * j + 2] += sa[s][1] * sb0 * part[4 * j + 2];
+                acc[s][4 * j + 3] += sa[s][1] * sb1 * part[4 * j + 3];
+              }
             }
           }
+          // 1D1D read B's scales from the stage during promotion: release only now.
+          if (kPerTokenB && lane == 0) release(st.index);
+          st.advance();
         }
-        // 1D1D read B's scales from the stage during promotion: release only now.
-        if (kPerTokenB && lane == 0) release(st.index);
-        st.advance();
-      }
+      };
+      if constexpr (kPerTokenB || kOneScaleBlockB)
+        k_loop(FixedInt<BLOCK_N / 8>{});
+      else if constexpr (kAlignedScaleBlocksB)
+        k_loop(FixedInt<kScaleBlock / 8>{});
+      else if constexpr (kScaleBlock / kScaleSplitStep <= 4)
+        with_fixed_first_groups<BLOCK_N, kScaleSplitStep>(tile.n0 % kScaleBlock, k_loop);
+      else
+        k_loop((kScaleBlock - tile.n0 % kScaleBlock) / 8);
       if constexpr (kTwoPassTiles) hand_back(skip_after);
 
       // -------- K-split pair: the second warpgroup's sum joins the first's, which stores the tile --------
