@@ -54,12 +54,16 @@ constexpr double kLaunchOverheadUs = 2.0;
 // (anchors/h200.md), 0.64 against bf16's 0.78: the scaling of every K block's partials on the CUDA cores takes
 // issue slots. With one consumer warpgroup nothing hides that promotion behind another warpgroup's wgmma
 // (≈ bn cycles of FFMA per 2·bn cycles of wgmma): an estimate, not measured.
+// Where the L2 power term below applies (M = 4096), the ceiling is 0.673: 256x128 tiles, with the power factor
+// 0.951 of their L2 traffic, keep the 0.64 that DeepGEMM's numbers give.
 constexpr double kFp8TensorEfficiencyCeiling = 0.64;
+constexpr double kFp8PowerBoundEfficiencyCeiling = 0.673;
 constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
 // Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200-fp8-first.md): tiles whose consumer warpgroups
 // own 64 rows each (one sub-block: wgmma, wait, promote with nothing of their own in between) ran 20–30% below
 // this model's compute time (128x128 grouped, 128x160 dense), while 256x128 tiles (two sub-blocks per
-// warpgroup) matched it.
+// warpgroup) matched it. Applied away from the power limit only: at M = 4096 the L2 power term explains what
+// was left of it once 128x160's K loop stopped choosing scales at run time (see kL2PowerSlope).
 constexpr double kFp8SingleSubBlockEfficiency = 0.78;
 // Power: the H200 runs GEMMs at its 700 W limit (SM clock 1980 → ~1600 MHz during a suite), so bytes moved
 // from L2 into the SMs cost tensor throughput. Measured (2026-11-30, bench/results/2026-11-30-h200-clusters.md):
@@ -67,9 +71,12 @@ constexpr double kFp8SingleSubBlockEfficiency = 0.78;
 // traffic per FLOP), and 128x256 beat 128x160 by more than the smem model explains. The efficiency falls
 // linearly with a tile's L2 bytes per FLOP, 1/bm + 1/bn with a shared operand counted half, above the least
 // any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement.
-// BF16 only: with the same slope FP8 picked 2x1 clusters at M=4096 and 128x192 clusters for grouped shapes, and
-// measured no better (1182–1220 vs 1204–1249 TFLOP/s) or worse (128x192: 965 vs 1065 TFLOP/s grouped) than its
-// measured 1x1 choices (bench/results/2026-11-30-h200-fp8-clusters.md), so FP8 keeps its own constants above.
+// FP8 follows the same slope (bench/results/2026-12-01-s8-fp8-promotion/, FP8 at M = 4096, per SM and FLOP
+// against 256x128: 128x192 0.95–1.0, 128x128 0.91, 256x64 0.77; the factor predicts 0.97, 0.90, 0.79), but its
+// clusters earn no credit: 2x1 clusters sharing B measured no faster than 1x1 at M = 4096 (within ±1%,
+// 2026-11-30-h200-fp8-clusters.md, 2026-12-01-s6-m4096-sweep). Until 2026-12-01 FP8 kept out of this term: with it
+// FP8 had picked clusters and 128x192 tiles that measured slower, the latter only because of the run-time scale
+// choice fixed then.
 constexpr double kL2PowerSlope = 25.0;
 constexpr double kL2PowerReference = 1.0 / 128 + 1.0 / 512;
 // Memory-bound and balanced problems (the M <= 128 DeepSeek shapes) leave the tensor cores idle much of the
@@ -112,9 +119,9 @@ double mma_efficiency(const GemmConfig& c, const HardwareModel& hw) {
 }
 
 // Fraction of the tensor ceiling left after the power the tile's L2→SM traffic takes (see kL2PowerSlope).
-double l2_power_factor(const GemmConfig& c) {
-  const double bm = c.block_m * (c.multicast == MulticastSide::kA ? 2.0 : 1.0);
-  const double bn = c.block_n * (c.multicast == MulticastSide::kB ? 2.0 : 1.0);
+double l2_power_factor(const GemmConfig& c, bool multicast_credit) {
+  const double bm = c.block_m * (multicast_credit && c.multicast == MulticastSide::kA ? 2.0 : 1.0);
+  const double bn = c.block_n * (multicast_credit && c.multicast == MulticastSide::kB ? 2.0 : 1.0);
   const double excess = std::max(0.0, 1.0 / bm + 1.0 / bn - kL2PowerReference);
   return std::max(0.5, 1.0 - kL2PowerSlope * excess);
 }
@@ -217,10 +224,14 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   r.acc_regs_per_thread = accumulator_regs_per_thread(c.rows_per_math_warpgroup(), c.block_n, 128);
 
   // Only a problem far from its memory floor keeps the tensor cores busy long enough to meet the power limit;
-  // there (BF16 only, see kL2PowerSlope) L2 traffic costs tensor throughput and multicast pays.
+  // there L2 traffic costs tensor throughput and (BF16 only, see kL2PowerSlope) multicast pays.
+  // FP8: measured for the 1D2D recipe only; 1D1D (fp32 D) promotes with per-column scales and keeps the
+  // constants it had.
   const bool fp8 = is_fp8_desc(desc);
+  const bool fp8_1d1d = fp8 && desc.d_dtype == DType::kFloat32;
   const bool l2_power_model =
-      !fp8 && problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s;
+      !fp8_1d1d && problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s;
+  const bool multicast_credit = l2_power_model && !fp8;
 
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
   // NOTE: measured on the H200 (2026-11-30), sharing B did not speed up any M=128 shape (one wave of
@@ -233,17 +244,18 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   if (c.multicast == MulticastSide::kB) b_bytes /= 2;
   // A split-K / stream-K work unit loads its K share of that. Multicast halves what the CTA pulls through L2,
   // not what lands in its shared memory: the latency-bound rate (stages in flight) applies to the latter.
-  const double tile_load_bytes = (l2_power_model ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
+  const double tile_load_bytes = (multicast_credit ? a_bytes + b_bytes : unshared_bytes) * k_fraction;
   const double tile_received_bytes = unshared_bytes * k_fraction;
   r.l2_to_sm_bytes = tiled_ab_bytes(shape, dtypes, c.block_m, c.block_n) * ((a_bytes + b_bytes) / unshared_bytes);
 
   r.mma_efficiency = mma_efficiency(c, hw);
-  const double power_factor = l2_power_model ? l2_power_factor(c) : 1.0;
+  const double power_factor = l2_power_model ? l2_power_factor(c, multicast_credit) : 1.0;
   r.mma_efficiency *= power_factor;
+  const double fp8_ceiling = l2_power_model ? kFp8PowerBoundEfficiencyCeiling : kFp8TensorEfficiencyCeiling;
   if (fp8) {
-    r.mma_efficiency *= kFp8TensorEfficiencyCeiling / kTensorEfficiencyCeiling;
+    r.mma_efficiency *= fp8_ceiling / kTensorEfficiencyCeiling;
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
-    if (c.rows_per_math_warpgroup() == 64) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
+    if (c.rows_per_math_warpgroup() == 64 && !l2_power_model) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
   }
   r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction /
                       (per_sm_peak * r.mma_efficiency) * 1e6;
@@ -331,7 +343,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   }
   r.dram_floor_us = r.dram_bytes / hbm_rate * 1e6;
   r.compute_floor_us = problem.flops /
-                       (problem.peak_flops * (fp8 ? kFp8TensorEfficiencyCeiling : kTensorEfficiencyCeiling) *
+                       (problem.peak_flops * (fp8 ? fp8_ceiling : kTensorEfficiencyCeiling) *
                         power_factor) *
                        1e6;
 

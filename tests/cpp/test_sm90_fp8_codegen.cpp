@@ -248,6 +248,28 @@ TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
     }
 }
 
+// M = 4096, 1D2D: the L2 power term ranks tiles by their traffic per FLOP as measured on the H200 (session 8):
+// 128x192 tiles beat 256x64 at N = 2112 (105-108 against 123-125 us), 256x128 stays elsewhere, and 2x1 clusters
+// earn FP8 nothing (they measured no faster).
+TEST(Sm90Fp8Select, M4096TilesFollowTheMeasuredPowerRanking) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (auto [n, k] : {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}) {
+    GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
+    desc.m = 4096, desc.n = n, desc.k = k;
+    const GemmConfig c = select_config(desc, hw);
+    SCOPED_TRACE(to_string(desc));
+    EXPECT_EQ(c.cluster_m * c.cluster_n, 1);
+    EXPECT_EQ(c.num_math_warpgroups, 2);
+    if (n == 2112) {
+      EXPECT_EQ(c.block_m, 128);
+      EXPECT_EQ(c.block_n, 192);
+    } else {
+      EXPECT_EQ(c.block_m, 256);
+      EXPECT_EQ(c.block_n, 128);
+    }
+  }
+}
+
 // Per-row contiguous 1D2D problems may take 256-row tiles (two-pass when a tile straddles two groups); the
 // prefix-sum layout, clusters and BF16 may not. The selector's cache must tell the two layouts apart: it once
 // keyed on everything but use_psum_layout, and handed the per-row layout's 256-row choice to the psum layout.
