@@ -15,7 +15,9 @@ namespace tilegemm {
 //   data-parallel: one CTA computes a whole output tile (the whole K range).
 //   split-K:       every tile's K range is cut into `split_k` balanced slices, one work unit each.
 //   stream-K:      the problem's tiles × K blocks are laid end to end and every CTA of the persistent grid
-//                  takes an equal share of that sequence, so tiles are cut wherever the shares end.
+//                  takes an equal share of that sequence, so tiles are cut wherever the shares end. With two
+//                  or more full waves of tiles, all full waves but the last are walked whole first, as in
+//                  data-parallel, and only the rest is shared out (stream_k_whole_tiles below).
 // Cut tiles are summed through an fp32 workspace (see SplitWorkspace below).
 enum class GemmScheme : int { kDataParallel = 0, kSplitK = 1, kStreamK = 2 };
 
@@ -40,10 +42,10 @@ struct GemmParams {
   int split_k;            // split-K: slices per tile (1 otherwise)
   // fp32 partial tiles, each BLOCK_M × BLOCK_N floats in the kernel's accumulator-fragment order (private to
   // the kernel). Deterministic: one slot per (tile, slice) for split-K or per (CTA, first/last segment) for
-  // stream-K, summed in slice order. Otherwise one slot per tile that every part reduce-adds into; the
-  // fix-up CTA leaves it zeroed again for the next launch.
+  // stream-K, summed in slice order. Otherwise one slot per tile that can be cut (split-K: every tile; stream-K:
+  // the shared ones) that every part reduce-adds into; the fix-up CTA leaves it zeroed again for the next launch.
   float* workspace;
-  // One arrival counter per (tile, math warpgroup): the part that arrives last sums the tile and resets its
+  // One arrival counter per (tile that can be cut, math warpgroup): the part that arrives last sums the tile and resets its
   // counter to 0, so counters start (and end) every launch at zero without a memset.
   int* tile_counters;
   // ---- data-parallel M-grouped problems launched in chunks (sched/gemm_scheduler.cuh) ----
@@ -62,6 +64,17 @@ namespace tilegemm {
 // A and B tiles use the 128-byte swizzle: one swizzle atom row is 128 bytes of K (64 bf16, 128 e4m3), the widest
 // a swizzled TMA box may be. Host (tensor-map boxes, legality) and device (loads, wgmma descriptors) share it.
 constexpr int kOperandSwizzleBytes = 128;
+
+// Stream-K: how many leading tiles every CTA walks whole, data-parallel, before the K blocks of the remaining tiles
+// are shared out evenly: all full waves of the grid but the last (none under two full waves). Sharing only the
+// last one to two waves keeps the data-parallel waves' L2 reuse (CTAs walk neighbouring tiles together) and cuts
+// at most two tiles per CTA, while the tail still ends level (the Stream-K paper's "DP + SK" hybrid).
+// Host (workspace, cost model) and device (scheduler) both call this.
+// (Templated on the integer type: the device computes it in 32 bits, where a 64-bit division costs registers.)
+template <class Int>
+TG_HOST_DEVICE constexpr Int stream_k_whole_tiles(Int tiles, Int grid) {
+  return tiles / grid >= 2 ? (tiles / grid - 1) * grid : 0;
+}
 
 // The epilogue stages D in shared memory as column chunks whose rows are `d_chunk_bytes` wide and
 // swizzled with the matching TMA mode (128B, 64B or 32B), so any BLOCK_N that is a multiple of 16 works.

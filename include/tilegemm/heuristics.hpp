@@ -73,9 +73,10 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 
 // Device workspace the SM90 BF16 kernel needs for `config` (split-K / stream-K; 0 for data-parallel) on a grid of
 // `grid` CTAs: tile counters, then fp32 partial slots of block_m × block_n floats — per (tile, slice) for
-// deterministic split-K, two per CTA for deterministic stream-K, one per tile otherwise.
+// deterministic split-K, two per CTA for deterministic stream-K, one per tile that can be cut otherwise.
 struct SplitWorkspaceLayout {
-  long long tiles = 0;            // output tiles (one counter per tile and math warpgroup)
+  long long tiles = 0;            // tiles that can be cut (one counter per tile and math warpgroup): split-K all,
+                                  // stream-K those after the whole-tile waves (stream_k_whole_tiles)
   long long slots = 0;            // fp32 partial slots
   std::size_t counter_bytes = 0;  // rounded up to 256 bytes so the slots stay aligned
   std::size_t slot_bytes = 0;

@@ -109,6 +109,7 @@ SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmC
   SplitWorkspaceLayout w;
   if (c.scheme == GemmScheme::kDataParallel) return w;
   w.tiles = sm90_bf16_tiles(desc, c);
+  if (c.scheme == GemmScheme::kStreamK) w.tiles -= stream_k_whole_tiles<long long>(w.tiles, grid);  // only these are cut
   const std::size_t counters = static_cast<std::size_t>(w.tiles) * c.num_math_warpgroups * sizeof(int);
   w.counter_bytes = (counters + kCounterAlignment - 1) / kCounterAlignment * kCounterAlignment;
   w.slot_bytes = static_cast<std::size_t>(c.block_m) * c.block_n * sizeof(float);
@@ -150,8 +151,12 @@ std::vector<SchemeChoice> sm90_bf16_scheme_choices(const GemmDesc& desc, const G
     }
   }
   // Stream-K: when the ledger sees the last wave idle more than kStreamKTailWaste of all slots, and the problem
-  // is at most kStreamKMaxWaves waves. NOTE: with more waves another tile shape usually closes the tail, and
-  // the fix-up cost is not measured yet: data-parallel keeps every large-M choice it made before.
+  // is at most kStreamKMaxWaves waves. NOTE: with more waves the cost model is wrong about stream-K. Measured on
+  // the H200 (2026-12-01, bench/results/2026-12-01-s8-fp8-promotion/call5-stream-k-tail-table.md), FP8 at M=4096
+  // with the whole-tile waves first and only the tail shared: 12–25% slower than data-parallel on all six
+  // DeepSeek shapes, where the model predicted up to 6.5% faster. In the shared tail the CTAs work at unrelated
+  // K offsets, so those that share an operand panel no longer read it from L2 together; the model does not see
+  // that, nor the fix-up's 128 KB of fp32 per cut 256x128 tile. Data-parallel keeps every large-M choice.
   if (forced == 2 || (auto_cut && v.variant == Variant::kStreamK && v.waves.waves <= kStreamKMaxWaves))
     out.push_back({GemmScheme::kStreamK, 1,
                    fmt::format("stream-K: {} tiles x {} K blocks over {} CTAs ({} waves, last {}/{} busy as tiles)",

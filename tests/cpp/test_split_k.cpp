@@ -224,6 +224,11 @@ TEST(SplitKWorkspace, LayoutPerSchemeAndMode) {
   EXPECT_EQ(w.counter_bytes, 256u);
   EXPECT_EQ(w.slot_bytes, 128u * 128 * 4);
   EXPECT_EQ(sm90_bf16_split_workspace(desc, split_config(GemmScheme::kDataParallel, 1), 132).total_bytes(), 0u);
+  // Two or more waves of tiles: only the tiles after the whole-tile waves can be cut.
+  const GemmDesc large = desc_of(4096, 7168, 7168);  // 32 x 56 = 1792 tiles of 128x128: 13 full waves + 76
+  w = sm90_bf16_split_workspace(large, stream, 132);
+  EXPECT_EQ(w.tiles, 1792 - 12 * 132);
+  EXPECT_EQ(w.slots, w.tiles);
 
   // The grid the launch uses: work units capped at the SM count.
   EXPECT_EQ(sm90_bf16_grid_size(desc, split), 60);

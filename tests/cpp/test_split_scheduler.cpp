@@ -87,6 +87,18 @@ void check_schedule(int m, int n, int k, int groups, int grid, int split) {
     const auto [lo, hi] = std::minmax_element(cta_k_blocks.begin(), cta_k_blocks.end());
     EXPECT_LE(*hi - *lo, 1) << "stream-K shares K blocks evenly";
     EXPECT_GE(*lo, 1) << "the host never launches a CTA without work";
+    // All full waves but the last are walked whole, CTA c taking tiles c, c + grid, ...; only the rest is cut,
+    // and the fix-up numbers just those.
+    const long long whole = stream_k_whole_tiles<long long>(tiles, grid);
+    EXPECT_EQ(whole, tiles / grid >= 2 ? (tiles / grid - 1) * grid : 0);
+    for (auto& [index, units] : by_tile) {
+      if (index >= whole) {
+        EXPECT_EQ(any.cut_index(index), index - whole);
+        continue;
+      }
+      ASSERT_EQ(units.size(), 1u) << "tile " << index << " lies in the whole-tile waves";
+      EXPECT_EQ(units[0].cta, index % grid) << "tile " << index;
+    }
   }
 }
 
@@ -115,6 +127,14 @@ TEST(SplitScheduler, StreamKCoversEveryKBlockOnceAndBalancesCtas) {
         check_schedule<GemmScheme::kStreamK, GemmType::kNormal>(m, n, k, 1, g, 1);
       }
     }
+}
+
+// Two or more full waves of tiles: the whole-tile waves first, then the last one to two waves shared out.
+TEST(SplitScheduler, StreamKWalksAllFullWavesButTheLastWhole) {
+  for (int k : {512, 7168})
+    for (auto [m, n] : {std::pair{4096, 7168}, std::pair{1024, 2112}, std::pair{8448, 256}})
+      for (int grid : {132, 128}) check_schedule<GemmScheme::kStreamK, GemmType::kNormal>(m, n, k, 1, grid, 1);
+  check_schedule<GemmScheme::kStreamK, GemmType::kBatched>(1024, 1024, 1000, 5, 132, 1);
 }
 
 TEST(SplitScheduler, BatchedProblemsSplitEveryBatch) {

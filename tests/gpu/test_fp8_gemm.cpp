@@ -154,6 +154,11 @@ std::vector<Fp8DenseCase> dense_cases() {
       cases.push_back({0, 65, 576, 2048, Recipe::k1D1D, CMode::kInPlace, false, scheme, det});
       cases.push_back({2, 64, 576, 1024, Recipe::k1D2D, CMode::kNone, false, scheme, det});
     }
+  // Stream-K over several full waves of tiles (the whole-tile waves, then the shared tail), both modes.
+  for (bool det : {false, true}) {
+    cases.push_back({0, 4096, 4096, 1024, Recipe::k1D2D, CMode::kNone, false, "stream-k", det});
+    cases.push_back({0, 3000, 2112, 640, Recipe::k1D1D, CMode::kInPlace, false, "stream-k", det});
+  }
   return cases;
 }
 

@@ -158,6 +158,21 @@ TEST_P(StreamK, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Ragged, SplitK, ::testing::ValuesIn(cases_for({"split-k", "split-k:3"})), SplitNamer());
 INSTANTIATE_TEST_SUITE_P(Ragged, StreamK, ::testing::ValuesIn(cases_for({"stream-k"})), SplitNamer());
 
+// Stream-K over two or more full waves of tiles: all full waves but the last walked whole, the rest shared out
+// (stream_k_whole_tiles). Ragged M and N, K not a multiple of the stage, fp32 D with C in place, MN-major B, a
+// batch whose tiles cross batches in the shared part; both reduction modes.
+std::vector<SplitCase> whole_wave_cases() {
+  std::vector<SplitCase> out;
+  DenseCase batched = dense(1000, 4096, 512);
+  batched.batch = 4;
+  for (const DenseCase& d : {dense(4096, 4096, 1000), dense(3000, 5000, 640),
+                             dense(2500, 4096, 640, Layout::kTN, DType::kFloat32, CMode::kInPlace),
+                             dense(4096, 2112, 1024, Layout::kNN), batched})
+    for (bool det : {false, true}) out.push_back({d, "stream-k", det});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(WholeWaves, StreamK, ::testing::ValuesIn(whole_wave_cases()), SplitNamer());
+
 // 128-wide stages (block_k=128) forced: slices of 128-wide K blocks, the last one zero-filled past K.
 class SplitKTwoAtomStages : public ::testing::TestWithParam<SplitCase> {};
 
@@ -218,6 +233,7 @@ TEST(StreamKDeterminism, TenRunsBitIdentical) {
   for (bool det : {true, false}) {
     check_bit_identical("stream-k", dense(129, 576, 16384), det);
     check_bit_identical("stream-k", dense(64, 7168, 1000), det);
+    check_bit_identical("stream-k", dense(4096, 4096, 1000), det);  // whole-tile waves, then the shared tail
   }
 }
 

@@ -276,7 +276,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           }
           barriers->consumer_wait(st);
           // This thread's scales, read before the stage can be released.
-          float sb_first = 0.0f, sb_second = 0.0f;
+          [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f;  // 1D2D only
           if constexpr (!kPerTokenB) {
             sb_first = smem_sfb(st.index)[0];
             if constexpr (!kOneScaleBlockB) sb_second = smem_sfb(st.index)[1];

@@ -35,7 +35,8 @@ struct SplitFixup {
                                float (&acc)[kSubM][BLOCK_N / 2], int math_wg, int thread, u32 barrier_id) {
     const i64 wg_offset = static_cast<i64>(math_wg) * kWgFloats;
     auto slot_base = [&](int slot) { return p.workspace + static_cast<i64>(slot) * kTileFloats + wg_offset; };
-    float* shared_sum = slot_base(tile.tile_index);  // non-deterministic mode: one slot per tile
+    const int cut = scheduler.cut_index(tile.tile_index);
+    float* shared_sum = slot_base(cut);  // non-deterministic mode: one slot per tile that can be cut
 
     // 1. publish
     float* mine = kDeterministic ? slot_base(scheduler.slot(tile.tile_index, tile.part)) : shared_sum;
@@ -56,7 +57,7 @@ struct SplitFixup {
     prim::named_barrier_sync(barrier_id, 128);
     bool last = false;
     if (thread == 0) {
-      int* counter = p.tile_counters + static_cast<i64>(tile.tile_index) * kMathWGs + math_wg;
+      int* counter = p.tile_counters + static_cast<i64>(cut) * kMathWGs + math_wg;
       prim::fence_acq_rel_gpu();
       last = prim::atomic_add_acq_rel_gpu(counter, 1) == tile.parts - 1;
       if (last) prim::st_relaxed_gpu(counter, 0);  // no other part touches it again this launch
