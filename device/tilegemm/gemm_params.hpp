@@ -45,8 +45,8 @@ struct GemmParams {
   // stream-K, summed in slice order. Otherwise one slot per tile that can be cut (split-K: every tile; stream-K:
   // the shared ones) that every part reduce-adds into; the fix-up CTA leaves it zeroed again for the next launch.
   float* workspace;
-  // One arrival counter per (tile that can be cut, math warpgroup): the part that arrives last sums the tile and resets its
-  // counter to 0, so counters start (and end) every launch at zero without a memset.
+  // One arrival counter per (tile that can be cut, math warpgroup): the part that arrives last sums the tile and
+  // resets its counter to 0, so counters start (and end) every launch at zero without a memset.
   int* tile_counters;
   // ---- data-parallel M-grouped problems launched in chunks (sched/gemm_scheduler.cuh) ----
   // This launch's work units [unit_begin, unit_end): tile indices (2-CTA clusters: tile-pair indices) for

@@ -265,7 +265,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       }
 
       // The K loop. first_groups: how many 8-column groups of the tile lie in the first of its (at most two) 128-wide
-      // scale blocks of B (1D2D). Where it takes few values (BLOCK_N 96, 160, 192, 224) the loop is instantiated
+      // scale blocks of B (1D2D). Where it takes few values (BLOCK_N 96, 160, 192) the loop is instantiated
       // once per value, so each group's scale is chosen at compile time: as a runtime test it cost a compare, a
       // select and two multiplies per 8 columns in every K block (72 instructions at 128x192, beside 96 FFMAs).
       auto k_loop = [&](auto first_groups) {
