@@ -29,7 +29,8 @@ def run_sweep(tmp_path, bench_args, variants, rounds=1):
     stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
     env = dict(os.environ, SWEEP_OUT=str(tmp_path / "sweep"), SWEEP_ROUNDS=str(rounds),
                TILEGEMM_CONFIG_FILTER="block_m=64")  # a filter left in the caller's environment
-    env.pop("TILEGEMM_GEMM_SCHEME", None)
+    for name in ("TILEGEMM_GEMM_SCHEME", "TILEGEMM_DEVICE_INCLUDE_DIR"):  # importing deep_gemm sets the latter
+        env.pop(name, None)
     subprocess.run([str(ROOT / "scripts" / "config-sweep"), str(stub), *bench_args, "--", *variants],
                    env=env, check=True, capture_output=True, text=True)
     lines = (tmp_path / "sweep" / "sweep.md").read_text().splitlines()
