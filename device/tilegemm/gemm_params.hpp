@@ -69,7 +69,7 @@ constexpr int kOperandSwizzleBytes = 128;
 // are shared out evenly: all full waves of the grid but the last (none under two full waves). Sharing only the
 // last one to two waves keeps the data-parallel waves' L2 reuse (CTAs walk neighbouring tiles together) and cuts
 // at most two tiles per CTA, while the tail still ends level (the Stream-K paper's "DP + SK" hybrid).
-// Host (workspace, cost model) and device (scheduler) both call this.
+// Host (workspace sizing) and device (scheduler) both call this.
 // (Templated on the integer type: the device computes it in 32 bits, where a 64-bit division costs registers.)
 template <class Int>
 TG_HOST_DEVICE constexpr Int stream_k_whole_tiles(Int tiles, Int grid) {

@@ -24,9 +24,11 @@ struct Fp8DenseCase {
   bool clustered = false;  // force a 2x1 B-multicast cluster (TILEGEMM_CONFIG_FILTER)
   const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
   bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
-  bool k_split_pair = false;  // force the K-split warpgroup pair (block_m=64, math_wg=2)
-  const char* filter = "";  // any other forced config (TILEGEMM_CONFIG_FILTER), "" = none
+  const char* filter = "";  // a forced config (TILEGEMM_CONFIG_FILTER), "" = none
 };
+
+// The filter that forces the K-split warpgroup pair (two consumer warpgroups on a 64-row tile).
+constexpr const char* kKSplitPairFilter = "block_m=64,math_wg=2";
 
 // Forces a split scheme and reduction mode for one scope ("" = leave the selector alone).
 class ForcedScheme {
@@ -53,7 +55,7 @@ void force_cluster(std::optional<test_util::ScopedEnv>& scope, bool on) {
 
 std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   const auto& c = info.param;
-  std::string scheme = c.scheme, filter = c.filter;
+  std::string scheme = c.scheme, filter = c.filter == std::string(kKSplitPairFilter) ? "pair" : c.filter;
   for (std::string* text : {&scheme, &filter})
     for (char& ch : *text)
       if (ch == '-' || ch == ':' || ch == '=' || ch == ',') ch = '_';
@@ -61,7 +63,7 @@ std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
                      c.clustered ? "_cluster2" : "", scheme.empty() ? "" : "_" + scheme,
                      scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
-         (c.k_split_pair ? "_pair" : "") + (filter.empty() ? "" : "_" + filter);
+         (filter.empty() ? "" : "_" + filter);
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
   *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
@@ -73,9 +75,8 @@ class Fp8Dense : public ::testing::TestWithParam<Fp8DenseCase> {};
 TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8DenseCase cs = GetParam();
-  std::optional<test_util::ScopedEnv> cluster_scope;  // forces a 2x1 cluster, the K-split pair or a filter (one)
+  std::optional<test_util::ScopedEnv> cluster_scope;  // forces a 2x1 cluster or a filter (never both)
   force_cluster(cluster_scope, cs.clustered);
-  if (cs.k_split_pair) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
   if (cs.filter[0] != '\0') cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", cs.filter);
   const ForcedScheme forced(cs.scheme, cs.deterministic);
   const std::uint64_t seed = next_seed();
@@ -172,7 +173,7 @@ std::vector<Fp8DenseCase> k_split_pair_cases() {
       {0, 65, 24, 1008, Recipe::k1D2D, CMode::kNone},    {0, 129, 7168, 3200, Recipe::k1D2D, CMode::kNone},
       {0, 64, 32768, 512, Recipe::k1D2D, CMode::kNone},  {0, 65, 2112, 512, Recipe::k1D1D, CMode::kInPlace},
       {2, 200, 2112, 1024, Recipe::k1D1D, CMode::kSeparate}, {3, 129, 576, 272, Recipe::k1D2D, CMode::kNone}};
-  for (auto& c : cases) c.k_split_pair = true;
+  for (auto& c : cases) c.filter = kKSplitPairFilter;
   return cases;
 }
 
@@ -304,7 +305,7 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   const auto [groups, m_max, n, k, forced] = GetParam();
   std::optional<test_util::ScopedEnv> cluster_scope;
   force_cluster(cluster_scope, forced == 1);
-  if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
+  if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", kKSplitPairFilter);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937_64 rng(seed);
