@@ -24,6 +24,9 @@ constexpr bool kSm90Bf16MulticastImplemented = true;
 // Whether the FP8 selector offers the K-split warpgroup pair ((block_m, math warpgroups) = (64, 2)) on its own;
 // TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it either way.
 constexpr bool kSm90Fp8KSplitPairSelected = false;
+// Whether the FP8 selector offers 1x2 clusters that share (multicast) the A tile on its own;
+// TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them either way.
+constexpr bool kSm90Fp8MulticastASelected = false;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

@@ -53,12 +53,13 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
   if (c.scheme == GemmScheme::kSplitK) units = tiles * c.split_k;
   if (c.scheme == GemmScheme::kStreamK) units = tiles * ceil_div(desc.k, c.block_k);
   if (desc.use_psum_layout) units = c.num_sms;  // the group sizes live on the device
-  // A cluster of two takes pairs of m-blocks: the grid is a multiple of the cluster size.
-  const int cluster = c.cluster_m;
+  // A cluster of two takes pairs of m-blocks (or of n-blocks): the grid is a multiple of the cluster size.
+  const int cluster = c.cluster_m * c.cluster_n;
   if (cluster > 1) {
     // Contiguous groups share the m-blocks of all rows; masked and batched problems repeat them per group.
     const long long groups = desc.type == GemmType::kMGroupedContiguous ? 1 : desc.num_groups;
-    units = ceil_div(desc.m, 2LL * c.block_m) * 2 * ceil_div(desc.n, c.block_n) * groups;
+    units = ceil_div(desc.m, static_cast<long long>(c.cluster_m) * c.block_m) * c.cluster_m *
+            ceil_div(desc.n, static_cast<long long>(c.cluster_n) * c.block_n) * c.cluster_n * groups;
   }
   int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(c.num_sms, units)));
   grid -= grid % cluster;

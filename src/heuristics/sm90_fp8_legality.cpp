@@ -80,7 +80,11 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   // from the BF16 family's measured spill at its own limit, not seen on FP8.
   if (std::string problem = sm90_scheme_problem(desc, c, regs >= kMaxResultAndPartialRegs); !problem.empty())
     return fail(why, std::move(problem));
-  if (std::string problem = sm90_cluster_problem(desc, c, hw); !problem.empty()) return fail(why, std::move(problem));
+  if (std::string problem = sm90_cluster_problem(desc, c, hw, /*shares_a=*/true); !problem.empty())
+    return fail(why, std::move(problem));
+  if (c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !env_config_filter().asks_for_cluster())
+    return fail(why, "1x2 clusters sharing A are not offered by the FP8 selector yet "
+                     "(kSm90Fp8MulticastASelected = false; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
   if (why) why->clear();
   return true;
 }

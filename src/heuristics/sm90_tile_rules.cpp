@@ -72,7 +72,7 @@ std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& c, bool 
   return {};
 }
 
-std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw) {
+std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, bool shares_a) {
   const bool cluster_shape_ok = (c.cluster_m == 1 && c.cluster_n == 1 && c.multicast == MulticastSide::kNone) ||
                                 (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB) ||
                                 (c.cluster_m == 1 && c.cluster_n == 2 && c.multicast == MulticastSide::kA);
@@ -92,8 +92,15 @@ std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& c, cons
     return fmt::format("2-CTA cluster along {} needs an even block count, got {}", c.cluster_m == 2 ? "M" : "N",
                        paired);
   if (desc.use_psum_layout) return "2-CTA clusters do not pair m-blocks of the prefix-sum grouped layout";
-  // What the kernels implement: a 2x1 cluster sharing a K-major B tile.
-  if (c.cluster_n != 1) return "1x2 clusters (multicast of A) are not implemented; 2x1 (B) is";
+  // What the kernels implement: a 2x1 cluster sharing a K-major B tile; the FP8 kernel also a 1x2 cluster sharing
+  // a K-major A tile of dense and batched problems.
+  if (c.cluster_n != 1) {
+    if (!shares_a) return "1x2 clusters (multicast of A) are implemented in the FP8 kernel only; 2x1 (B) is";
+    if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
+      return fmt::format("1x2 clusters pair n-blocks of dense and batched problems, not {}", gemm_type_name(desc.type));
+    if (desc.major_a != Major::kKMajor) return "A multicast splits a K-major A tile; A is MN-major";
+    return {};
+  }
   if (desc.type == GemmType::kKGroupedContiguous)
     return "2x1 clusters pair m-blocks of dense, batched and M-grouped problems, not K-grouped ones";
   if (desc.major_b != Major::kKMajor) return "B multicast splits a K-major B tile; B is MN-major";

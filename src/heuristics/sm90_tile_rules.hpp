@@ -25,8 +25,10 @@ std::string sm90_resource_problem(const GemmConfig& config, int smem, const std:
 // spill registers in deterministic stream-K with this tile (measured per family with ptxas).
 std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& config, bool deterministic_stream_k_spills);
 
-// Empty when the cluster shape of `config` is one both kernels implement for `desc` (1x1, or 2x1 sharing a
-// K-major B tile of a dense, batched or per-row M-grouped problem), else the reason.
-std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);
+// Empty when the cluster shape of `config` is one the family's kernel implements for `desc` (1x1; 2x1 sharing a
+// K-major B tile of a dense, batched or per-row M-grouped problem; with `shares_a` (FP8), 1x2 sharing the A tile
+// of a dense or batched problem), else the reason.
+std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
+                                 bool shares_a);
 
 }  // namespace tilegemm

@@ -33,10 +33,11 @@ bool is_1d1d(const GemmDesc& desc) { return desc.d_dtype == DType::kFloat32; }
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
-  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
                                        gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m,
                                        config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                                       config.raster_group, config.cluster_m, desc.with_c ? "_acc" : "",
+                                       config.raster_group, config.cluster_m, config.cluster_n > 1 ? "x2" : "",
+                                       desc.with_c ? "_acc" : "",
                                        scheme_suffix(desc, config));
   jit::KernelSpec spec;
   spec.name = name;
@@ -48,8 +49,9 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
 
 void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops, void* stream) {
   Fp8GemmParams params{};
-  params.gemm.tma_a = encode_tma(operand_view(ops.a, Major::kKMajor, config.block_m, config.block_k), "a");
-  // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
+  // With a 1x2 cluster each CTA loads (and multicasts) half of the A tile; with a 2x1 cluster, half of the B tile.
+  params.gemm.tma_a =
+      encode_tma(operand_view(ops.a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
   params.gemm.tma_b =
       encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
   params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
@@ -65,7 +67,7 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   static KernelCache cache;
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
                         config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                        config.raster_group, config.cluster_m, static_cast<int>(config.scheme),
+                        config.raster_group, config.cluster_m, config.cluster_n, static_cast<int>(config.scheme),
                         sm90_deterministic_fixup(desc, config)};
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
   launch_sm90_persistent(desc, config, ops.grouped_layout, params.gemm, &params, *kernel, stream);

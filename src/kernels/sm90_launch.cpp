@@ -18,6 +18,7 @@ std::string sm90_common_config_fields(const GemmDesc& desc, const GemmConfig& co
       "  static constexpr int kNumMathWarpgroups = {};\n"
       "  static constexpr int kRasterGroup = {};\n"
       "  static constexpr int kClusterM = {};\n"
+      "  static constexpr int kClusterN = {};\n"
       "  static constexpr tilegemm::GemmType kGemmType = tilegemm::GemmType::{};\n"
       "  static constexpr bool kPsumLayout = {};\n"
       "  static constexpr bool kDIsFloat = {};\n"
@@ -25,7 +26,7 @@ std::string sm90_common_config_fields(const GemmDesc& desc, const GemmConfig& co
       "  static constexpr tilegemm::GemmScheme kScheme = tilegemm::GemmScheme::{};\n"
       "  static constexpr bool kDeterministic = {};\n",
       config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups, config.raster_group,
-      config.cluster_m, gemm_type_token(desc.type), bool_token(desc.use_psum_layout),
+      config.cluster_m, config.cluster_n, gemm_type_token(desc.type), bool_token(desc.use_psum_layout),
       bool_token(desc.d_dtype == DType::kFloat32), bool_token(desc.with_c), scheme_token(config.scheme),
       bool_token(sm90_deterministic_fixup(desc, config)));
 }
@@ -54,7 +55,7 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.grid[0] = static_cast<unsigned>(grid);
   launch.block[0] = static_cast<unsigned>(config.num_threads());
   launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
-  launch.cluster[0] = static_cast<unsigned>(config.cluster_m);
+  launch.cluster[0] = static_cast<unsigned>(config.cluster_m * config.cluster_n);
   launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
   void* args[] = {kernel_params};

@@ -109,6 +109,64 @@ TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
   }
 }
 
+// 1x2 clusters sharing A: both recipes, dense and batched, compile without spills (the A descriptor's box is half a
+// tile); they are offered only when the filter asks, need an even n-block count, and are FP8 and dense/batched only.
+TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithAMulticastCompilesAndIsOfferedOnlyWhenAskedFor) {
+  const HardwareModel hw = hardware_preset("h200");
+  GemmConfig c;
+  c.block_m = 256, c.num_math_warpgroups = 2, c.block_n = 128, c.block_k = 128, c.stages = 3;
+  c.cluster_n = 2, c.multicast = MulticastSide::kA, c.num_sms = hw.num_sms;
+  const GemmDesc dense = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
+  std::string why;
+  EXPECT_EQ(sm90_fp8_config_legal(dense, c, hw, &why), kSm90Fp8MulticastASelected);
+  if (!kSm90Fp8MulticastASelected) {
+    EXPECT_NE(why.find("not offered"), std::string::npos) << why;
+  }
+  test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_n=2");
+  for (GemmType type : {GemmType::kNormal, GemmType::kBatched})
+    for (DType d : {DType::kBFloat16, DType::kFloat32}) {
+      const GemmDesc desc = fp8_desc(type, d, d == DType::kFloat32);
+      GemmConfig shape = c;
+      if (d == DType::kFloat32) shape.block_m = 128;  // 256x128 with fp32 D does not fit shared memory
+      ASSERT_TRUE(sm90_fp8_config_legal(desc, shape, hw, &why)) << to_string(desc) << ": " << why;
+      const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, shape);
+      EXPECT_NE(spec.source.find("kClusterN = 2"), std::string::npos);
+      EXPECT_NE(spec.name.find("_c1x2"), std::string::npos) << spec.name;
+      expect_compiles(desc, shape);
+    }
+  // A narrow 64-row tile splits into two 32-row halves.
+  GemmConfig narrow = c;
+  narrow.block_m = 64, narrow.num_math_warpgroups = 1, narrow.block_n = 64, narrow.stages = 8;
+  ASSERT_TRUE(sm90_fp8_config_legal(dense, narrow, hw, &why)) << why;
+  expect_compiles(dense, narrow);
+
+  GemmDesc odd = dense;
+  odd.n = 7168 - 128;  // 55 n-blocks of 128
+  EXPECT_FALSE(sm90_fp8_config_legal(odd, c, hw, &why));
+  EXPECT_NE(why.find("even block count"), std::string::npos) << why;
+  GemmConfig masked_tile = c;
+  masked_tile.block_m = 128;
+  for (GemmType type : {GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
+    EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(type, DType::kBFloat16, false), masked_tile, hw, &why));
+    EXPECT_NE(why.find("dense and batched"), std::string::npos) << why;
+  }
+  GemmConfig split = c;
+  split.scheme = GemmScheme::kSplitK, split.split_k = 2;
+  EXPECT_FALSE(sm90_fp8_config_legal(dense, split, hw, &why));
+  EXPECT_NE(why.find("without clusters"), std::string::npos) << why;
+  // The selector honours the filter, with a 1x2 cluster for a dense problem.
+  const GemmConfig chosen = select_config(dense, hw);
+  EXPECT_EQ(chosen.cluster_n, 2) << to_string(chosen);
+  EXPECT_EQ(chosen.multicast, MulticastSide::kA) << to_string(chosen);
+  // BF16 has no A multicast.
+  GemmDesc bf16 = dense;
+  bf16.a_dtype = bf16.b_dtype = DType::kBFloat16;
+  GemmConfig bf16_c = c;
+  bf16_c.block_k = 64;
+  EXPECT_FALSE(sm90_config_legal(bf16, bf16_c, hw, &why));
+  EXPECT_NE(why.find("FP8 kernel only"), std::string::npos) << why;
+}
+
 // Split-K and stream-K in both reduction modes, both recipes (1D1D also with C accumulated), batched: every
 // variant compiles without spills; the tiles at the 192-register budget are refused deterministic stream-K.
 TEST_F(Sm90Fp8Codegen, SplitKAndStreamKCompileWithoutSpills) {

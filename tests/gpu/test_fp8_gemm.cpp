@@ -192,7 +192,27 @@ std::vector<Fp8DenseCase> scale_straddle_cases() {
           forced(0, 512, 2112, 1024, "block_m=128,block_n=192,cluster_m=2")};
 }
 
+// 1x2 clusters sharing A, forced: the 256x128 tiles of the M=4096 shapes, ragged M and N (partial last blocks, a
+// partial last scale block of K), 1D1D with C in place, a batch, a straddling 192-wide tile and a 64-row tile whose
+// halves are 32 rows.
+std::vector<Fp8DenseCase> multicast_a_cases() {
+  auto forced = [](std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Recipe recipe, CMode c_mode,
+                   const char* filter) {
+    Fp8DenseCase c{batch, m, n, k, recipe, c_mode};
+    c.filter = filter;
+    return c;
+  };
+  return {forced(0, 4096, 7168, 2048, Recipe::k1D2D, CMode::kNone, "block_m=256,block_n=128,cluster_n=2"),
+          forced(0, 4096, 4096, 7168, Recipe::k1D2D, CMode::kNone, "block_m=256,block_n=128,cluster_n=2"),
+          forced(0, 129, 1000, 1008, Recipe::k1D2D, CMode::kNone, "block_m=128,block_n=128,cluster_n=2"),
+          forced(0, 300, 2304, 1024, Recipe::k1D2D, CMode::kNone, "block_m=128,block_n=192,cluster_n=2"),
+          forced(0, 65, 2112, 7168, Recipe::k1D2D, CMode::kNone, "block_m=64,block_n=96,math_wg=1,cluster_n=2"),
+          forced(0, 256, 2112, 1008, Recipe::k1D1D, CMode::kInPlace, "cluster_n=2"),
+          forced(2, 129, 576, 512, Recipe::k1D2D, CMode::kNone, "cluster_n=2")};
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,

@@ -135,8 +135,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
             load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(stage), tile.m0, k0,
                                                            tile.a_batch);
             if constexpr (kMulticastB)
-              pair.template load_b<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
-                                            tile.share_b);
+              pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
+                                                 tile.share_b);
             else
               load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(stage), tile.n0, k0,
                                                              tile.b_batch);

@@ -1,8 +1,9 @@
 #pragma once
 // The 2-CTA cluster both SM90 GEMM kernels may run in: CTAs 2q and 2q+1 take m-blocks of one n-block and share
-// (multicast) the B tile, each loading one half for both. kPaired = false is a lone CTA and costs nothing.
-// Everything a kernel does differently in a pair lives here: barrier counts, the start and exit handshakes, the
-// stage release the peer must see, and the B load.
+// (multicast) the B tile, each loading one half for both (2x1), or (FP8, 1x2) take n-blocks of one m-block and
+// share the A tile. kPaired = false is a lone CTA and costs nothing. Everything a kernel does differently in a
+// pair lives here: barrier counts, the start and exit handshakes, the stage release the peer must see, and the
+// shared operand's load.
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/tma.cuh"
@@ -32,19 +33,21 @@ struct Sm90ClusterPair {
     if constexpr (kPaired) prim::mbarrier_arrive_cluster(&barriers->inputs_consumed[stage], rank ^ 1);
   }
 
-  // Loads a K-major B tile of BLOCK_N rows of 128 bytes through a descriptor whose box is BLOCK_N / 2 rows:
-  // this CTA's half into both CTAs when `share`, else (the pair's m-blocks use different B tiles) both halves
-  // into this CTA only. The barrier expects the whole tile either way.
-  template <int BLOCK_N>
-  TG_DEVICE void load_b(const TmaDescriptor* desc, u64* bar, u8* smem, int k0, int n0, int batch, bool share) const {
-    static_assert(kPaired && BLOCK_N % 16 == 0, "two halves of whole 8-row swizzle atoms");
-    constexpr int kHalf = BLOCK_N / 2;
+  // Loads the shared K-major operand tile (B of a 2x1 pair, A of a 1x2 pair) of kRows rows of 128 bytes through a
+  // descriptor whose box is kRows / 2 rows: this CTA's half into both CTAs when `share`, else (the pair's blocks
+  // use different tiles) both halves into this CTA only. The barrier expects the whole tile either way.
+  template <int kRows>
+  TG_DEVICE void load_shared(const TmaDescriptor* desc, u64* bar, u8* smem, int k0, int row0, int batch,
+                             bool share) const {
+    static_assert(kPaired && kRows % 16 == 0, "two halves of whole 8-row swizzle atoms");
+    constexpr int kHalf = kRows / 2;
     constexpr int kRowBytes = 128;
     if (share) {
-      prim::tma_load_3d_multicast(desc, bar, smem + rank * kHalf * kRowBytes, k0, n0 + static_cast<int>(rank) * kHalf,
+      prim::tma_load_3d_multicast(desc, bar, smem + rank * kHalf * kRowBytes, k0, row0 + static_cast<int>(rank) * kHalf,
                                   batch, 0x3);
     } else {
-      for (int h = 0; h < 2; ++h) prim::tma_load_3d(desc, bar, smem + h * kHalf * kRowBytes, k0, n0 + h * kHalf, batch);
+      for (int h = 0; h < 2; ++h)
+        prim::tma_load_3d(desc, bar, smem + h * kHalf * kRowBytes, k0, row0 + h * kHalf, batch);
     }
   }
 

@@ -23,7 +23,9 @@
 //                            tiles are summed by sched::SplitFixup after promotion (scales already applied).
 //   2-CTA cluster (kClusterM == 2): the two CTAs take m-blocks 2q and 2q+1 of one n-block; each loads half of
 //                            the B tile and multicasts it to both (sched::Tile::share_b false: each loads its
-//                            own), as the BF16 kernel does. Scales are loaded by each CTA for itself.
+//                            own), as the BF16 kernel does. kClusterN == 2 (dense, batched): n-blocks 2q and 2q+1
+//                            of one m-block share the A tile the same way; a 256x128 tile then reads 32 KB
+//                            per K block from L2 instead of 48 KB. Scales are loaded by each CTA for itself.
 //
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point that
 // calls sm90_fp8_gemm<Config>(params).
@@ -115,9 +117,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
   constexpr int kClusterM = Cfg::kClusterM;
   constexpr bool kMulticastB = kClusterM == 2;
-  using Pair = Sm90ClusterPair<kMulticastB>;
+  constexpr bool kMulticastA = Cfg::kClusterN == 2;
+  using Pair = Sm90ClusterPair<kMulticastA || kMulticastB>;
   static_assert(kClusterM == 1 || (kMulticastB && BLOCK_N % 16 == 0),
                 "B multicast splits the B tile into two halves of whole 8-row swizzle atoms");
+  static_assert(Cfg::kClusterN == 1 || (kMulticastA && kClusterM == 1 && BLOCK_M % 16 == 0),
+                "A multicast (1x2 clusters) splits the A tile into two halves of whole 8-row swizzle atoms");
   // Split-K / stream-K: work units are tiles with a K sub-range; each part's promoted fp32 result meets the
   // others' in the workspace (sched::SplitFixup), exactly as in the BF16 kernel.
   using Schedulers = sched::SchedulerFor<Cfg, BLOCK_M, BLOCK_N, BLOCK_K>;
@@ -188,10 +193,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
             const int k_scale = k0 / kScaleBlock;
-            prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
+            if constexpr (kMulticastA)
+              pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch, true);
+            else
+              prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
             if constexpr (kMulticastB)
-              pair.template load_b<BLOCK_N>(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
-                                            tile.share_b);
+              pair.template load_shared<BLOCK_N>(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
+                                                 tile.share_b);
             else
               prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch);
             prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), tile.m0, k_scale, tile.a_batch);
@@ -203,7 +211,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       sm90_walk_stages<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
-            const int first = tile.n0 / kScaleBlock;
+            // (An inactive tile of a 1x2 pair may lie past the last row of scales; it stores nothing.)
+            const int first = min(tile.n0 / kScaleBlock, params.sfb_rows - 1);
             const float* sb = params.sfb + b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
                               k0 / kScaleBlock;
             prim::cp_async_4(smem_sfb(stage), sb);

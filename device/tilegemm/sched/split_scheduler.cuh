@@ -133,15 +133,15 @@ struct SplitTileScheduler {
 };
 
 // The scheduler a kernel config uses: data-parallel → TileScheduler (with the config's cluster pairing),
-// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM.
+// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM, kClusterN.
 template <class Cfg, int BLOCK_M, int BLOCK_N, int BLOCK_K>
 struct SchedulerFor {
   static constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
-  static_assert(!kSplit || (Cfg::kClusterM == 1 && !Cfg::kPsumLayout &&
+  static_assert(!kSplit || (Cfg::kClusterM * Cfg::kClusterN == 1 && !Cfg::kPsumLayout &&
                             (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
                 "split-K / stream-K: dense or batched problems without clusters");
   using DataParallel = TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
-                                     Cfg::kClusterM>;
+                                     Cfg::kClusterM, Cfg::kClusterN>;
   using Split = SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>;
   template <bool kCut, int kDummy = 0>
   struct Pick {
