@@ -60,7 +60,7 @@ struct CostBreakdown {
 
 struct Candidate {
   GemmConfig config;
-  bool legal = false;
+  bool legal = false;              // the kernel runs it and the selector offers it (or the filter asks for it)
   std::string reject_reason;      // empty when legal
   CostBreakdown cost;             // filled for legal candidates only
   std::string scheme_reason;      // split-K / stream-K: the wave analysis that proposed it

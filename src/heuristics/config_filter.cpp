@@ -35,12 +35,10 @@ bool ConfigFilter::matches(const GemmConfig& config) const {
   return true;
 }
 
-bool ConfigFilter::asks_for_k_split_pair() const { return value_of("block_m") == 64 && value_of("math_wg") == 2; }
-
-bool ConfigFilter::asks_for_cluster() const {
-  for (const auto& [name, value] : terms)
-    if ((name == "cluster_m" || name == "cluster_n") && value > 1) return true;
-  return false;
+bool ConfigFilter::names(std::initializer_list<std::string_view> fields) const {
+  for (std::string_view field : fields)
+    if (value_of(std::string(field)) == 0) return false;
+  return true;
 }
 
 int ConfigFilter::value_of(const std::string& name) const {

@@ -2,7 +2,9 @@
 // TILEGEMM_CONFIG_FILTER: pins some fields of the selected config for tests and tuning experiments
 // ("block_m=128,block_n=256,stages=3,cluster_m=2"). The selector keeps only legal candidates that match.
 // `raster` is not enumerated (each tile shape gets one derived raster group), so it sets the group instead.
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,10 +16,8 @@ struct ConfigFilter {
   std::vector<std::pair<std::string, int>> terms;  // field name, required value
   bool empty() const { return terms.empty(); }
   bool matches(const GemmConfig& config) const;
-  // True when the filter asks for a 2-CTA cluster (which the selector does not offer on its own yet).
-  bool asks_for_cluster() const;
-  // True when the filter asks for the K-split warpgroup pair (block_m=64 and math_wg=2).
-  bool asks_for_k_split_pair() const;
+  // True when the filter pins every one of `fields`: a candidate that also matches has the values asked for.
+  bool names(std::initializer_list<std::string_view> fields) const;
   // The value the filter pins `name` to, or 0 when it does not name it.
   int value_of(const std::string& name) const;
 };

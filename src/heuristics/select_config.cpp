@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "heuristics/config_filter.hpp"
+#include "heuristics/selector_offer.hpp"
 #include "heuristics/sm90_bf16_cost.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -64,6 +65,13 @@ bool better_order(const GemmConfig& a, const GemmConfig& b) {
   return key(a) > key(b);
 }
 
+// A candidate the selector may pick: the kernel runs it (legality) and the selector offers it (or the filter asks).
+bool selectable(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
+  if (!sm90_config_legal(desc, c, hw, why)) return false;
+  *why = sm90_offer_problem(desc, c, env_config_filter());
+  return why->empty();
+}
+
 bool differs(double a, double b) { return std::abs(a - b) > kTieTolerance * std::max(a, b); }
 
 // Busy fraction of the persistent slots: work units (tiles, or tiles × K slices) over waves × SMs.
@@ -106,7 +114,7 @@ void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const Pr
     cand.config = base;
     cand.config.scheme = choice.scheme;
     cand.config.split_k = choice.split_k;
-    cand.legal = sm90_config_legal(desc, cand.config, hw, &cand.reject_reason);
+    cand.legal = selectable(desc, cand.config, hw, &cand.reject_reason);
     if (cand.legal) cand.cost = sm90_bf16_cost(desc, cand.config, hw, problem);
     cand.scheme_reason = std::move(choice.why);
     out.push_back(std::move(cand));
@@ -177,7 +185,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
             c.raster_group = forced_raster > 0 ? forced_raster : choose_raster_group(shape, c.block_m, c.block_n, sms);
             c.split_k = 1;
             c.smem_bytes = sm90_smem_bytes(desc, c);
-            cand.legal = sm90_config_legal(desc, c, hw, &cand.reject_reason);
+            cand.legal = selectable(desc, c, hw, &cand.reject_reason);
             if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
             out.push_back(std::move(cand));
             add_scheme_variants(desc, hw, problem, out);

@@ -2,7 +2,6 @@
 // is written to exactly these rules; a config that passes here must compile and run there.
 #include <fmt/format.h>
 
-#include "heuristics/config_filter.hpp"
 #include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/gemm_params.hpp"  // kOperandSwizzleBytes
 #include "tilegemm/heuristics.hpp"
@@ -91,10 +90,8 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (std::string problem = sm90_scheme_problem(desc, c, stream_k_det_spills); !problem.empty())
     return fail(why, std::move(problem));
 
-  if (std::string problem = sm90_cluster_problem(desc, c, hw, /*shares_a=*/false); !problem.empty()) return fail(why, std::move(problem));
-  if (c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented && !env_config_filter().asks_for_cluster())
-    return fail(why, "2-CTA multicast is not offered by the SM90 BF16 selector yet "
-                     "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)");
+  if (std::string problem = sm90_cluster_problem(desc, c, hw, /*shares_a=*/false); !problem.empty())
+    return fail(why, std::move(problem));
   if (why) why->clear();
   return true;
 }

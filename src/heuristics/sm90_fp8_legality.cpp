@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "heuristics/config_filter.hpp"
 #include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -61,9 +60,6 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
       return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
                                    "on an even number of stages, not {} with cluster {}x{} and {} stages",
                                    scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages));
-    if (!kSm90Fp8KSplitPairSelected && !env_config_filter().asks_for_k_split_pair())
-      return fail(why, "the K-split warpgroup pair is not offered by the FP8 selector yet "
-                       "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)");
   }
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
     return fail(why, fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
@@ -82,9 +78,6 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     return fail(why, std::move(problem));
   if (std::string problem = sm90_cluster_problem(desc, c, hw, /*shares_a=*/true); !problem.empty())
     return fail(why, std::move(problem));
-  if (c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !env_config_filter().asks_for_cluster())
-    return fail(why, "1x2 clusters sharing A are not offered by the FP8 selector yet "
-                     "(kSm90Fp8MulticastASelected = false; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
   if (why) why->clear();
   return true;
 }

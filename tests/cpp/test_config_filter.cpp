@@ -26,11 +26,11 @@ TEST(ConfigFilter, ParsesFieldsAndMatches) {
   GemmConfig c;
   c.block_m = 128, c.block_n = 256, c.stages = 3, c.cluster_m = 2;
   EXPECT_TRUE(f.matches(c));
-  EXPECT_TRUE(f.asks_for_cluster());
+  EXPECT_TRUE(f.names({"cluster_m", "stages"}));
   c.stages = 4;
   EXPECT_FALSE(f.matches(c));
   EXPECT_TRUE(parse_config_filter("").empty());
-  EXPECT_FALSE(parse_config_filter("cluster_m=1").asks_for_cluster());
+  EXPECT_FALSE(parse_config_filter("cluster_m=1").names({"cluster_m", "cluster_n"}));
 }
 
 TEST(ConfigFilter, MalformedFiltersNameTheVariable) {

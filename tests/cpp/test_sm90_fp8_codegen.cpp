@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "heuristics/config_filter.hpp"
+#include "heuristics/selector_offer.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -118,10 +120,9 @@ TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithAMulticastCompilesAndIsOfferedOnlyWhenAs
   c.cluster_n = 2, c.multicast = MulticastSide::kA, c.num_sms = hw.num_sms;
   const GemmDesc dense = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
   std::string why;
-  EXPECT_EQ(sm90_fp8_config_legal(dense, c, hw, &why), kSm90Fp8MulticastASelected);
-  if (!kSm90Fp8MulticastASelected) {
-    EXPECT_NE(why.find("not offered"), std::string::npos) << why;
-  }
+  EXPECT_TRUE(sm90_fp8_config_legal(dense, c, hw, &why)) << why;  // the kernel runs it; the selector decides
+  EXPECT_EQ(sm90_offer_problem(dense, c, ConfigFilter{}).empty(), kSm90Fp8MulticastASelected);
+  EXPECT_TRUE(sm90_offer_problem(dense, c, parse_config_filter("block_n=128,cluster_n=2")).empty());
   test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_n=2");
   for (GemmType type : {GemmType::kNormal, GemmType::kBatched})
     for (DType d : {DType::kBFloat16, DType::kFloat32}) {
@@ -217,10 +218,9 @@ TEST_F(Sm90Fp8Codegen, KSplitPairCompilesAndIsOfferedOnlyWhenAskedFor) {
   pair.num_sms = hw.num_sms;
   const GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
   std::string why;
-  EXPECT_EQ(sm90_fp8_config_legal(desc, pair, hw, &why), kSm90Fp8KSplitPairSelected);
-  if (!kSm90Fp8KSplitPairSelected) {
-    EXPECT_NE(why.find("not offered"), std::string::npos) << why;
-  }
+  EXPECT_TRUE(sm90_fp8_config_legal(desc, pair, hw, &why)) << why;  // the kernel runs it; the selector decides
+  EXPECT_EQ(sm90_offer_problem(desc, pair, ConfigFilter{}).empty(), kSm90Fp8KSplitPairSelected);
+  EXPECT_TRUE(sm90_offer_problem(desc, pair, parse_config_filter("block_m=64,math_wg=2")).empty());
   test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
   for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedMasked})
     for (DType d : {DType::kBFloat16, DType::kFloat32}) {

@@ -1,0 +1,21 @@
+#include "heuristics/selector_offer.hpp"
+
+#include "tilegemm/heuristics.hpp"
+
+namespace tilegemm {
+
+std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter) {
+  const bool fp8 = is_fp8_desc(desc);
+  if (fp8 && c.k_split_pair() && !kSm90Fp8KSplitPairSelected && !filter.names({"block_m", "math_wg"}))
+    return "the K-split warpgroup pair is not offered by the FP8 selector yet "
+           "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)";
+  if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
+    return "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = false: no "
+           "measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)";
+  if (!fp8 && c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented && !filter.names({"cluster_m"}))
+    return "2-CTA multicast is not offered by the SM90 BF16 selector yet "
+           "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)";
+  return {};
+}
+
+}  // namespace tilegemm

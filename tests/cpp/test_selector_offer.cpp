@@ -1,0 +1,90 @@
+// The kernels run more configs than the selector picks unasked (legality vs offer): the FP8 K-split warpgroup pair
+// and FP8 1x2 clusters sharing A are legal, rejected by the selector with a reason that names the switch and the
+// filter, and chosen once TILEGEMM_CONFIG_FILTER names their fields.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "heuristics/config_filter.hpp"
+#include "heuristics/selector_offer.hpp"
+#include "scoped_env.hpp"
+#include "tilegemm/heuristics.hpp"
+
+using namespace tilegemm;
+
+namespace {
+
+GemmDesc fp8_dense(int m, int n, int k) {
+  GemmDesc d;
+  d.m = m, d.n = n, d.k = k;
+  d.a_dtype = d.b_dtype = DType::kFloat8E4M3;
+  return d;
+}
+
+// Among the enumerated candidates with the feature: how many the kernel runs, and how many the selector keeps.
+struct FeatureCount {
+  int runnable = 0, selectable = 0;
+  std::string reason;  // one rejection reason of a runnable candidate
+};
+
+template <class Has>
+FeatureCount count(const GemmDesc& desc, Has has) {
+  const HardwareModel hw = hardware_preset("h200");
+  FeatureCount out;
+  for (const Candidate& c : enumerate_candidates(desc, hw)) {
+    if (!has(c.config) || !sm90_config_legal(desc, c.config, hw, nullptr)) continue;
+    ++out.runnable;
+    if (c.legal)
+      ++out.selectable;
+    else
+      out.reason = c.reject_reason;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
+  const GemmDesc desc = fp8_dense(4096, 7168, 2048);
+  auto is_pair = [](const GemmConfig& c) { return c.k_split_pair(); };
+  auto shares_a = [](const GemmConfig& c) { return c.cluster_n == 2; };
+  {
+    test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
+    for (auto [counted, flag, needle] :
+         {std::tuple{count(desc, is_pair), kSm90Fp8KSplitPairSelected, "block_m=64,math_wg=2"},
+          std::tuple{count(desc, shares_a), kSm90Fp8MulticastASelected, "cluster_n=2"}}) {
+      EXPECT_GT(counted.runnable, 0) << needle;
+      if (flag) continue;
+      EXPECT_EQ(counted.selectable, 0) << needle;
+      EXPECT_NE(counted.reason.find("not offered"), std::string::npos) << counted.reason;
+      EXPECT_NE(counted.reason.find(needle), std::string::npos) << counted.reason;
+    }
+  }
+  {
+    test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
+    const FeatureCount pairs = count(desc, is_pair);
+    EXPECT_EQ(pairs.selectable, pairs.runnable);
+  }
+  {
+    test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_n=2");
+    const FeatureCount clusters = count(desc, shares_a);
+    EXPECT_EQ(clusters.selectable, clusters.runnable);
+    EXPECT_EQ(select_config(desc, hardware_preset("h200")).cluster_n, 2);
+  }
+}
+
+TEST(SelectorOffer, NamingAFieldIsWhatOffers) {
+  GemmConfig pair;
+  pair.block_m = 64, pair.num_math_warpgroups = 2, pair.block_k = 128;
+  const GemmDesc desc = fp8_dense(64, 2112, 7168);
+  // One of the two fields is not enough: the filter must pin both to select a pair.
+  EXPECT_EQ(sm90_offer_problem(desc, pair, parse_config_filter("block_m=64")).empty(), kSm90Fp8KSplitPairSelected);
+  EXPECT_TRUE(sm90_offer_problem(desc, pair, parse_config_filter("math_wg=2,block_m=64,stages=8")).empty());
+  EXPECT_TRUE(parse_config_filter("cluster_n=2,block_n=128").names({"cluster_n"}));
+  EXPECT_FALSE(parse_config_filter("cluster_m=2").names({"cluster_n"}));
+  EXPECT_FALSE(ConfigFilter{}.names({"block_m"}));
+  // Everything else is offered as it is.
+  GemmConfig plain = pair;
+  plain.num_math_warpgroups = 1;
+  EXPECT_TRUE(sm90_offer_problem(desc, plain, ConfigFilter{}).empty());
+}
