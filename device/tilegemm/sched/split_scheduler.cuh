@@ -133,7 +133,8 @@ struct SplitTileScheduler {
 };
 
 // The scheduler a kernel config uses: data-parallel → TileScheduler (with the config's cluster pairing),
-// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM, kClusterN.
+// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM,
+// kClusterN.
 template <class Cfg, int BLOCK_M, int BLOCK_N, int BLOCK_K>
 struct SchedulerFor {
   static constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
