@@ -37,11 +37,11 @@ bool ConfigFilter::matches(const GemmConfig& config) const {
 
 bool ConfigFilter::names(std::initializer_list<std::string_view> fields) const {
   for (std::string_view field : fields)
-    if (value_of(std::string(field)) == 0) return false;
+    if (value_of(field) == 0) return false;
   return true;
 }
 
-int ConfigFilter::value_of(const std::string& name) const {
+int ConfigFilter::value_of(std::string_view name) const {
   for (const auto& [field, value] : terms)
     if (field == name) return value;
   return 0;

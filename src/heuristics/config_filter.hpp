@@ -19,7 +19,7 @@ struct ConfigFilter {
   // True when the filter pins every one of `fields`: a candidate that also matches has the values asked for.
   bool names(std::initializer_list<std::string_view> fields) const;
   // The value the filter pins `name` to, or 0 when it does not name it.
-  int value_of(const std::string& name) const;
+  int value_of(std::string_view name) const;
 };
 
 // Parses "field=value[,field=value...]"; throws InvalidArgument naming TILEGEMM_CONFIG_FILTER on an unknown

@@ -48,6 +48,15 @@ void expect_compiles(const GemmDesc& desc, const GemmConfig& config) {
   EXPECT_GT(kernel->cubin().size(), 1000u);
 }
 
+// The same tile on a BF16 problem (64-wide K stages) is refused: the feature is the FP8 kernel's only.
+void expect_bf16_refuses(GemmDesc desc, GemmConfig config, const std::string& needle) {
+  desc.a_dtype = desc.b_dtype = DType::kBFloat16;
+  config.block_k = 64;
+  std::string why;
+  EXPECT_FALSE(sm90_config_legal(desc, config, hardware_preset("h200"), &why)) << needle;
+  EXPECT_NE(why.find(needle), std::string::npos) << why;
+}
+
 }  // namespace
 
 TEST_F(Sm90Fp8Codegen, EveryRecipeAndSchedulerCompilesWithoutSpills) {
@@ -155,13 +164,7 @@ TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithAMulticastCompilesWithoutSpills) {
   const GemmConfig chosen = select_config(dense, hw);
   EXPECT_EQ(chosen.cluster_n, 2) << to_string(chosen);
   EXPECT_EQ(chosen.multicast, MulticastSide::kA) << to_string(chosen);
-  // BF16 has no A multicast.
-  GemmDesc bf16 = dense;
-  bf16.a_dtype = bf16.b_dtype = DType::kBFloat16;
-  GemmConfig bf16_c = c;
-  bf16_c.block_k = 64;
-  EXPECT_FALSE(sm90_config_legal(bf16, bf16_c, hw, &why));
-  EXPECT_NE(why.find("FP8 kernel only"), std::string::npos) << why;
+  expect_bf16_refuses(dense, c, "FP8 kernel only");  // BF16 has no A multicast
 }
 
 // Split-K and stream-K in both reduction modes, both recipes (1D1D also with C accumulated), batched: every
@@ -242,13 +245,7 @@ TEST_F(Sm90Fp8Codegen, KSplitPairCompilesWithoutSpills) {
   const GemmConfig chosen = select_config(small, hw);
   EXPECT_TRUE(chosen.k_split_pair()) << to_string(chosen);
   EXPECT_EQ(chosen.stages % 2, 0) << to_string(chosen);
-  // BF16 has no pair.
-  GemmDesc bf16 = desc;
-  bf16.a_dtype = bf16.b_dtype = DType::kBFloat16;
-  GemmConfig bf16_pair = pair;
-  bf16_pair.block_k = 64;
-  EXPECT_FALSE(sm90_config_legal(bf16, bf16_pair, hw, &why));
-  EXPECT_NE(why.find("FP8 kernel feature"), std::string::npos) << why;
+  expect_bf16_refuses(desc, pair, "FP8 kernel feature");  // BF16 has no pair
 }
 
 TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {

@@ -21,14 +21,23 @@ struct Fp8DenseCase {
   std::int64_t batch, m, n, k;
   Recipe recipe;
   CMode c_mode;  // 1D1D only
-  bool clustered = false;  // force a 2x1 B-multicast cluster (TILEGEMM_CONFIG_FILTER)
   const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
   bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
   const char* filter = "";  // a forced config (TILEGEMM_CONFIG_FILTER), "" = none
 };
 
-// The filter that forces the K-split warpgroup pair (two consumer warpgroups on a 64-row tile).
+// The filters that force the K-split warpgroup pair (two consumer warpgroups on a 64-row tile) and a 2x1 cluster
+// sharing B; test names call them "pair" and "cluster2".
 constexpr const char* kKSplitPairFilter = "block_m=64,math_wg=2";
+constexpr const char* kClusterFilter = "cluster_m=2";
+
+// A dense case on a forced config.
+Fp8DenseCase forced_case(std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, const char* filter,
+                         Recipe recipe = Recipe::k1D2D, CMode c_mode = CMode::kNone) {
+  Fp8DenseCase c{batch, m, n, k, recipe, c_mode};
+  c.filter = filter;
+  return c;
+}
 
 // Forces a split scheme and reduction mode for one scope ("" = leave the selector alone).
 class ForcedScheme {
@@ -50,18 +59,20 @@ class ForcedScheme {
 // Forces the 2-CTA B-multicast kernel for the rest of a test when `on` (the selector picks it only for large
 // problems).
 void force_cluster(std::optional<test_util::ScopedEnv>& scope, bool on) {
-  if (on) scope.emplace("TILEGEMM_CONFIG_FILTER", "cluster_m=2");
+  if (on) scope.emplace("TILEGEMM_CONFIG_FILTER", kClusterFilter);
 }
 
 std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   const auto& c = info.param;
-  std::string scheme = c.scheme, filter = c.filter == std::string(kKSplitPairFilter) ? "pair" : c.filter;
+  const std::string forced = c.filter;
+  std::string scheme = c.scheme;
+  std::string filter = forced == kKSplitPairFilter ? "pair" : forced == kClusterFilter ? "cluster2" : forced;
   for (std::string* text : {&scheme, &filter})
     for (char& ch : *text)
       if (ch == '-' || ch == ':' || ch == '=' || ch == ',') ch = '_';
-  return fmt::format("{}m{}_n{}_k{}_{}_c{}{}{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
+  return fmt::format("{}m{}_n{}_k{}_{}_c{}{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
-                     c.clustered ? "_cluster2" : "", scheme.empty() ? "" : "_" + scheme,
+                     scheme.empty() ? "" : "_" + scheme,
                      scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
          (filter.empty() ? "" : "_" + filter);
 }
@@ -75,9 +86,8 @@ class Fp8Dense : public ::testing::TestWithParam<Fp8DenseCase> {};
 TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8DenseCase cs = GetParam();
-  std::optional<test_util::ScopedEnv> cluster_scope;  // forces a 2x1 cluster or a filter (never both)
-  force_cluster(cluster_scope, cs.clustered);
-  if (cs.filter[0] != '\0') cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", cs.filter);
+  std::optional<test_util::ScopedEnv> filter_scope;
+  if (cs.filter[0] != '\0') filter_scope.emplace("TILEGEMM_CONFIG_FILTER", cs.filter);
   const ForcedScheme forced(cs.scheme, cs.deterministic);
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
@@ -142,23 +152,23 @@ std::vector<Fp8DenseCase> dense_cases() {
   cases.push_back({3, 129, 576, 512, Recipe::k1D2D, CMode::kNone});
   cases.push_back({2, 200, 2112, 1024, Recipe::k1D1D, CMode::kInPlace});
   // 2x1 clusters sharing B (forced): an odd m-block count, 1D1D with C in place, batched.
-  cases.push_back({0, 4096, 7168, 2048, Recipe::k1D2D, CMode::kNone, true});
-  cases.push_back({0, 256, 2112, 1008, Recipe::k1D1D, CMode::kInPlace, true});
-  cases.push_back({2, 256, 576, 512, Recipe::k1D2D, CMode::kNone, true});
+  cases.push_back(forced_case(0, 4096, 7168, 2048, kClusterFilter));
+  cases.push_back(forced_case(0, 256, 2112, 1008, kClusterFilter, Recipe::k1D1D, CMode::kInPlace));
+  cases.push_back(forced_case(2, 256, 576, 512, kClusterFilter));
   // Split-K and stream-K (forced), both reduction modes: tiny M, a partial last scale block, long K, 1D1D with C
   // accumulated in place, a batch.
   for (const char* scheme : {"split-k", "stream-k"})
     for (bool det : {false, true}) {
-      cases.push_back({0, 1, 576, 1008, Recipe::k1D2D, CMode::kNone, false, scheme, det});
-      cases.push_back({0, 129, 7168, 7168, Recipe::k1D2D, CMode::kNone, false, scheme, det});
-      cases.push_back({0, 64, 2112, 16384, Recipe::k1D2D, CMode::kNone, false, scheme, det});
-      cases.push_back({0, 65, 576, 2048, Recipe::k1D1D, CMode::kInPlace, false, scheme, det});
-      cases.push_back({2, 64, 576, 1024, Recipe::k1D2D, CMode::kNone, false, scheme, det});
+      cases.push_back({0, 1, 576, 1008, Recipe::k1D2D, CMode::kNone, scheme, det});
+      cases.push_back({0, 129, 7168, 7168, Recipe::k1D2D, CMode::kNone, scheme, det});
+      cases.push_back({0, 64, 2112, 16384, Recipe::k1D2D, CMode::kNone, scheme, det});
+      cases.push_back({0, 65, 576, 2048, Recipe::k1D1D, CMode::kInPlace, scheme, det});
+      cases.push_back({2, 64, 576, 1024, Recipe::k1D2D, CMode::kNone, scheme, det});
     }
   // Stream-K over several full waves of tiles (the whole-tile waves, then the shared tail), both modes.
   for (bool det : {false, true}) {
-    cases.push_back({0, 4096, 4096, 1024, Recipe::k1D2D, CMode::kNone, false, "stream-k", det});
-    cases.push_back({0, 3000, 2112, 640, Recipe::k1D1D, CMode::kInPlace, false, "stream-k", det});
+    cases.push_back({0, 4096, 4096, 1024, Recipe::k1D2D, CMode::kNone, "stream-k", det});
+    cases.push_back({0, 3000, 2112, 640, Recipe::k1D1D, CMode::kInPlace, "stream-k", det});
   }
   return cases;
 }
@@ -181,34 +191,23 @@ std::vector<Fp8DenseCase> k_split_pair_cases() {
 // where the split falls for 96, 160 and 192 columns (first columns at every offset the width allows, a partial last
 // tile, a partial last scale block of K, a batch, a 2x1 cluster) and keeps a runtime split for 144.
 std::vector<Fp8DenseCase> scale_straddle_cases() {
-  auto forced = [](std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, const char* filter) {
-    Fp8DenseCase c{batch, m, n, k, Recipe::k1D2D, CMode::kNone};
-    c.filter = filter;
-    return c;
-  };
-  return {forced(0, 200, 2112, 1024, "block_n=160"), forced(0, 129, 1000, 1008, "block_m=128,block_n=192"),
-          forced(2, 129, 576, 512, "block_n=192"),   forced(0, 300, 2112, 512, "block_n=96"),
-          forced(0, 65, 2112, 640, "block_n=144"),
-          forced(0, 512, 2112, 1024, "block_m=128,block_n=192,cluster_m=2")};
+  return {forced_case(0, 200, 2112, 1024, "block_n=160"), forced_case(0, 129, 1000, 1008, "block_m=128,block_n=192"),
+          forced_case(2, 129, 576, 512, "block_n=192"),   forced_case(0, 300, 2112, 512, "block_n=96"),
+          forced_case(0, 65, 2112, 640, "block_n=144"),
+          forced_case(0, 512, 2112, 1024, "block_m=128,block_n=192,cluster_m=2")};
 }
 
 // 1x2 clusters sharing A, forced: the 256x128 tiles of the M=4096 shapes, ragged M and N (partial last blocks, a
 // partial last scale block of K), 1D1D with C in place, a batch, a straddling 192-wide tile and a 64-row tile whose
 // halves are 32 rows.
 std::vector<Fp8DenseCase> multicast_a_cases() {
-  auto forced = [](std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, Recipe recipe, CMode c_mode,
-                   const char* filter) {
-    Fp8DenseCase c{batch, m, n, k, recipe, c_mode};
-    c.filter = filter;
-    return c;
-  };
-  return {forced(0, 4096, 7168, 2048, Recipe::k1D2D, CMode::kNone, "block_m=256,block_n=128,cluster_n=2"),
-          forced(0, 4096, 4096, 7168, Recipe::k1D2D, CMode::kNone, "block_m=256,block_n=128,cluster_n=2"),
-          forced(0, 129, 1000, 1008, Recipe::k1D2D, CMode::kNone, "block_m=128,block_n=128,cluster_n=2"),
-          forced(0, 300, 2304, 1024, Recipe::k1D2D, CMode::kNone, "block_m=128,block_n=192,cluster_n=2"),
-          forced(0, 65, 2112, 7168, Recipe::k1D2D, CMode::kNone, "block_m=64,block_n=96,math_wg=1,cluster_n=2"),
-          forced(0, 256, 2112, 1008, Recipe::k1D1D, CMode::kInPlace, "cluster_n=2"),
-          forced(2, 129, 576, 512, Recipe::k1D2D, CMode::kNone, "cluster_n=2")};
+  return {forced_case(0, 4096, 7168, 2048, "block_m=256,block_n=128,cluster_n=2"),
+          forced_case(0, 4096, 4096, 7168, "block_m=256,block_n=128,cluster_n=2"),
+          forced_case(0, 129, 1000, 1008, "block_m=128,block_n=128,cluster_n=2"),
+          forced_case(0, 300, 2304, 1024, "block_m=128,block_n=192,cluster_n=2"),
+          forced_case(0, 65, 2112, 7168, "block_m=64,block_n=96,math_wg=1,cluster_n=2"),
+          forced_case(0, 256, 2112, 1008, "cluster_n=2", Recipe::k1D1D, CMode::kInPlace),
+          forced_case(2, 129, 576, 512, "cluster_n=2")};
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
