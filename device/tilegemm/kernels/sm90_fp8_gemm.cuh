@@ -283,6 +283,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             st.advance();
             continue;
           }
+          // The stage's descriptors are built before the wait: built after it (where the compiler sinks them),
+          // their ~20 uniform-datapath instructions sat between the data's arrival and the first wgmma.
+          u64 a_stage = a_desc(st.index, 0, 0), b_stage = b_desc(st.index, 0);
+          prim::compute_before_next_asm(a_stage);
+          prim::compute_before_next_asm(b_stage);
           barriers->consumer_wait(st);
           // This thread's scales, read before the stage can be released.
           [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f;  // 1D2D only
@@ -304,7 +309,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             prim::wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              prim::wgmma_e4m3<BLOCK_N>(a_desc(st.index, s, kk), b_desc(st.index, kk), part, kk > 0 ? 1u : 0u);
+              prim::wgmma_e4m3<BLOCK_N>(prim::advance_smem_desc(a_stage, s * 64 * 128 + kk * 32),
+                                        prim::advance_smem_desc(b_stage, kk * 32), part, kk > 0 ? 1u : 0u);
             prim::wgmma_commit();
 #pragma unroll
             for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);

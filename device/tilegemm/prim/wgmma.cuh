@@ -26,8 +26,16 @@ TG_DEVICE u64 make_smem_desc(u32 smem_byte_addr, u32 leading_byte_offset, u32 st
   return desc;
 }
 
-// Moves a descriptor's start address by `bytes` (a multiple of 16), leaving the other fields.
-TG_DEVICE u64 advance_smem_desc(u64 desc, u32 bytes) { return desc + static_cast<u64>(bytes >> 4); }
+// Moves a descriptor's start address by `bytes` (a multiple of 16), leaving the other fields: one 32-bit add on the
+// low word, since a shared-memory address (< 256 KB) never carries out of the 14-bit start-address field.
+TG_DEVICE u64 advance_smem_desc(u64 desc, u32 bytes) {
+  const u32 lo = static_cast<u32>(desc) + (bytes >> 4);
+  return (desc & 0xFFFFFFFF00000000ull) | lo;
+}
+
+// Makes the compiler compute `value` before the next volatile asm statement (a barrier wait, say) instead of
+// sinking it to its first use after it.
+TG_DEVICE void compute_before_next_asm(u64& value) { asm volatile("" : "+l"(value)); }
 
 // wgmma.fence.sync.aligned;  orders register/shared accesses before the next wgmma.        sm_90a
 TG_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
