@@ -107,6 +107,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int kRowsPerWG = kKSplitPair ? BLOCK_M : BLOCK_M / kMathWGs;
   constexpr int kSubM = kRowsPerWG / 64;
   constexpr bool kPerTokenB = Cfg::kSfbPerToken;
+  // Each 64-row sub-block's wgmmas run as kNParts groups over column parts of the tile, so that a part's promotion
+  // (CUDA cores) overlaps the later parts' wgmmas: with one group, a warpgroup's promotion leaves the tensor pipe to
+  // the other warpgroup alone (bench/probes/fp8-promotion-overlap: 79% busy, 95% with two parts). In the kernel, at
+  // the power cap, two parts paid only for 128x192 tiles on two warpgroups (5-6% at 4096x2112x7168); 256x128, 128x128
+  // and 128x64 were equal or slower, the narrower parts' wgmmas re-reading A (bench/results/2026-12-01-s10-fp8-promotion).
+  constexpr int kNParts = !kKSplitPair && kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
+  constexpr int kPartN = BLOCK_N / kNParts;
   constexpr int kScaleBlock = 128;  // K and N extent of one scale block
   // 1D2D: a tile's columns fall into at most two 128-wide scale blocks of B (checked below); when BLOCK_N divides
   // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
@@ -307,41 +314,57 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 #pragma unroll
             for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
             prim::wgmma_fence();
+            // kNParts groups of wgmma, one per column part, each into its own registers of `part`.
+            auto issue_part = [&](auto part_index) {
+              constexpr int p = decltype(part_index){};
 #pragma unroll
-            for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-              prim::wgmma_e4m3<BLOCK_N>(prim::advance_smem_desc(a_stage, s * 64 * 128 + kk * 32),
-                                        prim::advance_smem_desc(b_stage, kk * 32), part, kk > 0 ? 1u : 0u);
-            prim::wgmma_commit();
+              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
+                prim::wgmma_e4m3<kPartN>(prim::advance_smem_desc(a_stage, s * 64 * 128 + kk * 32),
+                                         prim::advance_smem_desc(b_stage, p * kPartN * 128 + kk * 32),
+                                         part + p * kPartN / 2, kk > 0 ? 1u : 0u);
+              prim::wgmma_commit();
+            };
+            // Part p's group is done once at most the later parts' groups are in flight: its promotion runs while
+            // they do (in the tensor pipe), instead of after all of them.
+            auto promote_part = [&](auto part_index) {
+              constexpr int p = decltype(part_index){};
+              prim::wgmma_wait<kNParts - 1 - p>();
+#pragma unroll
+              for (int i = p * kPartN / 2; i < (p + 1) * kPartN / 2; ++i) prim::wgmma_fence_operand(part[i]);
+              // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
+              if (!kPerTokenB && s == kSubM - 1 && p == kNParts - 1 && lane == 0) release(st.index);
+
+              // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
+              if constexpr (!kPerTokenB) {
+                const float s00 = sa[s][0] * sb_first, s10 = sa[s][1] * sb_first;
+                const float s01 = sa[s][0] * sb_second, s11 = sa[s][1] * sb_second;
+#pragma unroll
+                for (int j = p * kPartN / 8; j < (p + 1) * kPartN / 8; ++j) {
+                  const bool in_first = j < first_groups;
+                  const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
+                  acc[s][4 * j + 0] += top * part[4 * j + 0];
+                  acc[s][4 * j + 1] += top * part[4 * j + 1];
+                  acc[s][4 * j + 2] += bottom * part[4 * j + 2];
+                  acc[s][4 * j + 3] += bottom * part[4 * j + 3];
+                }
+              } else {
+                const float* sfb_stage = smem_sfb(st.index);
+#pragma unroll
+                for (int j = p * kPartN / 8; j < (p + 1) * kPartN / 8; ++j) {
+                  const float sb0 = sfb_stage[8 * j + thread_col], sb1 = sfb_stage[8 * j + thread_col + 1];
+                  acc[s][4 * j + 0] += sa[s][0] * sb0 * part[4 * j + 0];
+                  acc[s][4 * j + 1] += sa[s][0] * sb1 * part[4 * j + 1];
+                  acc[s][4 * j + 2] += sa[s][1] * sb0 * part[4 * j + 2];
+                  acc[s][4 * j + 3] += sa[s][1] * sb1 * part[4 * j + 3];
+                }
+              }
+            };
+            issue_part(FixedInt<0>{});
+            if constexpr (kNParts == 2) issue_part(FixedInt<1>{});
 #pragma unroll
             for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
-            prim::wgmma_wait<0>();
-            // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
-            if (!kPerTokenB && s == kSubM - 1 && lane == 0) release(st.index);
-
-            // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
-            if constexpr (!kPerTokenB) {
-              const float s00 = sa[s][0] * sb_first, s10 = sa[s][1] * sb_first;
-              const float s01 = sa[s][0] * sb_second, s11 = sa[s][1] * sb_second;
-#pragma unroll
-              for (int j = 0; j < BLOCK_N / 8; ++j) {
-                const bool in_first = j < first_groups;
-                const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
-                acc[s][4 * j + 0] += top * part[4 * j + 0];
-                acc[s][4 * j + 1] += top * part[4 * j + 1];
-                acc[s][4 * j + 2] += bottom * part[4 * j + 2];
-                acc[s][4 * j + 3] += bottom * part[4 * j + 3];
-              }
-            } else {
-              const float* sfb_stage = smem_sfb(st.index);
-#pragma unroll
-              for (int j = 0; j < BLOCK_N / 8; ++j) {
-                const float sb0 = sfb_stage[8 * j + thread_col], sb1 = sfb_stage[8 * j + thread_col + 1];
-                acc[s][4 * j + 0] += sa[s][0] * sb0 * part[4 * j + 0];
-                acc[s][4 * j + 1] += sa[s][0] * sb1 * part[4 * j + 1];
-                acc[s][4 * j + 2] += sa[s][1] * sb0 * part[4 * j + 2];
-                acc[s][4 * j + 3] += sa[s][1] * sb1 * part[4 * j + 3];
-              }
-            }
+            promote_part(FixedInt<0>{});
+            if constexpr (kNParts == 2) promote_part(FixedInt<1>{});
           }
           // 1D1D read B's scales from the stage during promotion: release only now.
           if (kPerTokenB && lane == 0) release(st.index);
