@@ -46,6 +46,9 @@ std::vector<std::string> common_flags(const Env& env);
 struct PtxasUsage {
   bool reported = false;
   long registers = 0, spill_store_bytes = 0, spill_load_bytes = 0, stack_frame_bytes = 0, lmem_bytes = 0;
+  // ptxas serialised the kernel's wgmma (C7514: non-wgmma instructions read accumulators of an in-flight group;
+  // C7511: too few registers for the wgmma pipeline). The kernel stays correct and silently loses its MMA overlap.
+  bool wgmma_serialized = false;
   bool uses_local_memory() const {
     return spill_store_bytes > 0 || spill_load_bytes > 0 || stack_frame_bytes > 0 || lmem_bytes > 0;
   }

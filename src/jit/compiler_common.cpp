@@ -33,6 +33,7 @@ PtxasUsage parse_ptxas_log(const std::string& log) {
   number(std::regex(R"((\d+) bytes stack frame)"), usage.stack_frame_bytes);
   number(std::regex(R"((\d+) bytes lmem)"), usage.lmem_bytes);
   number(std::regex(R"(Used (\d+) registers)"), usage.registers);
+  usage.wgmma_serialized = log.find("wgmma.mma_async instructions are serialized") != std::string::npos;
   return usage;
 }
 

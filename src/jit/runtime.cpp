@@ -142,6 +142,9 @@ KernelLookup resolve(const KernelSpec& spec, Settings& s) {
       fail(fmt::format("DG_JIT_PTXAS_CHECK=1: ptxas reports local memory use: {} bytes spill stores, {} bytes spill "
                        "loads, {} bytes stack frame, {} bytes lmem\n{}",
                        u.spill_store_bytes, u.spill_load_bytes, u.stack_frame_bytes, u.lmem_bytes, out.log));
+    if (u.wgmma_serialized)
+      fail("DG_JIT_PTXAS_CHECK=1: ptxas serialised the kernel's wgmma instructions (C7514: non-wgmma instructions "
+           "read accumulators of an in-flight group; C7511: too few registers)\n" + out.log);
   }
   write_dumps(s, work_dir, out);
   cubin_path = s.disk.publish(work_dir, entry, out.cubin, spec.name, compiler.identity());

@@ -297,6 +297,40 @@ TEST_F(JitCache, PtxasCheckRejectsLocalMemoryAndPassesCleanKernels) {
   }
 }
 
+// A promotion reading the accumulators of a wgmma group it has not waited for: ptxas keeps it correct by
+// serialising every wgmma (C7514), which the check turns into a compile error.
+TEST_F(JitCache, PtxasCheckRejectsSerialisedWgmma) {
+  set("DG_JIT_PTXAS_CHECK", "1");
+  KernelSpec serial = fresh_spec("ptxas-serial");
+  serial.name = "test_wgmma_serialised";
+  serial.source = R"(#include <tilegemm/prim/wgmma.cuh>
+#include <tilegemm/prim/wgmma_ops.cuh>
+using namespace tilegemm;
+using namespace tilegemm::prim;
+extern "C" __global__ void __launch_bounds__(128, 1) tilegemm_kernel(float* out, int iters) {
+  __shared__ alignas(1024) u8 smem[16384];
+  const u64 a = make_smem_desc(smem_addr(smem), 0, 1024, SmemSwizzle::k128B);
+  const u64 b = make_smem_desc(smem_addr(smem + 8192), 0, 1024, SmemSwizzle::k128B);
+  float part[32], acc[2] = {0.0f, 0.0f};
+  for (int it = 0; it < iters; ++it) {
+    wgmma_fence();
+    wgmma_e4m3<64>(a, b, part, 0);
+    wgmma_commit();
+    acc[it % 2] += part[1];  // read while the group is in flight
+    wgmma_wait<0>();
+  }
+  out[threadIdx.x] = acc[0] + acc[1];
+}
+)";
+  try {
+    get_kernel(serial);
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("serialised"), std::string::npos) << e.what();
+    EXPECT_NE(e.log().find("instructions are serialized"), std::string::npos) << e.log();
+  }
+}
+
 TEST_F(JitCache, ParsesPtxasReports) {
   const PtxasUsage u = parse_ptxas_log(
       "ptxas info    : Function properties for k\n    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
@@ -308,6 +342,13 @@ TEST_F(JitCache, ParsesPtxasReports) {
   EXPECT_EQ(u.lmem_bytes, 32);
   EXPECT_EQ(u.registers, 168);
   EXPECT_FALSE(parse_ptxas_log("no report here").reported);
+  EXPECT_FALSE(u.wgmma_serialized);
+  EXPECT_TRUE(parse_ptxas_log("ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are "
+                              "serialized due to ...\nptxas info    : Used 90 registers\n")
+                  .wgmma_serialized);
+  EXPECT_TRUE(parse_ptxas_log("ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are "
+                              "serialized due to insufficient register resources\n")
+                  .wgmma_serialized);
 }
 
 TEST_F(JitCache, DumpPtxWritesItIntoTheEntry) {

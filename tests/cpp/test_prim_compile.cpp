@@ -74,7 +74,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) tilegemm_kernel(const TmaDe
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0.0f;
   const u64 desc_a = make_smem_desc(smem_addr(smem), 0, 1024, SmemSwizzle::k128B);
-  const u64 desc_b = advance_smem_desc(desc_a, 32);
+  u64 desc_b = advance_smem_desc(desc_a, 32);
+  compute_before_next_asm(desc_b);
   wgmma_fence();
 #pragma unroll
   for (int i = 0; i < 128; ++i) wgmma_fence_operand(d[i]);
