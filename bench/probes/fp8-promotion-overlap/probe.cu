@@ -8,6 +8,9 @@
 // same SM clock, so the promotion costs issue/latency, not energy. Is that the structure (this probe reproduces
 // it) or something else in the kernel (this probe runs at the pipe's rate)?
 //
+// NOTE: session 10's runs (calls 2-3) read a stale second slot for one-warpgroup runs; their 132-CTA one-warpgroup
+// rows are wrong (the one-SM rows and every two-warpgroup row are right). Fixed since.
+//
 // Build here (no GPU needed), run on the device:
 //   nvcc -gencode arch=compute_90a,code=sm_90a -O3 -std=c++20 -I device \
 //        bench/probes/fp8-promotion-overlap/probe.cu -o .exp/fp8_promotion_overlap
@@ -116,8 +119,9 @@ void run(int ctas, long long* d_cycles, float* d_sink) {
   const cudaError_t e = cudaDeviceSynchronize();
   long long c[2 * 132] = {};
   cudaMemcpy(c, d_cycles, 2 * ctas * sizeof(long long), cudaMemcpyDeviceToHost);
-  long long mx = 0;
-  for (int i = 0; i < 2 * ctas; ++i) mx = c[i] > mx ? c[i] : mx;
+  long long mx = 0;  // the slowest warpgroup; only the slots of the warpgroups this run launched
+  for (int i = 0; i < ctas; ++i)
+    for (int w = 0; w < kWarpgroups; ++w) mx = c[2 * i + w] > mx ? c[2 * i + w] : mx;
   const double per_iter = double(mx) / iters, ideal = kWarpgroups * kSubM * 4 * 64.0;
   std::printf("warpgroups=%d mode=%d ctas=%3d: %7.1f cycles per K block, %6.1f per wgmma, tensor pipe %5.1f%% %s\n",
               kWarpgroups, kMode, ctas, per_iter, per_iter / (kWarpgroups * kSubM * 4), 100.0 * ideal / per_iter,
