@@ -66,9 +66,10 @@ bool better_order(const GemmConfig& a, const GemmConfig& b) {
 }
 
 // A candidate the selector may pick: the kernel runs it (legality) and the selector offers it (or the filter asks).
-bool selectable(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
+bool selectable(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, const ConfigFilter& filter,
+                std::string* why) {
   if (!sm90_config_legal(desc, c, hw, why)) return false;
-  *why = sm90_offer_problem(desc, c, env_config_filter());
+  *why = sm90_offer_problem(desc, c, filter);
   return why->empty();
 }
 
@@ -100,7 +101,7 @@ void append_raw(std::string& key, const T& value) {
 // Appends the split-K / stream-K variants of the data-parallel candidate at out.back() that the ledger's
 // wave analysis proposes (sm90_bf16_scheme.cpp). TILEGEMM_GEMM_SCHEME may rule out the data-parallel one.
 void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const ProblemLedger& problem,
-                         std::vector<Candidate>& out) {
+                         const ConfigFilter& filter, std::vector<Candidate>& out) {
   const bool base_legal = out.back().legal;
   const GemmConfig base = out.back().config;
   if (env().force_scheme > 0 && base_legal) {
@@ -114,7 +115,7 @@ void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const Pr
     cand.config = base;
     cand.config.scheme = choice.scheme;
     cand.config.split_k = choice.split_k;
-    cand.legal = selectable(desc, cand.config, hw, &cand.reject_reason);
+    cand.legal = selectable(desc, cand.config, hw, filter, &cand.reject_reason);
     if (cand.legal) cand.cost = sm90_bf16_cost(desc, cand.config, hw, problem);
     cand.scheme_reason = std::move(choice.why);
     out.push_back(std::move(cand));
@@ -155,7 +156,8 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
   const int sms = resolve_num_sms(hw, num_sms);
   const ProblemShape shape = sm90_problem_shape(desc);
   const ProblemLedger problem = problem_ledger(shape, sm90_operand_dtypes(desc), hw);
-  const int forced_raster = env_config_filter().value_of("raster");  // 0: derive it per tile shape
+  const ConfigFilter filter = env_config_filter();  // read once: each read locks the environment
+  const int forced_raster = filter.value_of("raster");  // 0: derive it per tile shape
   const bool fp8 = is_fp8_desc(desc);
   const std::span<const int> block_ks = fp8 ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
   const std::span<const MathShape> math_shapes =
@@ -185,10 +187,10 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
             c.raster_group = forced_raster > 0 ? forced_raster : choose_raster_group(shape, c.block_m, c.block_n, sms);
             c.split_k = 1;
             c.smem_bytes = sm90_smem_bytes(desc, c);
-            cand.legal = selectable(desc, c, hw, &cand.reject_reason);
+            cand.legal = selectable(desc, c, hw, filter, &cand.reject_reason);
             if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
             out.push_back(std::move(cand));
-            add_scheme_variants(desc, hw, problem, out);
+            add_scheme_variants(desc, hw, problem, filter, out);
           }
   }
   return out;

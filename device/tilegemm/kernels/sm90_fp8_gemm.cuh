@@ -238,13 +238,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     const int thread_row = warp_in_wg * 16 + lane / 4;  // accumulator rows thread_row and thread_row + 8
     const int thread_col = 2 * (lane % 4);              // accumulator columns 8j + thread_col (+1)
 
-    // K-major tiles of 128-byte rows: a 32-element K slice is a 32-byte step inside the swizzle atom.
-    auto a_desc = [&](int stage, int sub, int kk) {
-      return prim::make_smem_desc(smem_addr(smem_a(stage)) + (row_base + sub * 64) * 128 + kk * 32, 0, 1024,
-                                  prim::SmemSwizzle::k128B);
+    // A stage's first descriptors (this warpgroup's rows, K slice 0). K-major tiles of 128-byte rows: a 32-element K
+    // slice is a 32-byte step inside the swizzle atom, a 64-row sub-block 64 rows, a column part kPartN rows of B.
+    auto a_stage_desc = [&](int stage) {
+      return prim::make_smem_desc(smem_addr(smem_a(stage)) + row_base * 128, 0, 1024, prim::SmemSwizzle::k128B);
     };
-    auto b_desc = [&](int stage, int kk) {
-      return prim::make_smem_desc(smem_addr(smem_b(stage)) + kk * 32, 0, 1024, prim::SmemSwizzle::k128B);
+    auto b_stage_desc = [&](int stage) {
+      return prim::make_smem_desc(smem_addr(smem_b(stage)), 0, 1024, prim::SmemSwizzle::k128B);
     };
     u8* smem_d = smem + Smem::kDOffset + (kKSplitPair ? 0 : math_wg) * Epilogue::kStagingBytes;
     float* pair_sum = reinterpret_cast<float*>(smem + Smem::kPairSumOffset);
@@ -292,7 +292,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           }
           // The stage's descriptors are built before the wait: built after it (where the compiler sinks them),
           // their ~20 uniform-datapath instructions sat between the data's arrival and the first wgmma.
-          u64 a_stage = a_desc(st.index, 0, 0), b_stage = b_desc(st.index, 0);
+          u64 a_stage = a_stage_desc(st.index), b_stage = b_stage_desc(st.index);
           prim::compute_before_next_asm(a_stage);
           prim::compute_before_next_asm(b_stage);
           barriers->consumer_wait(st);
