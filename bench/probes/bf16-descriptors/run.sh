@@ -12,16 +12,13 @@ set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 out=${OUT:-.}/bf16-descriptors
 mkdir -p "$out"
-variant=$out/device-variant
-rm -rf "$variant" && mkdir -p "$variant"
-cp -r "$root/device" "$variant/"
-(cd "$variant" && patch -p1 -s < "$root/bench/probes/bf16-descriptors/descriptors-before-wait.diff") || exit 1
+variant=$("$root/bench/probes/patched-device" "$root/bench/probes/bf16-descriptors/descriptors-before-wait.diff" "$out/device-variant") || exit 1
 bench=${BENCH:-$root/build-gpu/tilegemm}
 SWEEP_ROUNDS=2 SWEEP_OUT=$out/sweep "$root/scripts/config-sweep" "$bench" --suite deepseek --dtype bf16 -- \
-  "-" "- TILEGEMM_DEVICE_INCLUDE_DIR=$variant/device" > /dev/null 2>&1
+  "-" "- TILEGEMM_DEVICE_INCLUDE_DIR=$variant" > /dev/null 2>&1
 cp "$out/sweep/sweep.md" "${OUT:-.}/bf16-descriptors.md"
 # Correctness with the patch: the GPU tests read the device headers from the same variable.
-TILEGEMM_DEVICE_INCLUDE_DIR=$variant/device timeout 300 "$(dirname "$bench")/tilegemm_gpu_tests" \
+TILEGEMM_DEVICE_INCLUDE_DIR=$variant timeout 300 "$(dirname "$bench")/tilegemm_gpu_tests" \
   --gtest_filter='*Bf16*:*SplitK*:*StreamK*:*MGrouped*:-*Fp8*' > "$out/gpu-tests.log" 2>&1
 tail -3 "$out/gpu-tests.log" >> "${OUT:-.}/bf16-descriptors.md"
 cat "${OUT:-.}/bf16-descriptors.md"

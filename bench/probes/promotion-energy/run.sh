@@ -14,10 +14,7 @@ set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 out=${OUT:-.}/promotion-energy
 mkdir -p "$out"
-variant=$out/device-ablation
-rm -rf "$variant" && mkdir -p "$variant"
-cp -r "$root/device" "$variant/"
-(cd "$variant" && patch -p1 -s < "$root/bench/probes/promotion-energy/promote-last-block-only.diff") || exit 1
+variant=$("$root/bench/probes/patched-device" "$root/bench/probes/promotion-energy/promote-last-block-only.diff" "$out/device-ablation") || exit 1
 bench=${BENCH:-$root/build-gpu/tilegemm}
 table=${OUT:-.}/promotion-energy.md
 echo "| round | build | ours µs | cuBLAS µs | busy phases (start, s, mean SM MHz, mean W, % capped) |" >"$table"
@@ -25,7 +22,7 @@ echo "|---:|---|---:|---:|---|" >>"$table"
 for round in 1 2; do
   for build in base ablation; do
     env_words=(TILEGEMM_CONFIG_FILTER=block_m=256,block_n=128)
-    [[ $build == ablation ]] && env_words+=(TILEGEMM_DEVICE_INCLUDE_DIR=$variant/device)
+    [[ $build == ablation ]] && env_words+=(TILEGEMM_DEVICE_INCLUDE_DIR=$variant)
     json=$out/$round-$build.json
     env "${env_words[@]}" "$root/scripts/power-trace" "$out/$round-$build.csv" \
       "$bench" bench --m 4096 --n 4096 --k 7168 --dtype fp8 --rep-ms 2000 --json "$json" >"$out/$round-$build.log" 2>&1
