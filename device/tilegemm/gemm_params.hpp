@@ -77,10 +77,15 @@ TG_HOST_DEVICE constexpr Int stream_k_whole_tiles(Int tiles, Int grid) {
 }
 
 // The epilogue stages D in shared memory as column chunks whose rows are `d_chunk_bytes` wide and
-// swizzled with the matching TMA mode (128B, 64B or 32B), so any BLOCK_N that is a multiple of 16 works.
+// swizzled with the matching TMA mode (128B, 64B or 32B; a 16-byte chunk is stored unswizzled), so any BLOCK_N
+// that is a multiple of 8 works (16-byte chunks only for bf16 D with BLOCK_N an odd multiple of 8).
 // Host (tensor-map box) and device (addressing) both call this.
 TG_HOST_DEVICE constexpr int d_chunk_bytes(int block_n, int d_elem_bytes) {
-  return (block_n * d_elem_bytes) % 128 == 0 ? 128 : (block_n * d_elem_bytes) % 64 == 0 ? 64 : 32;
+  const int row_bytes = block_n * d_elem_bytes;
+  return row_bytes % 128 == 0 ? 128 : row_bytes % 64 == 0 ? 64 : row_bytes % 32 == 0 ? 32 : 16;
 }
+
+// The TMA swizzle mode of a D chunk that wide: 16-byte chunks have none (one 16-byte unit per row).
+TG_HOST_DEVICE constexpr int d_chunk_swizzle_bytes(int chunk_bytes) { return chunk_bytes >= 32 ? chunk_bytes : 0; }
 
 }  // namespace tilegemm

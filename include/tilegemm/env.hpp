@@ -27,6 +27,9 @@ struct Env {
   // TILEGEMM_WAVES_PER_LAUNCH: a data-parallel M-grouped GEMM longer than this many waves of the persistent
   // grid is launched in chunks of about this many waves (GemmParams::unit_begin says why); 0 = one launch.
   int waves_per_launch = 0;
+  // TILEGEMM_CTAS_PER_SM (tuning experiments only): the persistent grid may hold up to this many CTAs per SM
+  // (1 = one per SM, the kernels' design); resident only when shared memory and registers allow it.
+  int tune_ctas_per_sm = 1;
   // DG_DETERMINISTIC: split-K / stream-K reduce cut tiles in a fixed order (bit-identical runs) instead of
   // with fp32 atomics; tilegemm::set_deterministic overrides it at run time.
   bool deterministic = false;

@@ -27,6 +27,11 @@ constexpr bool kSm90Fp8KSplitPairSelected = false;
 // Whether the FP8 selector offers 1x2 clusters that share (multicast) the A tile on its own;
 // TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them either way.
 constexpr bool kSm90Fp8MulticastASelected = false;
+// Whether the selectors offer tiles whose width is an odd multiple of 8 (24, 40, 56, ...) on their own; the kernels
+// run them and TILEGEMM_CONFIG_FILTER=block_n=56 (any such width) forces one. NOTE (H200, 2026-12-01): 64x56 / 128x56
+// tiles fill 128 SMs on N = 7168 where 64-wide ones fill 112, and were 1-12% slower at M = 64 and 128, both dtypes
+// (bench/results/2026-12-01-s11-small-m-occupancy/): those shapes are not bound per SM.
+constexpr bool kSm90OddEighthBlockNSelected = false;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

@@ -169,7 +169,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
     const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
     for (const ClusterShape& cluster : kClusterShapes)
       for (const MathShape& math : math_shapes)
-        for (int block_n = 16; block_n <= 256; block_n += 16)
+        for (int block_n = 16; block_n <= 256; block_n += 8)
           for (int stages = 2; stages <= max_stages; ++stages) {
             Candidate cand;
             GemmConfig& c = cand.config;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "heuristics/sm90_bf16_cost.hpp"
+#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -61,7 +62,8 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
     units = ceil_div(desc.m, static_cast<long long>(c.cluster_m) * c.block_m) * c.cluster_m *
             ceil_div(desc.n, static_cast<long long>(c.cluster_n) * c.block_n) * c.cluster_n * groups;
   }
-  int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(c.num_sms, units)));
+  const long long slots = static_cast<long long>(c.num_sms) * env().tune_ctas_per_sm;
+  int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(slots, units)));
   grid -= grid % cluster;
   // Balanced persistent grid: as few CTAs as give the same number of waves. 4096 tiles on 132 SMs take 32
   // waves whose last one keeps 4 SMs busy; 128 CTAs take the same 32 waves with every CTA equally loaded, and the
@@ -69,8 +71,7 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
   // of their work on the host; split-K / stream-K size their workspace by the grid and keep it whole.
   if (c.scheme == GemmScheme::kDataParallel && desc.type != GemmType::kMGroupedMasked && !desc.use_psum_layout) {
     const long long clusters = ceil_div(units, static_cast<long long>(cluster));
-    const long long slots = grid / cluster;
-    const long long waves = ceil_div(clusters, slots);
+    const long long waves = ceil_div(clusters, static_cast<long long>(grid / cluster));
     grid = static_cast<int>(ceil_div(clusters, waves) * cluster);
   }
   return grid;

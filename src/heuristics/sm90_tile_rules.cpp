@@ -28,8 +28,8 @@ std::string sm90_tile_shape_problem(const GemmDesc& desc, const GemmConfig& c, b
     return fmt::format("block_m {} > {}: contiguous groups are aligned to {} rows, a tile must not straddle two "
                        "groups{}", c.block_m, kContiguousGroupRowAlignment, kContiguousGroupRowAlignment,
                        two_pass_contiguous ? " (two-pass tiles need the per-row index layout and no cluster)" : "");
-  if (c.block_n < 16 || c.block_n > 256 || c.block_n % 16 != 0)
-    return fmt::format("block_n {} is not a multiple of 16 in [16, 256]", c.block_n);
+  if (c.block_n < 16 || c.block_n > 256 || c.block_n % 8 != 0)
+    return fmt::format("block_n {} is not a multiple of 8 in [16, 256]", c.block_n);
   return {};
 }
 
@@ -104,6 +104,9 @@ std::string sm90_cluster_problem(const GemmDesc& desc, const GemmConfig& c, cons
   if (desc.type == GemmType::kKGroupedContiguous)
     return "2x1 clusters pair m-blocks of dense, batched and M-grouped problems, not K-grouped ones";
   if (desc.major_b != Major::kKMajor) return "B multicast splits a K-major B tile; B is MN-major";
+  if (c.block_n % 16 != 0)
+    return fmt::format("B multicast splits the B tile into two halves of whole 8-row swizzle atoms; block_n {} is "
+                       "not a multiple of 16", c.block_n);
   return {};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Tile-shape rules the SM90 BF16 and FP8 kernels share (one consumer warpgroup owns 64 or 128 rows, tiles of
-// contiguous groups stay inside one 128-row group, block_n a multiple of 16 for the epilogue's stmatrix).
+// contiguous groups stay inside one 128-row group, block_n a multiple of 8: one wgmma
+// accumulator column group).
 #include <string>
 
 #include "tilegemm/gemm_config.hpp"

@@ -83,6 +83,11 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_WAVES_PER_LAUNCH", "an integer in [0, 1048576] (0 = one launch)", "'" + v + "'");
     e.waves_per_launch = static_cast<int>(n);
   }
+  if (std::string v = get("TILEGEMM_CTAS_PER_SM"); !v.empty()) {
+    if (v.size() != 1 || v[0] < '1' || v[0] > '4')
+      throw InvalidArgument("TILEGEMM_CTAS_PER_SM", "an integer in [1, 4]", "'" + v + "'");
+    e.tune_ctas_per_sm = v[0] - '0';
+  }
   e.deterministic = get_bool("DG_DETERMINISTIC", false);
   if (std::string v = get("TILEGEMM_GEMM_SCHEME"); !v.empty()) {
     std::string lower = v;

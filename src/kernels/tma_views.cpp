@@ -55,7 +55,7 @@ TmaView output_view(const TensorView& d, int block_n, int box_rows) {
   t.byte_strides[0] = u64(d.stride(1)) * u64(e);
   fill_batch_stride(t, d);
   t.box = {static_cast<std::uint32_t>(chunk_bytes / e), static_cast<std::uint32_t>(box_rows), 1};
-  t.swizzle_bytes = chunk_bytes;
+  t.swizzle_bytes = d_chunk_swizzle_bytes(chunk_bytes);
   return t;
 }
 

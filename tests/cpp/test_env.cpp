@@ -74,6 +74,23 @@ TEST_F(EnvTest, WavesPerLaunchIsANonNegativeInteger) {
   ::unsetenv("TILEGEMM_WAVES_PER_LAUNCH");
 }
 
+TEST_F(EnvTest, CtasPerSmIsOneToFour) {
+  EXPECT_EQ(env().tune_ctas_per_sm, 1);
+  set("TILEGEMM_CTAS_PER_SM", "2");
+  EXPECT_EQ(env().tune_ctas_per_sm, 2);
+  for (const char* bad : {"0", "5", "2x", "two"}) {
+    ::setenv("TILEGEMM_CTAS_PER_SM", bad, 1);
+    try {
+      read_env_from_process();
+      FAIL() << "expected InvalidArgument for '" << bad << "'";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "TILEGEMM_CTAS_PER_SM");
+    }
+  }
+  ::unsetenv("TILEGEMM_CTAS_PER_SM");
+  reload_env();
+}
+
 TEST_F(EnvTest, ReloadBumpsTheGeneration) {
   const unsigned before = env().generation;
   reload_env();

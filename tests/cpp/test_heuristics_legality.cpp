@@ -38,7 +38,8 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
   // One or two 64-wide K atoms per stage; two not for K-grouped problems nor with a cluster.
   if (c.block_k != 64 && c.block_k != 128) return false;
   if (c.block_k == 128 && (d.type == GemmType::kKGroupedContiguous || c.cluster_m * c.cluster_n > 1)) return false;
-  if (c.block_n % 16 != 0 || c.block_n < 16 || c.block_n > 256) return false;
+  if (c.block_n % 8 != 0 || c.block_n < 16 || c.block_n > 256) return false;
+  if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected) return false;  // run, but not offered unasked
   if ((c.block_m / c.num_math_warpgroups) * c.block_n / 128 > 128) return false;
   if (d.major_a == Major::kMNMajor && c.block_m % 64 != 0) return false;
   if (d.major_b == Major::kMNMajor && c.block_n % 64 != 0) return false;
@@ -54,7 +55,7 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
     // (not the prefix-sum layout) with an even grid; dense and batched ones need an even m-block count.
     if (c.cluster_m != 2 || c.cluster_n != 1 || c.multicast != MulticastSide::kB) return false;
     if (d.type == GemmType::kKGroupedContiguous || d.use_psum_layout) return false;
-    if (d.major_b != Major::kKMajor) return false;
+    if (d.major_b != Major::kKMajor || c.block_n % 16 != 0) return false;  // halves of whole 8-row atoms
     const bool grouped = d.type == GemmType::kMGroupedContiguous || d.type == GemmType::kMGroupedMasked;
     if (c.num_sms % 2 != 0 || (!grouped && ((d.m + c.block_m - 1) / c.block_m) % 2 != 0)) return false;
   }
@@ -141,8 +142,9 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   EXPECT_NE(why.find("accumulator registers"), std::string::npos) << why;
   EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(256, 128, 1, 4), hw, &why));
   EXPECT_NE(why.find("math warpgroups"), std::string::npos) << why;
-  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 120, 2, 4), hw, &why));
-  EXPECT_NE(why.find("multiple of 16"), std::string::npos) << why;
+  EXPECT_TRUE(sm90_bf16_config_legal(desc, base_config(128, 120, 2, 4), hw, &why)) << why;  // multiple of 8
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 124, 2, 4), hw, &why));
+  EXPECT_NE(why.find("multiple of 8"), std::string::npos) << why;
   EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(256, 128, 2, 8), hw, &why));
   EXPECT_NE(why.find("shared memory"), std::string::npos) << why;
   EXPECT_FALSE(sm90_bf16_config_legal(desc, base_config(128, 128, 2, 1), hw, &why));
@@ -172,6 +174,10 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   GemmConfig cluster = base_config(128, 128, 2, 4);
   cluster.cluster_m = 2, cluster.multicast = MulticastSide::kB;
   EXPECT_TRUE(sm90_bf16_config_legal(desc, cluster, hw, &why)) << why;
+  GemmConfig odd_eighths = cluster;  // B multicast halves the tile into whole 8-row atoms
+  odd_eighths.block_n = 120;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, odd_eighths, hw, &why));
+  EXPECT_NE(why.find("block_n 120 is not a multiple of 16"), std::string::npos) << why;
   cluster.multicast = MulticastSide::kA;  // 2x1 shares B, not A
   EXPECT_FALSE(sm90_bf16_config_legal(desc, cluster, hw, &why));
   EXPECT_NE(why.find("cluster"), std::string::npos) << why;

@@ -1,5 +1,5 @@
-// The kernels run more configs than the selector picks unasked (legality vs offer): the FP8 K-split warpgroup pair
-// and FP8 1x2 clusters sharing A are legal, rejected by the selector with a reason that names the switch and the
+// The kernels run more configs than the selector picks unasked (legality vs offer): the FP8 K-split warpgroup pair,
+// FP8 1x2 clusters sharing A and tiles an odd multiple of 8 wide are legal, rejected by the selector with a reason that names the switch and the
 // filter, and chosen once TILEGEMM_CONFIG_FILTER names their fields.
 #include <gtest/gtest.h>
 
@@ -46,13 +46,18 @@ FeatureCount count(const GemmDesc& desc, Has has) {
 
 TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
   const GemmDesc desc = fp8_dense(4096, 7168, 2048);
-  auto is_pair = [](const GemmConfig& c) { return c.k_split_pair(); };
-  auto shares_a = [](const GemmConfig& c) { return c.cluster_n == 2; };
+  // Each feature alone (a candidate with two is refused for either).
+  auto is_pair = [](const GemmConfig& c) { return c.k_split_pair() && c.block_n % 16 == 0; };
+  auto shares_a = [](const GemmConfig& c) { return c.cluster_n == 2 && c.block_n % 16 == 0; };
+  auto odd_eighth = [](const GemmConfig& c) {
+    return c.block_n % 16 == 8 && c.cluster_m * c.cluster_n == 1 && !c.k_split_pair();
+  };
   {
     test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
     for (auto [counted, flag, needle] :
          {std::tuple{count(desc, is_pair), kSm90Fp8KSplitPairSelected, "block_m=64,math_wg=2"},
-          std::tuple{count(desc, shares_a), kSm90Fp8MulticastASelected, "cluster_n=2"}}) {
+          std::tuple{count(desc, shares_a), kSm90Fp8MulticastASelected, "cluster_n=2"},
+          std::tuple{count(desc, odd_eighth), kSm90OddEighthBlockNSelected, "block_n=56"}}) {
       EXPECT_GT(counted.runnable, 0) << needle;
       if (flag) continue;
       EXPECT_EQ(counted.selectable, 0) << needle;
@@ -70,6 +75,16 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
     const FeatureCount clusters = count(desc, shares_a);
     EXPECT_EQ(clusters.selectable, clusters.runnable);
     EXPECT_EQ(select_config(desc, hardware_preset("h200")).cluster_n, 2);
+  }
+  {
+    // A BF16 problem too: naming block_n offers the odd widths, and the one named is chosen.
+    GemmDesc bf16 = desc;
+    bf16.a_dtype = bf16.b_dtype = DType::kBFloat16;
+    test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_n=56");
+    const FeatureCount odd = count(bf16, odd_eighth);
+    EXPECT_GT(odd.runnable, 0);
+    EXPECT_EQ(odd.selectable, odd.runnable);
+    EXPECT_EQ(select_config(bf16, hardware_preset("h200")).block_n, 56);
   }
 }
 

@@ -99,6 +99,30 @@ TEST_F(Sm90Fp8Codegen, ExtremeTileShapesCompile) {
   }
 }
 
+// Tiles whose width is an odd multiple of 8: 64x56 and 128x56 (N = 7168 on 128 SMs), a 1D1D 64x24 tile with C, and
+// 128x136 (straddles two scale blocks of B with a split step of 8 columns: the K loop's runtime split).
+TEST_F(Sm90Fp8Codegen, OddMultipleOfEightTilesCompile) {
+  const HardwareModel hw = hardware_preset("h200");
+  struct Shape { int block_m, wgs, block_n; DType d; };
+  for (const Shape& s : {Shape{64, 1, 56, DType::kBFloat16}, Shape{128, 2, 56, DType::kBFloat16},
+                         Shape{64, 1, 24, DType::kFloat32}, Shape{128, 2, 136, DType::kBFloat16}}) {
+    const GemmDesc desc = fp8_desc(GemmType::kNormal, s.d, s.d == DType::kFloat32);
+    GemmConfig c;
+    c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = 128;
+    c.stages = 4, c.num_sms = hw.num_sms;
+    std::string why;
+    ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
+    expect_compiles(desc, c);
+  }
+  // 152 - 128 = 24 is not gcd(152, 128) = 8: such a tile could straddle three scale blocks of B.
+  GemmConfig wide;
+  wide.block_m = 128, wide.num_math_warpgroups = 2, wide.block_n = 152, wide.block_k = 128;
+  wide.stages = 3, wide.num_sms = hw.num_sms;
+  std::string why;
+  EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kBFloat16, false), wide, hw, &why));
+  EXPECT_NE(why.find("block_n 152"), std::string::npos) << why;
+}
+
 // 2x1 clusters sharing B: both recipes, every scheduler that pairs m-blocks.
 TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");

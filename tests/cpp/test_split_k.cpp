@@ -272,13 +272,14 @@ TEST_F(SplitKCodegen, EverySchemeModeAndTileShapeCompilesWithoutSpills) {
   };
   for (GemmScheme scheme : {GemmScheme::kSplitK, GemmScheme::kStreamK})
     for (bool deterministic : {false, true})
-      for (Shape s : {Shape{64, 256, 1}, Shape{128, 128, 2}, Shape{256, 128, 2}, Shape{64, 16, 1}}) {
+      for (Shape s : {Shape{64, 256, 1}, Shape{128, 128, 2}, Shape{256, 128, 2}, Shape{64, 16, 1},
+                       Shape{64, 56, 1}}) {
         GemmDesc desc = desc_of(129, 7168, 7168);
         desc.deterministic = deterministic;
         GemmConfig c = split_config(scheme, scheme == GemmScheme::kSplitK ? 4 : 1, s.bm, s.bn, s.wgs);
         c.stages = s.bm == 256 ? 3 : 4;
         c.raster_group = 8;
-        c.swizzle_d_bytes = d_chunk_bytes(s.bn, 2);
+        c.swizzle_d_bytes = d_chunk_swizzle_bytes(d_chunk_bytes(s.bn, 2));
         std::string why;
         c.smem_bytes = sm90_bf16_smem_bytes(desc, c);
         if (!sm90_bf16_config_legal(desc, c, hardware_preset("h200"), &why)) {

@@ -210,10 +210,32 @@ std::vector<Fp8DenseCase> multicast_a_cases() {
           forced_case(2, 129, 576, 512, "cluster_n=2")};
 }
 
+// Tiles whose width is an odd multiple of 8, forced (the selector takes 64x56 and 128x56 for N = 7168 at small M):
+// the real shapes, ragged M and N (a partial last tile of 48 of 56 columns, a partial last scale block of K), a
+// batch, 1D1D with C in place (32-byte fp32 chunks), a 136-wide tile straddling two scale blocks of B (the K loop's
+// runtime split), and split-K / stream-K fix-ups of 56-wide tiles.
+std::vector<Fp8DenseCase> odd_eighth_cases() {
+  std::vector<Fp8DenseCase> out = {
+      forced_case(0, 64, 7168, 2048, "block_m=64,block_n=56"),
+      forced_case(0, 128, 7168, 1024, "block_m=128,block_n=56,math_wg=2"),
+      forced_case(0, 129, 1000, 1008, "block_n=56"),
+      forced_case(2, 65, 600, 512, "block_n=24"),
+      forced_case(0, 256, 1000, 1008, "block_n=40", Recipe::k1D1D, CMode::kInPlace),
+      forced_case(0, 200, 2112, 1024, "block_m=128,block_n=136,math_wg=2")};
+  for (const char* scheme : {"split-k:3", "stream-k"})
+    for (bool det : {false, true}) {
+      Fp8DenseCase c = forced_case(0, 129, 1000, 1008, "block_m=64,block_n=56");
+      c.scheme = scheme, c.deterministic = det;
+      out.push_back(c);
+    }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(OddEighthTiles, Fp8Dense, ::testing::ValuesIn(odd_eighth_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
                          ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},
                                            Fp8DenseCase{0, 65, 576, 272, Recipe::k1D1D, CMode::kInPlace}),

@@ -191,6 +191,24 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SplitKTwoAtomStages,
                                                      "stream-k", false}),
                          SplitNamer());
 
+// 56-wide tiles (an odd multiple of 8), forced: split-K and stream-K fix-ups over 7 float4 chunks per sub-block,
+// ragged N (a last tile of 48 columns), fp32 D with C in place; both reduction modes.
+class SplitOddEighthTiles : public ::testing::TestWithParam<SplitCase> {};
+
+TEST_P(SplitOddEighthTiles, MatchesReference) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_m=64,block_n=56");
+  run_split_case(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SplitOddEighthTiles,
+                         ::testing::Values(SplitCase{dense(64, 7168, 7168), "split-k:4", false},
+                                           SplitCase{dense(129, 1000, 1000), "split-k:3", true},
+                                           SplitCase{dense(64, 7168, 2048), "stream-k", true},
+                                           SplitCase{dense(129, 1000, 1000, Layout::kTN, DType::kFloat32,
+                                                           CMode::kInPlace), "stream-k", false}),
+                         SplitNamer());
+
 // Ten calls into the same D (no C): the bytes must not change in deterministic mode. The atomic mode is run
 // the same way and only reports whether it happened to be identical.
 void check_bit_identical(const std::string& scheme, const DenseCase& cs, bool deterministic) {

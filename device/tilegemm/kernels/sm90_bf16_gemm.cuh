@@ -43,7 +43,7 @@ struct Sm90Bf16Smem {
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
-                "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
+                "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
 };
 
 // The 128B swizzle atom is 64 bf16 wide: a K-major tile row of BLOCK_K = 128 is two atoms.
@@ -103,7 +103,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   static_assert(BLOCK_K == 64 || !kMulticastB, "B multicast loads 64-wide K atoms (BLOCK_K = 64)");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
-  static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 16 in [16, 256]");
+  static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
   static_assert(kSubM * BLOCK_N / 2 <= 128, "at most 128 fp32 accumulator registers per thread");
   static_assert(!kAMNMajor || BLOCK_M % 64 == 0, "MN-major A needs BLOCK_M % 64 == 0");
   static_assert(!kBMNMajor || BLOCK_N % 64 == 0, "MN-major B needs BLOCK_N % 64 == 0");

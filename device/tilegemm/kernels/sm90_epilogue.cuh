@@ -2,8 +2,8 @@
 // The SM90 GEMM epilogue a consumer warpgroup runs on its fp32 accumulators: registers → swizzled shared
 // memory (stmatrix for bf16 D, paired stores for fp32 D) → one TMA store (or TMA reduce-add) per column chunk.
 //
-// D is staged as column chunks of kDChunkBytes-wide rows (128, 64 or 32 bytes, d_chunk_bytes()), each chunk
-// swizzled with the matching TMA mode, so any BLOCK_N that is a multiple of 16 works. The accumulator layout is
+// D is staged as column chunks of kDChunkBytes-wide rows (128, 64, 32 or 16 bytes, d_chunk_bytes()), each chunk
+// swizzled with the matching TMA mode (16-byte chunks unswizzled), so any BLOCK_N that is a multiple of 8 works. The accumulator layout is
 // wgmma's: per 64-row sub-block, warp w owns rows 16w..16w+15; lane l holds the pairs at row l/4 (+8) and
 // columns 8j + 2(l%4) for j in [0, BLOCK_N/8).
 #include "tilegemm/gemm_params.hpp"
@@ -21,7 +21,7 @@ struct Sm90Epilogue {
   static constexpr int kChunkBytes = d_chunk_bytes(BLOCK_N, kElemBytes);
   static constexpr int kChunkCols = kChunkBytes / kElemBytes;
   static constexpr int kUnitsPerChunkRow = kChunkBytes / 16;  // 16-byte units in one chunk row
-  static constexpr int kRowsPerSwizzleStep = 128 / kChunkBytes;
+  static constexpr int kRowsPerSwizzleStep = 128 / kChunkBytes;  // 16-byte chunks: unit ^ 0, no swizzle
   static constexpr int kStagingBytes = kRowsPerWG * BLOCK_N * kElemBytes;  // per warpgroup
 
   // Byte offset of 16-byte unit `unit` (along N) of row `row` in the staged tile, with the TMA swizzle of the
@@ -47,6 +47,13 @@ struct Sm90Epilogue {
           const float* a = &acc[s][8 * j];
           prim::stmatrix_x4(smem_d + offset(row, unit), prim::pack_bf16x2(a[0], a[1]), prim::pack_bf16x2(a[2], a[3]),
                             prim::pack_bf16x2(a[4], a[5]), prim::pack_bf16x2(a[6], a[7]));
+        }
+        if constexpr (BLOCK_N % 16 == 8) {
+          // The last 8 columns: stmatrix x2 stores one 16x8 block (lanes 0-15 address rows 0-15 of unit g).
+          constexpr int g = BLOCK_N / 8 - 1;
+          const int row = s * 64 + warp_row + (lane % 8) + 8 * ((lane / 8) % 2);
+          const float* a = &acc[s][4 * g];
+          prim::stmatrix_x2(smem_d + offset(row, g), prim::pack_bf16x2(a[0], a[1]), prim::pack_bf16x2(a[2], a[3]));
         }
       } else {
 #pragma unroll

@@ -71,7 +71,7 @@ struct Sm90Fp8Smem {
       kABytes + kBBytes + Cfg::BLOCK_M * 4 + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
-                "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8 and 16)");
+                "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
 };
 
 // An int the compiler knows (a template argument), usable where an int is.
@@ -147,7 +147,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
-  static_assert(BLOCK_N % 16 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 16 in [16, 256]");
+  static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
   static_assert(kPerTokenB || BLOCK_N <= kScaleBlock || BLOCK_N - kScaleBlock == (BLOCK_N & -BLOCK_N & 127) ||
                     kAlignedScaleBlocksB,
                 "1D2D: a tile may straddle at most two 128-wide scale blocks of B "
