@@ -32,6 +32,14 @@ constexpr bool kSm90Fp8MulticastASelected = false;
 // tiles fill 128 SMs on N = 7168 where 64-wide ones fill 112, and were 1-12% slower at M = 64 and 128, both dtypes
 // (bench/results/2026-12-01-s11-small-m-occupancy/): those shapes are not bound per SM.
 constexpr bool kSm90OddEighthBlockNSelected = false;
+// Where the FP8 selector offers stages of two 128-wide K blocks (block_k = 256: half the stage handshakes) on its
+// own: at most kSm90Fp8TwoBlockStagesMaxRows rows (per group) and K >= kSm90Fp8TwoBlockStagesMinK, where they are
+// then preferred over one-block stages of the same tile. NOTE (H200, 2026-12-01,
+// bench/results/2026-12-01-s11-small-m-occupancy/): on the 12 M = 64/128 DeepSeek shapes, 1-11% faster at K >= 7168
+// (64x2112x7168 15.1/14.5 -> 13.2 µs), within ±3% at K <= 2048; M = 4096 not measured.
+// TILEGEMM_CONFIG_FILTER=block_k=256 forces them anywhere the kernel runs them.
+constexpr int kSm90Fp8TwoBlockStagesMaxRows = 128;
+constexpr int kSm90Fp8TwoBlockStagesMinK = 4096;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

@@ -18,7 +18,7 @@ namespace tilegemm {
 namespace {
 // FP8 stages hold one 128-wide scale block of K; bf16 stages one or two 128-byte (64-element) swizzle atoms.
 constexpr int kBf16BlockKs[] = {64, 128};
-constexpr int kFp8BlockKs[] = {128};
+constexpr int kFp8BlockKs[] = {128, 256};
 // Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
 // shared memory from nothing.
 constexpr int kMaxPreferredStages = 16;
@@ -55,11 +55,12 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 }
 
 // The fixed tie-break order: larger block_n (a wider wgmma reads less shared memory per FLOP: 128x256 over
-// 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, more stages, no cluster,
-// data-parallel before split-K before stream-K, fewer K slices.
+// 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, FP8 stages of two K blocks
+// where offered (the cost model does not count FP8 stage handshakes; they measured faster where the selector offers
+// them), narrower BF16 stages, more stages, no cluster, data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
-    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, -c.block_k, c.stages, -c.cluster_m,
+    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, c.block_k == 256, -c.block_k, c.stages, -c.cluster_m,
                            -c.cluster_n, -static_cast<int>(c.scheme), -c.split_k);
   };
   return key(a) > key(b);

@@ -1,5 +1,7 @@
 #include "heuristics/selector_offer.hpp"
 
+#include <fmt/format.h>
+
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -12,6 +14,13 @@ std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const 
   if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
     return "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = false: no "
            "measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)";
+  if (fp8 && c.block_k == 256 && !filter.names({"block_k"})) {
+    const long long rows = desc.type == GemmType::kMGroupedMasked ? desc.expected_m : desc.m;
+    if (rows > kSm90Fp8TwoBlockStagesMaxRows || desc.k < kSm90Fp8TwoBlockStagesMinK)
+      return fmt::format("FP8 stages of two K blocks are not offered beyond {} rows or below K = {} (measured faster "
+                         "there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k=256 forces them",
+                         kSm90Fp8TwoBlockStagesMaxRows, kSm90Fp8TwoBlockStagesMinK, rows, desc.k);
+  }
   if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}))
     return "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = false: "
            "measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)";

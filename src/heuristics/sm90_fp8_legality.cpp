@@ -10,9 +10,8 @@
 namespace tilegemm {
 
 namespace {
-// One stage holds one 128-wide K block: 128 e4m3 bytes per tile row (one 128B-swizzle atom row), and exactly
-// one block of scales.
-constexpr int kFp8BlockK = 128;
+// One stage holds one or two 128-wide K blocks: 128 e4m3 bytes per tile row each (one 128B-swizzle atom row), and
+// exactly one block of scales each.
 constexpr int kScaleBlock = 128;
 // The math threads hold the scaled result (rows/64 × block_n/2 fp32) plus one K block of raw wgmma partials
 // (block_n/2); beyond 192 of the 232 registers setmaxnreg gives them, addresses and scales spill.
@@ -29,7 +28,8 @@ int align128(int bytes) { return (bytes + 127) / 128 * 128; }
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;  // 1D1D
   // Scales per stage: A per token; B per token (1D1D) or the tile's one or two block scales (1D2D, 16 bytes).
-  const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k + align128(c.block_m * 4) +
+  const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k +
+                              (c.block_k / kScaleBlock) * align128(c.block_m * 4) +
                               (per_token_b ? align128(c.block_n * 4) : 16);
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
   // A K-split pair: the second warpgroup's fp32 sum of a tile.
@@ -43,8 +43,16 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     return fail(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
   if (desc.type == GemmType::kKGroupedContiguous && !per_token_b)
     return fail(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
-  if (c.block_k != kFp8BlockK)
-    return fail(why, fmt::format("block_k {} != {} (one 128-wide scale block per stage)", c.block_k, kFp8BlockK));
+  if (c.block_k != kScaleBlock && c.block_k != 2 * kScaleBlock)
+    return fail(why, fmt::format("block_k {} not 128 or 256 (one or two 128-wide scale blocks per stage)", c.block_k));
+  if (c.block_k == 2 * kScaleBlock) {
+    const bool two_pass = desc.type == GemmType::kMGroupedContiguous && c.block_m > 128;
+    const bool type_ok = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
+                         desc.type == GemmType::kMGroupedMasked;
+    if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair() || two_pass)
+      return fail(why, "block_k 256 (two K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, batched and masked "
+                       "problems without a cluster or a K-split pair");
+  }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
   if (std::string problem = sm90_tile_shape_problem(desc, c, !per_token_b, /*k_split_pair=*/true); !problem.empty())
     return fail(why, std::move(problem));

@@ -49,15 +49,18 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
   // Each feature alone (a candidate with two is refused for either).
   auto is_pair = [](const GemmConfig& c) { return c.k_split_pair() && c.block_n % 16 == 0; };
   auto shares_a = [](const GemmConfig& c) { return c.cluster_n == 2 && c.block_n % 16 == 0; };
+  // (FP8 two-block stages run neither a pair nor a cluster: legality keeps those apart.)
   auto odd_eighth = [](const GemmConfig& c) {
-    return c.block_n % 16 == 8 && c.cluster_m * c.cluster_n == 1 && !c.k_split_pair();
+    return c.block_n % 16 == 8 && c.cluster_m * c.cluster_n == 1 && !c.k_split_pair() && c.block_k == 128;
   };
+  auto two_block_stages = [](const GemmConfig& c) { return c.block_k == 256 && c.block_n % 16 == 0; };
   {
     test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
     for (auto [counted, flag, needle] :
          {std::tuple{count(desc, is_pair), kSm90Fp8KSplitPairSelected, "block_m=64,math_wg=2"},
           std::tuple{count(desc, shares_a), kSm90Fp8MulticastASelected, "cluster_n=2"},
-          std::tuple{count(desc, odd_eighth), kSm90OddEighthBlockNSelected, "block_n=56"}}) {
+          std::tuple{count(desc, odd_eighth), kSm90OddEighthBlockNSelected, "block_n=56"},
+          std::tuple{count(desc, two_block_stages), false, "block_k=256"}}) {  // M = 4096: not offered
       EXPECT_GT(counted.runnable, 0) << needle;
       if (flag) continue;
       EXPECT_EQ(counted.selectable, 0) << needle;
@@ -77,6 +80,12 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
     EXPECT_EQ(select_config(desc, hardware_preset("h200")).cluster_n, 2);
   }
   {
+    test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_k=256");
+    const FeatureCount two = count(desc, two_block_stages);
+    EXPECT_EQ(two.selectable, two.runnable);
+    EXPECT_EQ(select_config(desc, hardware_preset("h200")).block_k, 256);
+  }
+  {
     // A BF16 problem too: naming block_n offers the odd widths, and the one named is chosen.
     GemmDesc bf16 = desc;
     bf16.a_dtype = bf16.b_dtype = DType::kBFloat16;
@@ -86,6 +95,26 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
     EXPECT_EQ(odd.selectable, odd.runnable);
     EXPECT_EQ(select_config(bf16, hardware_preset("h200")).block_n, 56);
   }
+}
+
+// FP8 two-block stages are offered (and preferred on a tie) where they measured faster: small M, long K.
+TEST(SelectorOffer, Fp8TwoBlockStagesWhereMeasuredFaster) {
+  const HardwareModel hw = hardware_preset("h200");
+  test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
+  for (auto [m, n, k, block_k] : {std::tuple{64, 2112, 7168, 256}, std::tuple{128, 7168, 16384, 256},
+                                  std::tuple{64, 7168, 2048, 128}, std::tuple{4096, 2112, 7168, 128}}) {
+    const GemmConfig c = select_config(fp8_dense(m, n, k), hw);
+    EXPECT_EQ(c.block_k, block_k) << m << "x" << n << "x" << k;
+  }
+  GemmDesc masked = fp8_dense(8 * 256, 4096, 7168);
+  masked.type = GemmType::kMGroupedMasked, masked.num_groups = 8, masked.m = 256, masked.expected_m = 64;
+  EXPECT_EQ(select_config(masked, hw).block_k, 256);  // decode: ~64 rows per expert
+  masked.expected_m = 256;
+  EXPECT_EQ(select_config(masked, hw).block_k, 128);
+  GemmConfig two;
+  two.block_m = 64, two.block_n = 64, two.block_k = 256, two.num_math_warpgroups = 1;
+  const std::string why = sm90_offer_problem(fp8_dense(4096, 4096, 7168), two, ConfigFilter{});
+  EXPECT_NE(why.find("4096 rows"), std::string::npos) << why;
 }
 
 TEST(SelectorOffer, NamingAFieldIsWhatOffers) {

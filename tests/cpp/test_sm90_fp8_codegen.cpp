@@ -123,6 +123,40 @@ TEST_F(Sm90Fp8Codegen, OddMultipleOfEightTilesCompile) {
   EXPECT_NE(why.find("block_n 152"), std::string::npos) << why;
 }
 
+// Stages of two 128-wide K blocks (block_k = 256): narrow and 64-wide one-warpgroup tiles, a 128x192 tile on two
+// warpgroups (two column groups per sub-block), split-K and stream-K, a masked problem. Legal only for the 1D2D recipe
+// of dense, batched and masked problems without a cluster or a K-split pair.
+TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
+  const HardwareModel hw = hardware_preset("h200");
+  struct Shape { int block_m, wgs, block_n, stages; GemmType type; GemmScheme scheme; };
+  for (const Shape& s : {Shape{64, 1, 16, 10, GemmType::kNormal, GemmScheme::kDataParallel},
+                         Shape{64, 1, 64, 6, GemmType::kNormal, GemmScheme::kDataParallel},
+                         Shape{128, 2, 192, 2, GemmType::kNormal, GemmScheme::kDataParallel},
+                         Shape{64, 1, 64, 6, GemmType::kNormal, GemmScheme::kSplitK},
+                         Shape{64, 1, 32, 8, GemmType::kNormal, GemmScheme::kStreamK},
+                         Shape{64, 1, 64, 6, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}}) {
+    const GemmDesc desc = fp8_desc(s.type, DType::kBFloat16, false);
+    GemmConfig c;
+    c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = 256;
+    c.stages = s.stages, c.num_sms = hw.num_sms, c.scheme = s.scheme;
+    c.split_k = s.scheme == GemmScheme::kSplitK ? 3 : 1;
+    std::string why;
+    ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
+    expect_compiles(desc, c);
+  }
+  GemmConfig c;
+  c.block_m = 128, c.num_math_warpgroups = 2, c.block_n = 128, c.block_k = 256, c.stages = 2, c.num_sms = hw.num_sms;
+  std::string why;
+  for (const GemmDesc& desc : {fp8_desc(GemmType::kNormal, DType::kFloat32, false),
+                               fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false)}) {
+    EXPECT_FALSE(sm90_fp8_config_legal(desc, c, hw, &why));
+    EXPECT_NE(why.find("block_k 256"), std::string::npos) << why;
+  }
+  c.cluster_m = 2, c.multicast = MulticastSide::kB;
+  EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kBFloat16, false), c, hw, &why));
+  EXPECT_NE(why.find("block_k 256"), std::string::npos) << why;
+}
+
 // 2x1 clusters sharing B: both recipes, every scheduler that pairs m-blocks.
 TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");
@@ -317,7 +351,8 @@ TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
       const GemmConfig c = select_config(desc, hw);
       std::string why;
       EXPECT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << to_string(desc) << ": " << why;
-      EXPECT_EQ(c.block_k, 128);
+      // Two K blocks per stage for small M and long K (selector_offer.cpp), one elsewhere.
+      EXPECT_EQ(c.block_k, m <= 128 && k >= 4096 ? 256 : 128) << to_string(desc);
     }
 }
 

@@ -231,11 +231,33 @@ std::vector<Fp8DenseCase> odd_eighth_cases() {
   return out;
 }
 
+// Stages of two 128-wide K blocks (block_k = 256), forced: an odd number of K blocks (the last stage's second block
+// past K: zero-filled operands, the first block's B scales again), K of one block, a partial last scale block, a
+// batch, the narrow and 64-wide small-M tiles, a 128x192 tile on two warpgroups, split-K and stream-K.
+std::vector<Fp8DenseCase> two_block_stage_cases() {
+  std::vector<Fp8DenseCase> out = {
+      forced_case(0, 64, 2112, 7168, "block_m=64,block_n=16,block_k=256"),
+      forced_case(0, 64, 7168, 16384, "block_m=64,block_n=64,block_k=256"),
+      forced_case(0, 129, 1000, 1152, "block_k=256"),
+      forced_case(0, 65, 576, 128, "block_k=256"),
+      forced_case(0, 129, 1000, 1008, "block_k=256"),
+      forced_case(2, 129, 576, 640, "block_k=256"),
+      forced_case(0, 256, 2112, 1024, "block_m=128,block_n=192,math_wg=2,block_k=256")};
+  for (const char* scheme : {"split-k:3", "stream-k"})
+    for (bool det : {false, true}) {
+      Fp8DenseCase c = forced_case(0, 129, 1000, 1152, "block_m=64,block_k=256");
+      c.scheme = scheme, c.deterministic = det;
+      out.push_back(c);
+    }
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(OddEighthTiles, Fp8Dense, ::testing::ValuesIn(odd_eighth_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(TwoBlockStages, Fp8Dense, ::testing::ValuesIn(two_block_stage_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
                          ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},
                                            Fp8DenseCase{0, 65, 576, 272, Recipe::k1D1D, CMode::kInPlace}),
@@ -338,7 +360,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                          contiguous_name);
 
 // ---------------- M-grouped masked ----------------
-// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair
+// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair, 3 = two-block stages
 class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 5>> {};
 
 TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
@@ -347,6 +369,7 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   std::optional<test_util::ScopedEnv> cluster_scope;
   force_cluster(cluster_scope, forced == 1);
   if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", kKSplitPairFilter);
+  if (forced == 3) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=256");
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937_64 rng(seed);
@@ -382,7 +405,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            std::array<std::int64_t, 5>{2, 64, 24, 272, 0},
                                            std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1},
                                            std::array<std::int64_t, 5>{8, 64, 4096, 7168, 2},
-                                           std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2}));
+                                           std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2},
+                                           std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3},
+                                           std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};

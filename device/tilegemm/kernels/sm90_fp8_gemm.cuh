@@ -49,11 +49,16 @@ namespace tilegemm {
 template <class Cfg>
 struct Sm90Fp8Smem {
   static constexpr int align128(int bytes) { return (bytes + 127) / 128 * 128; }
+  // One or two 128-wide scale blocks of K per stage; each is one 128B-swizzle atom of A and B, stored one after
+  // the other ([BLOCK_K / 128][rows][128]).
+  static constexpr int kScaleBlocks = Cfg::BLOCK_K / 128;
   static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K;  // e4m3: one byte per element
   static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K;
   static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * (Cfg::kDIsFloat ? 4 : 2);
-  static constexpr int kSfaBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
-  // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales, cp.async'd.
+  static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
+  static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
+  // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block,
+  // cp.async'd ([K block][column block]).
   static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : 16;
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
@@ -68,7 +73,7 @@ struct Sm90Fp8Smem {
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included.
   static constexpr unsigned kStageTxBytes =
-      kABytes + kBBytes + Cfg::BLOCK_M * 4 + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
+      kABytes + kBBytes + kScaleBlocks * Cfg::BLOCK_M * 4 + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
@@ -144,7 +149,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                                    kClusterM == 1 && !kPerTokenB),
                 "256-row contiguous tiles: 1D2D, per-row group index, no cluster, one 128-row half per warpgroup");
 
-  static_assert(BLOCK_K == kScaleBlock, "one stage holds exactly one 128-wide scale block of K");
+  // Two K blocks per stage halve the stage handshakes (the per-stage cost that bounds narrow small-M tiles, as in the
+  // BF16 kernel's 128-wide stages); kept to the plain 1D2D data-parallel and split paths.
+  constexpr int kScaleBlocksPerStage = Smem::kScaleBlocks;
+  static_assert(BLOCK_K == kScaleBlock || BLOCK_K == 2 * kScaleBlock, "one or two 128-wide scale blocks of K per stage");
+  static_assert(BLOCK_K == kScaleBlock || (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
+                "two K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
@@ -200,6 +210,18 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
             const int k_scale = k0 / kScaleBlock;
+            if constexpr (kScaleBlocksPerStage == 2) {  // two atoms of A and B, two columns of A's scales
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k0 + h * kScaleBlock, tile.m0,
+                                  tile.a_batch);
+                prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k0 + h * kScaleBlock, tile.n0,
+                                  b_batch);
+                prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
+                                  k_scale + h, tile.a_batch);
+              }
+              return;
+            }
             if constexpr (kMulticastA)
               pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch, true);
             else
@@ -222,9 +244,16 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             const int first = min(tile.n0 / kScaleBlock, params.sfb_rows - 1);
             const float* sb = params.sfb + b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
                               k0 / kScaleBlock;
-            prim::cp_async_4(smem_sfb(stage), sb);
-            if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
-              prim::cp_async_4(smem_sfb(stage) + 1, first + 1 < params.sfb_rows ? sb + params.sfb_row_stride : sb);
+#pragma unroll
+            for (int h = 0; h < kScaleBlocksPerStage; ++h) {
+              // A second K block past K (the last stage of an odd count) reads the first one's scales again: its A
+              // and B are zero-filled, and a finite scale keeps 0 · scale at 0.
+              const float* sbk = sb + (h > 0 && k0 + kScaleBlock < gemm.k ? h : 0);
+              prim::cp_async_4(smem_sfb(stage) + 2 * h, sbk);
+              if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
+                prim::cp_async_4(smem_sfb(stage) + 2 * h + 1,
+                                 first + 1 < params.sfb_rows ? sbk + params.sfb_row_stride : sbk);
+            }
             prim::cp_async_mbarrier_arrive_noinc(full);
           });
     }
@@ -296,21 +325,26 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
           prim::compute_before_next_asm(a_stage);
           prim::compute_before_next_asm(b_stage);
           barriers->consumer_wait(st);
-          // This thread's scales, read before the stage can be released.
-          [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f;  // 1D2D only
-          if constexpr (!kPerTokenB) {
-            sb_first = smem_sfb(st.index)[0];
-            if constexpr (!kOneScaleBlockB) sb_second = smem_sfb(st.index)[1];
-          }
-          float sa[kSubM][2];
+          // This thread's scales of every K block of the stage, read before the stage can be released.
+          [[maybe_unused]] float sb_first[kScaleBlocksPerStage] = {}, sb_second[kScaleBlocksPerStage] = {};  // 1D2D
+          float sa[kScaleBlocksPerStage][kSubM][2];
 #pragma unroll
-          for (int s = 0; s < kSubM; ++s) {
-            sa[s][0] = smem_sfa(st.index)[row_base + s * 64 + thread_row];
-            sa[s][1] = smem_sfa(st.index)[row_base + s * 64 + thread_row + 8];
+          for (int h = 0; h < kScaleBlocksPerStage; ++h) {
+            if constexpr (!kPerTokenB) {
+              sb_first[h] = smem_sfb(st.index)[2 * h];
+              if constexpr (!kOneScaleBlockB) sb_second[h] = smem_sfb(st.index)[2 * h + 1];
+            }
+            const float* sfa_block = smem_sfa(st.index) + h * Smem::kSfaBlockBytes / 4;
+#pragma unroll
+            for (int s = 0; s < kSubM; ++s) {
+              sa[h][s][0] = sfa_block[row_base + s * 64 + thread_row];
+              sa[h][s][1] = sfa_block[row_base + s * 64 + thread_row + 8];
+            }
           }
 
 #pragma unroll
-          for (int s = 0; s < kSubM; ++s) {
+          for (int hs = 0; hs < kScaleBlocksPerStage * kSubM; ++hs) {
+            const int h = hs / kSubM, s = hs % kSubM;  // K block of the stage, 64-row sub-block
 #pragma unroll
             for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
             prim::wgmma_fence();
@@ -318,9 +352,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             auto issue_part = [&](auto part_index) {
               constexpr int p = decltype(part_index){};
 #pragma unroll
-              for (int kk = 0; kk < BLOCK_K / 32; ++kk)
-                prim::wgmma_e4m3<kPartN>(prim::advance_smem_desc(a_stage, s * 64 * 128 + kk * 32),
-                                         prim::advance_smem_desc(b_stage, p * kPartN * 128 + kk * 32),
+              for (int kk = 0; kk < kScaleBlock / 32; ++kk)
+                prim::wgmma_e4m3<kPartN>(prim::advance_smem_desc(a_stage, h * BLOCK_M * 128 + s * 64 * 128 + kk * 32),
+                                         prim::advance_smem_desc(b_stage, h * BLOCK_N * 128 + p * kPartN * 128 + kk * 32),
                                          part + p * kPartN / 2, kk > 0 ? 1u : 0u);
               prim::wgmma_commit();
             };
@@ -332,12 +366,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 #pragma unroll
               for (int i = p * kPartN / 2; i < (p + 1) * kPartN / 2; ++i) prim::wgmma_fence_operand(part[i]);
               // 1D2D: every operand of this stage has been read; let the producer refill it while we promote.
-              if (!kPerTokenB && s == kSubM - 1 && p == kNParts - 1 && lane == 0) release(st.index);
+              if (!kPerTokenB && hs == kScaleBlocksPerStage * kSubM - 1 && p == kNParts - 1 && lane == 0)
+                release(st.index);
 
               // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
               if constexpr (!kPerTokenB) {
-                const float s00 = sa[s][0] * sb_first, s10 = sa[s][1] * sb_first;
-                const float s01 = sa[s][0] * sb_second, s11 = sa[s][1] * sb_second;
+                const float s00 = sa[h][s][0] * sb_first[h], s10 = sa[h][s][1] * sb_first[h];
+                const float s01 = sa[h][s][0] * sb_second[h], s11 = sa[h][s][1] * sb_second[h];
 #pragma unroll
                 for (int j = p * kPartN / 8; j < (p + 1) * kPartN / 8; ++j) {
                   const bool in_first = j < first_groups;
@@ -352,10 +387,10 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 #pragma unroll
                 for (int j = p * kPartN / 8; j < (p + 1) * kPartN / 8; ++j) {
                   const float sb0 = sfb_stage[8 * j + thread_col], sb1 = sfb_stage[8 * j + thread_col + 1];
-                  acc[s][4 * j + 0] += sa[s][0] * sb0 * part[4 * j + 0];
-                  acc[s][4 * j + 1] += sa[s][0] * sb1 * part[4 * j + 1];
-                  acc[s][4 * j + 2] += sa[s][1] * sb0 * part[4 * j + 2];
-                  acc[s][4 * j + 3] += sa[s][1] * sb1 * part[4 * j + 3];
+                  acc[s][4 * j + 0] += sa[h][s][0] * sb0 * part[4 * j + 0];
+                  acc[s][4 * j + 1] += sa[h][s][0] * sb1 * part[4 * j + 1];
+                  acc[s][4 * j + 2] += sa[h][s][1] * sb0 * part[4 * j + 2];
+                  acc[s][4 * j + 3] += sa[h][s][1] * sb1 * part[4 * j + 3];
                 }
               }
             };
