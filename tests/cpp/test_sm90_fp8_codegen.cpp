@@ -48,6 +48,14 @@ void expect_compiles(const GemmDesc& desc, const GemmConfig& config) {
   EXPECT_GT(kernel->cubin().size(), 1000u);
 }
 
+// A config with the given tile on every SM; the rest default.
+GemmConfig tile_config(const HardwareModel& hw, int block_m, int wgs, int block_n, int block_k, int stages) {
+  GemmConfig c;
+  c.block_m = block_m, c.num_math_warpgroups = wgs, c.block_n = block_n, c.block_k = block_k;
+  c.stages = stages, c.num_sms = hw.num_sms;
+  return c;
+}
+
 // The same tile on a BF16 problem (64-wide K stages) is refused: the feature is the FP8 kernel's only.
 void expect_bf16_refuses(GemmDesc desc, GemmConfig config, const std::string& needle) {
   desc.a_dtype = desc.b_dtype = DType::kBFloat16;
@@ -90,9 +98,7 @@ TEST_F(Sm90Fp8Codegen, ExtremeTileShapesCompile) {
                           {128, 2, 176, DType::kFloat32},  {64, 1, 96, DType::kBFloat16}};
   for (const Shape& s : shapes) {
     const GemmDesc desc = fp8_desc(GemmType::kNormal, s.d, false);
-    GemmConfig c;
-    c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = 128;
-    c.stages = 3, c.num_sms = hw.num_sms;
+    const GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, 128, 3);
     std::string why;
     ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
     expect_compiles(desc, c);
@@ -107,17 +113,13 @@ TEST_F(Sm90Fp8Codegen, OddMultipleOfEightTilesCompile) {
   for (const Shape& s : {Shape{64, 1, 56, DType::kBFloat16}, Shape{128, 2, 56, DType::kBFloat16},
                          Shape{64, 1, 24, DType::kFloat32}, Shape{128, 2, 136, DType::kBFloat16}}) {
     const GemmDesc desc = fp8_desc(GemmType::kNormal, s.d, s.d == DType::kFloat32);
-    GemmConfig c;
-    c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = 128;
-    c.stages = 4, c.num_sms = hw.num_sms;
+    const GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, 128, 4);
     std::string why;
     ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
     expect_compiles(desc, c);
   }
   // 152 - 128 = 24 is not gcd(152, 128) = 8: such a tile could straddle three scale blocks of B.
-  GemmConfig wide;
-  wide.block_m = 128, wide.num_math_warpgroups = 2, wide.block_n = 152, wide.block_k = 128;
-  wide.stages = 3, wide.num_sms = hw.num_sms;
+  const GemmConfig wide = tile_config(hw, 128, 2, 152, 128, 3);
   std::string why;
   EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kBFloat16, false), wide, hw, &why));
   EXPECT_NE(why.find("block_n 152"), std::string::npos) << why;
@@ -136,16 +138,14 @@ TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
                          Shape{64, 1, 32, 8, GemmType::kNormal, GemmScheme::kStreamK},
                          Shape{64, 1, 64, 6, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}}) {
     const GemmDesc desc = fp8_desc(s.type, DType::kBFloat16, false);
-    GemmConfig c;
-    c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = 256;
-    c.stages = s.stages, c.num_sms = hw.num_sms, c.scheme = s.scheme;
+    GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, 256, s.stages);
+    c.scheme = s.scheme;
     c.split_k = s.scheme == GemmScheme::kSplitK ? 3 : 1;
     std::string why;
     ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
     expect_compiles(desc, c);
   }
-  GemmConfig c;
-  c.block_m = 128, c.num_math_warpgroups = 2, c.block_n = 128, c.block_k = 256, c.stages = 2, c.num_sms = hw.num_sms;
+  GemmConfig c = tile_config(hw, 128, 2, 128, 256, 2);
   std::string why;
   for (const GemmDesc& desc : {fp8_desc(GemmType::kNormal, DType::kFloat32, false),
                                fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false)}) {

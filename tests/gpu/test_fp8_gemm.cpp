@@ -210,6 +210,17 @@ std::vector<Fp8DenseCase> multicast_a_cases() {
           forced_case(2, 129, 576, 512, "cluster_n=2")};
 }
 
+// Appends a forced dense case per split scheme and reduction mode: split-K in 3 and stream-K, atomic and deterministic.
+void append_split_cases(std::vector<Fp8DenseCase>& out, std::int64_t m, std::int64_t n, std::int64_t k,
+                        const char* filter) {
+  for (const char* scheme : {"split-k:3", "stream-k"})
+    for (bool det : {false, true}) {
+      Fp8DenseCase c = forced_case(0, m, n, k, filter);
+      c.scheme = scheme, c.deterministic = det;
+      out.push_back(c);
+    }
+}
+
 // Tiles whose width is an odd multiple of 8, forced (the selector takes 64x56 and 128x56 for N = 7168 at small M):
 // the real shapes, ragged M and N (a partial last tile of 48 of 56 columns, a partial last scale block of K), a
 // batch, 1D1D with C in place (32-byte fp32 chunks), a 136-wide tile straddling two scale blocks of B (the K loop's
@@ -222,12 +233,7 @@ std::vector<Fp8DenseCase> odd_eighth_cases() {
       forced_case(2, 65, 600, 512, "block_n=24"),
       forced_case(0, 256, 1000, 1008, "block_n=40", Recipe::k1D1D, CMode::kInPlace),
       forced_case(0, 200, 2112, 1024, "block_m=128,block_n=136,math_wg=2")};
-  for (const char* scheme : {"split-k:3", "stream-k"})
-    for (bool det : {false, true}) {
-      Fp8DenseCase c = forced_case(0, 129, 1000, 1008, "block_m=64,block_n=56");
-      c.scheme = scheme, c.deterministic = det;
-      out.push_back(c);
-    }
+  append_split_cases(out, 129, 1000, 1008, "block_m=64,block_n=56");
   return out;
 }
 
@@ -243,12 +249,7 @@ std::vector<Fp8DenseCase> two_block_stage_cases() {
       forced_case(0, 129, 1000, 1008, "block_k=256"),
       forced_case(2, 129, 576, 640, "block_k=256"),
       forced_case(0, 256, 2112, 1024, "block_m=128,block_n=192,math_wg=2,block_k=256")};
-  for (const char* scheme : {"split-k:3", "stream-k"})
-    for (bool det : {false, true}) {
-      Fp8DenseCase c = forced_case(0, 129, 1000, 1152, "block_m=64,block_k=256");
-      c.scheme = scheme, c.deterministic = det;
-      out.push_back(c);
-    }
+  append_split_cases(out, 129, 1000, 1152, "block_m=64,block_k=256");
   return out;
 }
 

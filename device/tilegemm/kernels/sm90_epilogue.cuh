@@ -3,9 +3,9 @@
 // memory (stmatrix for bf16 D, paired stores for fp32 D) → one TMA store (or TMA reduce-add) per column chunk.
 //
 // D is staged as column chunks of kDChunkBytes-wide rows (128, 64, 32 or 16 bytes, d_chunk_bytes()), each chunk
-// swizzled with the matching TMA mode (16-byte chunks unswizzled), so any BLOCK_N that is a multiple of 8 works. The accumulator layout is
-// wgmma's: per 64-row sub-block, warp w owns rows 16w..16w+15; lane l holds the pairs at row l/4 (+8) and
-// columns 8j + 2(l%4) for j in [0, BLOCK_N/8).
+// swizzled with the matching TMA mode (16-byte chunks unswizzled), so any BLOCK_N that is a multiple of 8 works.
+// The accumulator layout is wgmma's: per 64-row sub-block, warp w owns rows 16w..16w+15; lane l holds the pairs at
+// row l/4 (+8) and columns 8j + 2(l%4) for j in [0, BLOCK_N/8).
 #include "tilegemm/gemm_params.hpp"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
