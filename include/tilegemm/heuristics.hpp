@@ -36,7 +36,7 @@ constexpr bool kSm90OddEighthBlockNSelected = false;
 // own: at most kSm90Fp8TwoBlockStagesMaxRows rows (per group) and K >= kSm90Fp8TwoBlockStagesMinK, where they are
 // then preferred over one-block stages of the same tile. NOTE (H200, 2026-12-01,
 // bench/results/2026-12-01-s11-small-m-occupancy/): on the 12 M = 64/128 DeepSeek shapes, 1-11% faster at K >= 7168
-// (64x2112x7168 15.1/14.5 -> 13.2 µs), within ±3% at K <= 2048; M = 4096 not measured.
+// (64x2112x7168 15.1/14.5 -> 13.2 µs), within ±3% at K <= 2048; at M = 4096 (128x192, two stages) 3-4% slower.
 // TILEGEMM_CONFIG_FILTER=block_k=256 forces them anywhere the kernel runs them.
 constexpr int kSm90Fp8TwoBlockStagesMaxRows = 128;
 constexpr int kSm90Fp8TwoBlockStagesMinK = 4096;
