@@ -99,8 +99,9 @@ struct SplitWorkspaceLayout {
   std::size_t total_bytes() const { return counter_bytes + static_cast<std::size_t>(slots) * slot_bytes; }
 };
 SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& config, int grid);
-// The persistent grid the kernel launches for `config`: one CTA per SM at most, fewer when there is less work.
-int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& config);
+// The persistent grid the kernel launches for `config`: one CTA per SM at most, fewer when there is less work
+// (ctas_per_sm per SM at most: TILEGEMM_CTAS_PER_SM, a tuning experiment).
+int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& config, int ctas_per_sm = 1);
 
 // The work units of one launch (GemmParams::unit_begin / unit_end): tile or tile-pair indices of a per-row
 // contiguous problem, group indices of a masked or prefix-sum one.

@@ -15,7 +15,8 @@ std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const 
     return "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = false: no "
            "measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)";
   if (fp8 && c.block_k == 256 && !filter.names({"block_k"})) {
-    const long long rows = desc.type == GemmType::kMGroupedMasked ? desc.expected_m : desc.m;
+    // Masked problems: the caller's expected rows per group when given (expected_m = 0: up to m).
+    const long long rows = desc.type == GemmType::kMGroupedMasked && desc.expected_m > 0 ? desc.expected_m : desc.m;
     if (rows > kSm90Fp8TwoBlockStagesMaxRows || desc.k < kSm90Fp8TwoBlockStagesMinK)
       return fmt::format("FP8 stages of two K blocks are not offered beyond {} rows or below K = {} (measured faster "
                          "there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k=256 forces them",

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "heuristics/sm90_bf16_cost.hpp"
-#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -48,7 +47,7 @@ long long sm90_bf16_tiles(const GemmDesc& desc, const GemmConfig& c) {
   return tiles;
 }
 
-int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
+int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c, int ctas_per_sm) {
   const long long tiles = sm90_bf16_tiles(desc, c);
   long long units = tiles;
   if (c.scheme == GemmScheme::kSplitK) units = tiles * c.split_k;
@@ -62,7 +61,7 @@ int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c) {
     units = ceil_div(desc.m, static_cast<long long>(c.cluster_m) * c.block_m) * c.cluster_m *
             ceil_div(desc.n, static_cast<long long>(c.cluster_n) * c.block_n) * c.cluster_n * groups;
   }
-  const long long slots = static_cast<long long>(c.num_sms) * env().tune_ctas_per_sm;
+  const long long slots = static_cast<long long>(c.num_sms) * ctas_per_sm;
   int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(slots, units)));
   grid -= grid % cluster;
   // Balanced persistent grid: as few CTAs as give the same number of waves. 4096 tiles on 132 SMs take 32

@@ -46,10 +46,9 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   if (c.block_k != kScaleBlock && c.block_k != 2 * kScaleBlock)
     return fail(why, fmt::format("block_k {} not 128 or 256 (one or two 128-wide scale blocks per stage)", c.block_k));
   if (c.block_k == 2 * kScaleBlock) {
-    const bool two_pass = desc.type == GemmType::kMGroupedContiguous && c.block_m > 128;
     const bool type_ok = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
                          desc.type == GemmType::kMGroupedMasked;
-    if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair() || two_pass)
+    if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair())
       return fail(why, "block_k 256 (two K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, batched and masked "
                        "problems without a cluster or a K-split pair");
   }

@@ -40,7 +40,8 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   gemm.grouped_layout = grouped_layout;
 
   // Persistent grid: one CTA per SM, fewer when there is less work (sm90_bf16_grid_size serves both families).
-  const int grid = sm90_bf16_grid_size(desc, config);
+  const Env& settings = env();  // read once: each read takes the environment's lock
+  const int grid = sm90_bf16_grid_size(desc, config, settings.tune_ctas_per_sm);
 
   // Split-K / stream-K: counters and fp32 partial slots in the stream's cached, zeroed workspace.
   gemm.split_k = config.scheme == GemmScheme::kSplitK ? config.split_k : 1;
@@ -60,13 +61,13 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.stream = stream;
   void* args[] = {kernel_params};
   // The hot path: one launch over all the work (GemmParams' default unit range), nothing allocated.
-  if (env().waves_per_launch == 0) {
+  if (settings.waves_per_launch == 0) {
     kernel.launch(launch, args);
     return;
   }
   // Long M-grouped problems go in chunks of a few waves, each launch starting its CTAs in step (the argument
   // is copied at every launch, so the range can change in between).
-  for (const WorkRange& range : sm90_launch_chunks(desc, config, grid, env().waves_per_launch)) {
+  for (const WorkRange& range : sm90_launch_chunks(desc, config, grid, settings.waves_per_launch)) {
     gemm.unit_begin = range.begin;
     gemm.unit_end = range.end;
     kernel.launch(launch, args);

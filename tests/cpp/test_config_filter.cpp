@@ -104,16 +104,10 @@ TEST(PersistentGrid, BalancedToTheWaveCount) {
   // 100 tiles: one partial wave, one CTA each.
   narrow.block_n = 16;
   EXPECT_EQ(sm90_bf16_grid_size(dense(64, 1600, 7168), narrow), 100);
-  {
-    // TILEGEMM_CTAS_PER_SM (tuning): the grid may hold two CTAs per SM — 264 slices of 132 tiles split in two.
-    test_util::ScopedEnv two("TILEGEMM_CTAS_PER_SM", "2");
-    GemmConfig split = narrow;
-    split.scheme = GemmScheme::kSplitK, split.split_k = 2;
-    EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), split), 264);
-    EXPECT_EQ(sm90_bf16_grid_size(dense(64, 1600, 7168), narrow), 100);  // fewer tiles than slots: one each
-  }
-  test_util::ScopedEnv one("TILEGEMM_CTAS_PER_SM", nullptr);
+  // Two CTAs per SM (TILEGEMM_CTAS_PER_SM, tuning): 264 slices of 132 tiles split in two fill both slots.
   GemmConfig split = narrow;
   split.scheme = GemmScheme::kSplitK, split.split_k = 2;
+  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), split, 2), 264);
+  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 1600, 7168), narrow, 2), 100);  // fewer tiles than slots: one each
   EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), split), 132);
 }

@@ -111,6 +111,8 @@ TEST(SelectorOffer, Fp8TwoBlockStagesWhereMeasuredFaster) {
   EXPECT_EQ(select_config(masked, hw).block_k, 256);  // decode: ~64 rows per expert
   masked.expected_m = 256;
   EXPECT_EQ(select_config(masked, hw).block_k, 128);
+  masked.expected_m = 0;  // no hint: up to m = 256 rows per group
+  EXPECT_EQ(select_config(masked, hw).block_k, 128);
   GemmConfig two;
   two.block_m = 64, two.block_n = 64, two.block_k = 256, two.num_math_warpgroups = 1;
   const std::string why = sm90_offer_problem(fp8_dense(4096, 4096, 7168), two, ConfigFilter{});

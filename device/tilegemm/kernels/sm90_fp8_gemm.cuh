@@ -209,31 +209,26 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
-            const int k_scale = k0 / kScaleBlock;
-            if constexpr (kScaleBlocksPerStage == 2) {  // two atoms of A and B, two columns of A's scales
+            const int k_scale0 = k0 / kScaleBlock;
+            // Per K block of the stage: one 128-byte atom of A and of B, one column of A's scales.
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k0 + h * kScaleBlock, tile.m0,
-                                  tile.a_batch);
-                prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k0 + h * kScaleBlock, tile.n0,
-                                  b_batch);
-                prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
-                                  k_scale + h, tile.a_batch);
-              }
-              return;
+            for (int h = 0; h < kScaleBlocksPerStage; ++h) {
+              const int k = k0 + h * kScaleBlock;
+              if constexpr (kMulticastA)
+                pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0,
+                                                   tile.a_batch, true);
+              else
+                prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0, tile.a_batch);
+              if constexpr (kMulticastB)
+                pair.template load_shared<BLOCK_N>(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0,
+                                                   b_batch, tile.share_b);
+              else
+                prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
+              prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
+                                k_scale0 + h, tile.a_batch);
+              if constexpr (kPerTokenB)  // (one K block per stage: checked above)
+                prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale0, tile.b_batch);
             }
-            if constexpr (kMulticastA)
-              pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch, true);
-            else
-              prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage), k0, tile.m0, tile.a_batch);
-            if constexpr (kMulticastB)
-              pair.template load_shared<BLOCK_N>(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
-                                                 tile.share_b);
-            else
-              prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage), k0, tile.n0, b_batch);
-            prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), tile.m0, k_scale, tile.a_batch);
-            if constexpr (kPerTokenB)
-              prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale, tile.b_batch);
           });
     } else if (!kPerTokenB && producer_warp == 1 && prim::elect_one_sync()) {
       // 1D2D: the stage's one or two block scales of B, copied by a second thread with cp.async.
