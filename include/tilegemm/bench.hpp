@@ -29,9 +29,14 @@ namespace tilegemm {
 //    sample = one replay's event time / the calls in it. Launch gaps are gone, and so is the per-call flush:
 //    the buffer is zeroed once before each replay (outside the timed region), so only the first call of a
 //    replay starts with a cold L2 — the graph numbers are closer to a steady-state stream of GEMMs.
-enum class TimerBackend : int { kCudaEvents = 0, kCudaGraph = 1 };
-std::string_view timer_backend_name(TimerBackend timer);  // "cuda-events" / "cuda-graph"
-// Accepts "cuda-events"/"events" and "cuda-graph"/"graph"; throws InvalidArgument naming `argument`.
+//  - kKernel: flush, one call, as with events, but a sample is the GPU's own duration of the kernels the call
+//    launched (summed when there are several), read from CUPTI activity records: what PyTorch's profiler and
+//    DeepGEMM's bench_kineto report. The launch gap (~3.7 µs of an empty kernel under events on the H200) is
+//    not in it. Needs libcupti at run time (TILEGEMM_CUPTI_LIBRARY).
+enum class TimerBackend : int { kCudaEvents = 0, kCudaGraph = 1, kKernel = 2 };
+std::string_view timer_backend_name(TimerBackend timer);  // "cuda-events" / "cuda-graph" / "cupti-kernel"
+// Accepts "cuda-events"/"events", "cuda-graph"/"graph" and "cupti-kernel"/"kernel"; throws InvalidArgument
+// naming `argument`.
 TimerBackend parse_timer_backend(std::string_view name, const std::string& argument = "--timer");
 // How the L2 is flushed before a timed call (always outside the timed region).
 //  - kZero (default, do_bench's `cache.zero_()`): a memset of the flush buffer. It leaves the L2 full of dirty
@@ -102,7 +107,7 @@ struct BenchResult {
 // Default flush size for an L2 of `l2_bytes`: at least 2 × L2 and never less than 256 MiB (do_bench's size).
 std::int64_t default_flush_bytes(std::int64_t l2_bytes);
 
-// Times `fn` with options.timer. Events: on options.stream. Graph: on options.stream, or on a stream of its
+// Times `fn` with options.timer. Events and kernel: on options.stream. Graph: on options.stream, or on a stream of its
 // own when that is the legacy default stream (which cannot be captured); `fn` must then be capturable (no
 // synchronisation inside). Throws RuntimeError when no GPU is present or a CUDA call fails,
 // InvalidArgument for bad budgets.
@@ -220,8 +225,12 @@ struct BenchRow {
   // fp8 rows only: cuBLASLt with per-tensor scales on the same data, an extra reference (samples == 0 when
   // not measured; never part of the ratio).
   BenchStats cublas_per_tensor;
+  // With SuiteOptions::time_b_read: a kernel that only reads B's bytes (every group's), timed like the GEMMs.
+  // At small M those bytes set the HBM floor, so no GEMM of the shape can be faster under the same timer: a
+  // limit measured in the same run, beside the ledger's floor. samples == 0 when not measured.
+  BenchStats b_read;
   IterationCounts ours_iterations, cublas_iterations;  // warm-up and timed calls (0 = not recorded)
-  IterationCounts cublas_per_tensor_iterations;
+  IterationCounts cublas_per_tensor_iterations, b_read_iterations;
   std::string cublas_method;  // how the baseline was issued, e.g. "cublasLt, 1 call" / "cublasLt, 4 calls"
   double calc_diff = -1;      // ours vs cuBLASLt, DeepGEMM's calc_diff; -1 = not checked
   std::string error;          // why ours has no numbers or failed the check; "" = fine
@@ -229,9 +238,11 @@ struct BenchRow {
   bool has_ours() const { return ours.samples > 0; }
   bool has_cublas() const { return cublas.samples > 0; }
   bool has_cublas_per_tensor() const { return cublas_per_tensor.samples > 0; }
+  bool has_b_read() const { return b_read.samples > 0; }
   double ours_tflops() const;     // flops / median, 0 without numbers
   double ours_gbps() const;       // min bytes / median
   double ours_pct_floor() const;  // 100 × floor / median
+  double ours_pct_b_read() const;  // 100 × B-read median / ours median (100%: as fast as reading B); 0 without
   double cublas_tflops() const;
   double cublas_per_tensor_tflops() const;
   double ratio() const;             // cuBLAS median / ours median (> 1: we are faster); 0 when not both
@@ -345,6 +356,7 @@ struct SuiteOptions {
   DType out_dtype = DType::kBFloat16;
   BenchOptions timing;
   bool baseline_only = false;  // time cuBLASLt only
+  bool time_b_read = false;    // also time a read of B alone (BenchRow::b_read)
   int num_sms = 0;             // passed to our kernels; 0 = every SM
   int device = 0;
   double diff_threshold = 1e-3;  // loose sanity check; the strict numerics check is the test suite's job

@@ -48,6 +48,9 @@ struct Env {
   std::string device_include_dir;
   // TILEGEMM_CUDA_INCLUDE_DIR; default the toolkit the library was built against.
   std::string cuda_include_dir;
+  // TILEGEMM_CUPTI_LIBRARY: the CUPTI shared library the kernel timer (`--timer kernel`) loads; empty = search
+  // the loader's path, then the toolkit the library was built against.
+  std::string cupti_library;
   // Incremented by every reload_env(), so caches derived from the settings know when to rebuild.
   unsigned generation = 0;
 };

@@ -81,6 +81,8 @@ ShapeRun prepare_bf16_run(const BenchShape& shape, const SuiteOptions& options, 
   DeviceBuffer& a_buf = run.buffers.emplace_back(random_bf16_buffer(static_cast<std::size_t>(m * k), seed));
   void* a_data = a_buf.get();
   void* b_data = run.buffers.emplace_back(random_bf16_buffer(static_cast<std::size_t>(g * n * k), seed + 1)).get();
+  run.b_data = b_data;
+  run.b_bytes = static_cast<std::size_t>(g * n * k) * kBf16Bytes;
   run.d_ours = DeviceBuffer(static_cast<std::size_t>(m * n) * d_elem);
   run.d_cublas = DeviceBuffer(static_cast<std::size_t>(m * n) * d_elem);
   const TensorView a = operand_view(a_data, m, k, major_a);

@@ -61,6 +61,8 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
   fill_random_e4m3(host_b.data(), host_b.size(), seed + 1);
   void* a_data = run.buffers.emplace_back(upload(host_a.data(), host_a.size(), "cudaMemcpy(a)")).get();
   void* b_data = run.buffers.emplace_back(upload(host_b.data(), host_b.size(), "cudaMemcpy(b)")).get();
+  run.b_data = b_data;
+  run.b_bytes = host_b.size();
   host_a = {}, host_b = {};
 
   // One set of logical scales: sfa [M_total, kb] per token, sfb [G·nb, kb] per block.

@@ -1,7 +1,7 @@
 #pragma once
 // The read-only L2 flush (FlushMode::kRead): a kernel that reads every 16 bytes of a buffer and writes nothing
 // (its one store sits behind a test no data passes), so the lines it leaves in L2 are clean. Internal to
-// src/bench.
+// src/bench. The same kernel times `--read-b` (a read of B alone, beside each GEMM).
 #include <cstddef>
 
 #include <cuda_runtime_api.h>

@@ -122,9 +122,11 @@ json to_json(const BenchRow& r) {
           {"ours", to_json(r.ours)},
           {"cublas", to_json(r.cublas)},
           {"cublas_per_tensor", to_json(r.cublas_per_tensor)},
+          {"b_read", to_json(r.b_read)},
           {"ours_iterations", to_json(r.ours_iterations)},
           {"cublas_iterations", to_json(r.cublas_iterations)},
           {"cublas_per_tensor_iterations", to_json(r.cublas_per_tensor_iterations)},
+          {"b_read_iterations", to_json(r.b_read_iterations)},
           {"cublas_method", r.cublas_method},
           {"calc_diff", r.calc_diff},
           {"error", r.error},
@@ -136,6 +138,7 @@ json to_json(const BenchRow& r) {
           {"ours_tflops", r.ours_tflops()},
           {"ours_gbps", r.ours_gbps()},
           {"ours_pct_floor", r.ours_pct_floor()},
+          {"ours_pct_b_read", r.ours_pct_b_read()},
           {"cublas_tflops", r.cublas_tflops()},
           {"cublas_per_tensor_tflops", r.cublas_per_tensor_tflops()},
           {"ratio_vs_cublas", r.ratio()}};
@@ -167,6 +170,9 @@ BenchRow row_from(const json& j) {
   if (j.contains("cublas_per_tensor")) r.cublas_per_tensor = stats_from(j.at("cublas_per_tensor"));
   if (j.contains("cublas_per_tensor_iterations"))
     r.cublas_per_tensor_iterations = iterations_from(j.at("cublas_per_tensor_iterations"));
+  // Added with --read-b; older reports lack them.
+  if (j.contains("b_read")) r.b_read = stats_from(j.at("b_read"));
+  if (j.contains("b_read_iterations")) r.b_read_iterations = iterations_from(j.at("b_read_iterations"));
   return r;
 }
 

@@ -36,13 +36,16 @@ std::string or_dash(bool present, const std::string& text) {
   return present ? text : "-";
 }
 
-// `per_tensor`: the report has fp8 rows with the per-tensor cuBLASLt column.
-std::string table_row(const BenchRow& r, bool per_tensor) {
+// `per_tensor`: the report has fp8 rows with the per-tensor cuBLASLt column; `b_read`: rows with a read of B.
+std::string table_row(const BenchRow& r, bool per_tensor, bool b_read) {
   const bool ours = r.has_ours(), cublas = r.has_cublas();
-  const std::string extra =
+  std::string extra =
       per_tensor ? fmt::format(" {} | {} |", or_dash(r.has_cublas_per_tensor(), fmt::format("{:.1f}", r.cublas_per_tensor.median_us)),
                                or_dash(r.has_cublas_per_tensor(), fmt::format("{:.0f}", r.cublas_per_tensor_tflops())))
                  : std::string();
+  if (b_read)
+    extra += fmt::format(" {} | {} |", or_dash(r.has_b_read(), fmt::format("{:.1f}", r.b_read.median_us)),
+                         or_dash(r.has_b_read() && ours, fmt::format("{:.0f}%", r.ours_pct_b_read())));
   return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n", m_cell(r), r.n, r.k,
                      r.layout, r.config.empty() ? "-" : fmt::format("`{}`", r.config),
                      or_dash(ours, fmt::format("{:.1f}", r.ours.median_us)),
@@ -124,8 +127,9 @@ std::string report_to_markdown(const BenchReport& report) {
   if (!e.baseline.empty()) out += fmt::format("| baseline | {} |\n", e.baseline);
   out += fmt::format("| date (UTC) | {} |\n\n", e.date_utc);
 
-  bool per_tensor = false, fp8 = false;
-  for (const auto& row : report.rows) per_tensor |= row.has_cublas_per_tensor(), fp8 |= row.dtype == "fp8";
+  bool per_tensor = false, fp8 = false, b_read = false;
+  for (const auto& row : report.rows)
+    per_tensor |= row.has_cublas_per_tensor(), fp8 |= row.dtype == "fp8", b_read |= row.has_b_read();
   out +=
       "Times are medians in µs; TFLOP/s = FLOPs / median; % floor = ledger floor / median; "
       "ratio = cuBLAS time / our time (> 1: faster than cuBLAS); diff = calc_diff(ours, cuBLASLt).\n";
@@ -134,12 +138,18 @@ std::string report_to_markdown(const BenchReport& report) {
         "fp8 rows: e4m3 A/B, bf16 D; cuBLAS = cuBLASLt with the same 1×128 (A) / 128×128 (B) fp32 block scales "
         "(the ratio's baseline); per-tensor = cuBLASLt on the same data with one fp32 scale per operand (a "
         "reference, not in the ratio).\n";
+  if (b_read)
+    out +=
+        "read B = a kernel that only reads B's bytes, under the same timer: no GEMM of the shape can be faster; "
+        "% of read B = read-B time / our time (100%: as fast as reading B alone).\n";
   out += "\n";
   out += "| M | N | K | layout | config | ours µs | TFLOP/s | % floor | cuBLAS µs | TFLOP/s | ratio | diff |";
-  out += per_tensor ? " per-tensor µs | TFLOP/s |\n" : "\n";
+  out += per_tensor ? " per-tensor µs | TFLOP/s |" : "";
+  out += b_read ? " read B µs | % of read B |\n" : "\n";
   out += "|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|";
-  out += per_tensor ? "---:|---:|\n" : "\n";
-  for (const auto& row : report.rows) out += table_row(row, per_tensor);
+  out += per_tensor ? "---:|---:|" : "";
+  out += b_read ? "---:|---:|\n" : "\n";
+  for (const auto& row : report.rows) out += table_row(row, per_tensor, b_read);
 
   const BenchSummary s = summarize_rows(report.rows);
   out += "\n";

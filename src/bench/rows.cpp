@@ -24,6 +24,9 @@ double BenchRow::ours_gbps() const {
 double BenchRow::ours_pct_floor() const {
   return per_us(floor_us, ours) * 100.0;
 }
+double BenchRow::ours_pct_b_read() const {
+  return has_b_read() ? per_us(b_read.median_us, ours) * 100.0 : 0;
+}
 double BenchRow::cublas_tflops() const {
   return per_us(flops, cublas) * 1e-6;
 }

@@ -19,6 +19,8 @@ struct ShapeRun {
   std::vector<DeviceBuffer> buffers;
   DeviceBuffer d_ours, d_cublas;  // both D in the same layout: compared with calc_diff after the first calls
   DType d_dtype = DType::kBFloat16;
+  const void* b_data = nullptr;  // B of every group, contiguous: what SuiteOptions::time_b_read reads
+  std::size_t b_bytes = 0;
 
   std::function<void(cudaStream_t)> ours;
   std::function<void(cudaStream_t)> cublas;             // the baseline (the ratio's denominator)

@@ -1,6 +1,6 @@
 // run_suite(): per shape, prepare the operands (bf16_runs.cpp / fp8_runs.cpp), run ours and the baseline once and
 // compare them (a loose sanity check), then time ours, the baseline and any extra baseline back to back with
-// bench().
+// bench(); with time_b_read, also a kernel that reads only B.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -11,6 +11,7 @@
 
 #include "bench/device_buffer.hpp"
 #include "bench/host_data.hpp"
+#include "bench/read_flush.hpp"
 #include "bench/shape_run.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
@@ -121,6 +122,17 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
     const BenchResult per_tensor = bench(run.cublas_per_tensor, options.timing);
     row.cublas_per_tensor = per_tensor.stats;
     row.cublas_per_tensor_iterations = per_tensor.iterations;
+  }
+  if (options.time_b_read) {
+    int num_sms = 0;
+    cuda_check(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, options.device),
+               "cudaDeviceGetAttribute(SMs)");
+    // The read kernel takes whole 16-byte words; B's last few bytes, if any, are left out.
+    const std::size_t bytes = run.b_bytes / 16 * 16;
+    const auto read_b = [&](cudaStream_t stream) { bench_detail::read_flush(run.b_data, bytes, num_sms, stream); };
+    const BenchResult b_read = bench(read_b, options.timing);
+    row.b_read = b_read.stats;
+    row.b_read_iterations = b_read.iterations;
   }
   return row;
 }

@@ -1,10 +1,11 @@
 // bench(): do_bench's method with CUDA events. Per timed call: flush the L2 (zero the flush buffer, or with
 // FlushMode::kRead read it, so every call starts with a cold L2), record start, run, record end — the flush sits
 // outside the timed region. The graph backend shares the first call, estimate and warm-up, then hands over
-// to time_with_graph().
+// to time_with_graph(), the kernel timer to time_kernels().
 #include <vector>
 
 #include "bench/graph_timer.hpp"
+#include "bench/kernel_timer.hpp"
 
 #include "bench/device_buffer.hpp"
 #include "bench/read_flush.hpp"
@@ -76,6 +77,10 @@ BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOption
   }
 
   const int reps = result.iterations.rep;
+  if (options.timer == TimerBackend::kKernel) {
+    result.stats = summarize(bench_detail::time_kernels(fn, stream, reps, flush_l2));
+    return result;
+  }
   EventPool ev(2 * static_cast<std::size_t>(reps));
   for (int i = 0; i < reps; ++i) {
     flush_l2();

@@ -7,13 +7,17 @@
 namespace tilegemm {
 
 std::string_view timer_backend_name(TimerBackend timer) {
-  return timer == TimerBackend::kCudaGraph ? "cuda-graph" : "cuda-events";
+  if (timer == TimerBackend::kCudaGraph) return "cuda-graph";
+  if (timer == TimerBackend::kKernel) return "cupti-kernel";
+  return "cuda-events";
 }
 
 TimerBackend parse_timer_backend(std::string_view name, const std::string& argument) {
   if (name == "cuda-events" || name == "events") return TimerBackend::kCudaEvents;
   if (name == "cuda-graph" || name == "graph") return TimerBackend::kCudaGraph;
-  throw InvalidArgument(argument, "cuda-events (events) or cuda-graph (graph)", fmt::format("'{}'", name));
+  if (name == "cupti-kernel" || name == "kernel") return TimerBackend::kKernel;
+  throw InvalidArgument(argument, "cuda-events (events), cuda-graph (graph) or cupti-kernel (kernel)",
+                        fmt::format("'{}'", name));
 }
 
 std::string_view flush_mode_name(FlushMode mode) { return mode == FlushMode::kRead ? "read" : "zero"; }

@@ -117,6 +117,7 @@ Env read_env_from_process() {
   if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");
   if (e.cuda_include_dir.empty()) e.cuda_include_dir = TILEGEMM_CUDA_INCLUDE_DIR;
+  e.cupti_library = get("TILEGEMM_CUPTI_LIBRARY");
   return e;
 }
 

@@ -66,6 +66,7 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("README.md"),
                      "--compare");
   expect_usage_error("--compare a.json b.json --timer graph", "--timer");
+  expect_usage_error("--compare a.json b.json --read-b", "--read-b");
   expect_usage_error("--compare a.json b.json --report out", "--report");
   expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --report /proc/version/sub",
                      "--report");
@@ -75,7 +76,8 @@ TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
   if (tilegemm::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
   for (const char* args :
        {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512",
-        "bench --suite all --dtype fp8", "bench --suite masked --dtype e4m3 --baseline-only"}) {
+        "bench --suite all --dtype fp8", "bench --suite masked --dtype e4m3 --baseline-only",
+        "bench --m 64 --n 2112 --k 7168 --timer kernel --read-b"}) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("no CUDA GPU found"), std::string::npos) << r.output;
@@ -86,7 +88,8 @@ TEST(BenchCli, HelpListsTheOptions) {
   const CliResult r = run_cli("bench --help");
   EXPECT_EQ(r.status, 0) << r.output;
   for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only",
-                             "--num-sms", "--timer", "--report", "--compare", "--from-json"})
+                             "--num-sms", "--timer", "--report", "--compare", "--from-json", "--read-b",
+                             "cupti-kernel"})
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
 }
 

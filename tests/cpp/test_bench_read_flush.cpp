@@ -17,7 +17,8 @@ class BenchReadFlush : public tilegemm::testing::JitEnvFixture {};
 TEST_F(BenchReadFlush, KernelCompilesWithoutSpillsAndOnlyReads) {
   set("DG_JIT_PTXAS_CHECK", "1");
   const jit::KernelSpec spec = bench_detail::read_flush_kernel_spec();
-  EXPECT_NE(spec.source.find("__ldcg(data + i)"), std::string::npos) << "loads go to L2, not L1";
+  EXPECT_NE(spec.source.find("__ldcg(data + i + u * stride)"), std::string::npos) << "loads go to L2, not L1";
+  EXPECT_NE(spec.source.find("__ldcg(data + i);"), std::string::npos) << "the tail loads too";
   EXPECT_NE(spec.source.find("if (acc == 0x9E3779B9u) *never = acc;"), std::string::npos)
       << "the only store is behind a test on the data";
   std::shared_ptr<const jit::CompiledKernel> kernel;

@@ -316,3 +316,34 @@ TEST(BenchFp8Report, MaskedRowsAreSetAgainstTheirContiguousTwins) {
   failed.rows[4].error = "m_grouped_fp8_gemm_masked: the SM90 FP8 kernel is not implemented yet";
   EXPECT_TRUE(masked_vs_contiguous(failed.rows).empty());
 }
+
+// ---- the read-B column (`--read-b`) ------------------------------------------------------------------------
+
+TEST(BenchReadBColumn, PercentIsReadTimeOverOurTimeAndRoundTrips) {
+  BenchReport r = fixture();
+  r.rows[0].b_read = stats(60);  // ours 80 µs: 75% of the way to a read of B alone
+  r.rows[0].b_read_iterations = {5, 3000};
+  EXPECT_DOUBLE_EQ(r.rows[0].ours_pct_b_read(), 75.0);
+  EXPECT_DOUBLE_EQ(r.rows[1].ours_pct_b_read(), 0.0) << "not measured";
+  EXPECT_DOUBLE_EQ(r.rows[0].ratio(), 1.25) << "the read is not part of the ratio";
+  const BenchReport back = report_from_json(report_to_json(r));
+  EXPECT_DOUBLE_EQ(back.rows[0].b_read.median_us, 60);
+  EXPECT_EQ(back.rows[0].b_read_iterations.rep, 3000);
+  EXPECT_FALSE(back.rows[1].has_b_read());
+  EXPECT_NE(report_to_json(r).find("\"ours_pct_b_read\": 75.0"), std::string::npos);
+  // Reports written before the column existed still read.
+  nlohmann::json j = nlohmann::json::parse(report_to_json(r));
+  for (auto& row : j.at("rows")) row.erase("b_read"), row.erase("b_read_iterations");
+  EXPECT_FALSE(report_from_json(j.dump()).rows[0].has_b_read());
+}
+
+TEST(BenchReadBColumn, MarkdownHasTheColumnsOnlyWhenMeasured) {
+  BenchReport r = fixture();
+  EXPECT_EQ(report_to_markdown(r).find("read B"), std::string::npos);
+  r.rows[0].b_read = stats(60);
+  const std::string md = report_to_markdown(r);
+  EXPECT_NE(md.find("| ratio | diff | read B µs | % of read B |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1.250× | 2.5e-06 | 60.0 | 75% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0.800× | 1.0e-06 | - | - |"), std::string::npos) << md;
+  EXPECT_NE(md.find("no GEMM of the shape can be faster"), std::string::npos);
+}

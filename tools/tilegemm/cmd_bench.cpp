@@ -35,6 +35,7 @@ struct BenchArgs {
   std::string from_json;
   std::vector<std::string> compare;  // exactly two report files
   bool baseline_only = false;
+  bool read_b = false;
   int num_sms = 0;
   int device = 0;
 };
@@ -65,6 +66,7 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
   options.timing.warmup_ms = args.warmup_ms;
   options.timing.rep_ms = args.rep_ms;
   options.baseline_only = args.baseline_only;
+  options.time_b_read = args.read_b;
   options.num_sms = args.num_sms;
   options.device = args.device;
   validate_suite_options(options);
@@ -105,11 +107,12 @@ std::string shape_label(const BenchShape& s) {
 }
 
 std::string row_detail(const BenchRow& row) {
-  return fmt::format("bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}{}", row.kind, row.shape_label(),
+  return fmt::format("bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}{}{}", row.kind, row.shape_label(),
                      row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"),
                      row.cublas.median_us,
                      row.has_cublas_per_tensor() ? fmt::format("  per-tensor {:.1f} µs", row.cublas_per_tensor.median_us)
                                                  : std::string(),
+                     row.has_b_read() ? fmt::format("  read B {:.1f} µs", row.b_read.median_us) : std::string(),
                      row.error.empty() ? "" : "  (error: " + row.error + ")");
 }
 
@@ -185,8 +188,10 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto* rep =
       cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
   auto* timer = cmd->add_option("--timer", args->timer,
-                                "cuda-events (events: flush + events around each call) or cuda-graph "
-                                "(graph: calls replayed from a CUDA graph, no launch gaps)")
+                                "cuda-events (events: flush + events around each call), cuda-graph "
+                                "(graph: calls replayed from a CUDA graph, no launch gaps) or cupti-kernel "
+                                "(kernel: flush + call, the GPU's kernel durations from CUPTI, as DeepGEMM's "
+                                "bench_kineto)")
                     ->capture_default_str();
   auto* flush = cmd->add_option("--flush", args->flush,
                                 "L2 flush before each call: zero (memset, as do_bench; leaves the L2 dirty, so "
@@ -197,12 +202,16 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   cmd->add_option("--report", args->report_dir,
                   "Write report.json, report.md and the roofline plot (roofline.png, roofline.svg) to DIR");
   auto* baseline_only = cmd->add_flag("--baseline-only", args->baseline_only, "Time cuBLASLt only");
+  auto* read_b = cmd->add_flag("--read-b", args->read_b,
+                               "Also time a kernel that only reads B under the same timer: at small M the "
+                               "fastest any GEMM of the shape can run (column 'read B')");
   auto* num_sms =
       cmd->add_option("--num-sms", args->num_sms, "SMs our kernels may use (0 = all)")->capture_default_str();
   auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
   // Options that measure make no sense when nothing is measured.
   const std::vector<CLI::Option*> measuring = {
-      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, flush, baseline_only, num_sms, device};
+      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, flush, baseline_only, read_b, num_sms,
+      device};
   auto* from_json = cmd->add_option("--from-json", args->from_json,
                                     "Re-render a recorded report (FILE) instead of measuring: no GPU needed");
   auto* compare = cmd->add_option("--compare", args->compare,
