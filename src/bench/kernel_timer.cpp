@@ -66,21 +66,19 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
-// Enables the two record kinds for its lifetime; the destructor also runs on an exception from fn.
+// Enables the record kinds for its lifetime; the destructor also runs on an exception from fn. CUPTI links a
+// tag to the CUDA calls made under it only while their API records (runtime and driver) are traced too; the
+// timer reads none of those records itself.
 class ActivityScope {
  public:
   explicit ActivityScope(const CuptiApi& api) : api_(api) {
-    cupti_check(api, api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL),
-                "cuptiActivityEnable(CONCURRENT_KERNEL)");
-    enabled_kernels_ = true;
-    cupti_check(api, api.activity_enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION),
-                "cuptiActivityEnable(EXTERNAL_CORRELATION)");
-    enabled_links_ = true;
+    for (const CUpti_ActivityKind kind : kKinds) {
+      cupti_check(api, api.activity_enable(kind), "cuptiActivityEnable");
+      ++enabled_;
+    }
   }
   void close() {
-    if (enabled_links_) api_.activity_disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    if (enabled_kernels_) api_.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    enabled_links_ = enabled_kernels_ = false;
+    for (; enabled_ > 0; --enabled_) api_.activity_disable(kKinds[enabled_ - 1]);
     api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // delivers every pending buffer now
   }
   ~ActivityScope() { close(); }
@@ -88,8 +86,11 @@ class ActivityScope {
   ActivityScope& operator=(const ActivityScope&) = delete;
 
  private:
+  static constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+                                                  CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                                  CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
   const CuptiApi& api_;
-  bool enabled_kernels_ = false, enabled_links_ = false;
+  int enabled_ = 0;
 };
 
 // Pops the call's correlation tag even when fn throws.
@@ -142,8 +143,11 @@ std::vector<double> time_kernels(const std::function<void(cudaStream_t)>& fn, cu
 
   std::vector<double> samples_us(calls, 0.0);
   std::vector<int> kernels(calls, 0);
+  std::size_t kernel_records = 0, tag_links = 0;  // for the error message: what CUPTI delivered at all
   {
     std::lock_guard lock(c.mutex);
+    tag_links = c.call_of_correlation.size();
+    for (const auto& entry : c.kernels_of_correlation) kernel_records += entry.second.size();
     for (const auto& [correlation, spans] : c.kernels_of_correlation) {
       const auto call = c.call_of_correlation.find(correlation);
       if (call == c.call_of_correlation.end()) continue;  // a flush kernel, or another caller's work
@@ -160,8 +164,8 @@ std::vector<double> time_kernels(const std::function<void(cudaStream_t)>& fn, cu
     if (kernels[i] == 0)
       throw RuntimeError(fmt::format(
           "the kernel timer saw no kernel for timed call {} of {}: the callable launched none, or CUPTI dropped "
-          "its records",
-          i + 1, calls));
+          "its records (CUPTI delivered {} kernel records and {} tagged CUDA calls in all)",
+          i + 1, calls, kernel_records, tag_links));
   return samples_us;
 }
 
