@@ -18,7 +18,7 @@ namespace tilegemm {
 namespace {
 // FP8 stages hold one 128-wide scale block of K; bf16 stages one or two 128-byte (64-element) swizzle atoms.
 constexpr int kBf16BlockKs[] = {64, 128};
-constexpr int kFp8BlockKs[] = {128, 256};
+constexpr int kFp8BlockKs[] = {128, 256, 512};
 // Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
 // shared memory from nothing.
 constexpr int kMaxPreferredStages = 16;

@@ -14,6 +14,9 @@ std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const 
   if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
     return "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = false: no "
            "measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)";
+  if (fp8 && c.block_k == 512 && !filter.names({"block_k"}))
+    return "FP8 stages of four K blocks (block_k 512) are not offered by the selector (experiment; "
+           "TILEGEMM_CONFIG_FILTER=block_k=512 forces them)";
   if (fp8 && c.block_k == 256 && !filter.names({"block_k"})) {
     // Masked problems: the caller's expected rows per group when given (expected_m = 0: up to m).
     const long long rows = desc.type == GemmType::kMGroupedMasked && desc.expected_m > 0 ? desc.expected_m : desc.m;

@@ -1,5 +1,6 @@
 // The SM90 FP8 kernel's constraints, in one place. The kernel (device/tilegemm/kernels/sm90_fp8_gemm.cuh) is
 // written to exactly these rules; a config that passes here must compile and run there.
+#include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -30,7 +31,7 @@ int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   // Scales per stage: A per token; B per token (1D1D) or the tile's one or two block scales (1D2D, 16 bytes).
   const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k +
                               (c.block_k / kScaleBlock) * align128(c.block_m * 4) +
-                              (per_token_b ? align128(c.block_n * 4) : 16);
+                              (per_token_b ? align128(c.block_n * 4) : std::max(16, 8 * (c.block_k / kScaleBlock)));
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
   // A K-split pair: the second warpgroup's fp32 sum of a tile.
   const long long pair_sum = c.k_split_pair() ? static_cast<long long>(c.block_m) * c.block_n * 4 : 0;
@@ -43,14 +44,15 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     return fail(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
   if (desc.type == GemmType::kKGroupedContiguous && !per_token_b)
     return fail(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
-  if (c.block_k != kScaleBlock && c.block_k != 2 * kScaleBlock)
-    return fail(why, fmt::format("block_k {} not 128 or 256 (one or two 128-wide scale blocks per stage)", c.block_k));
-  if (c.block_k == 2 * kScaleBlock) {
+  if (c.block_k != kScaleBlock && c.block_k != 2 * kScaleBlock && c.block_k != 4 * kScaleBlock)
+    return fail(why, fmt::format("block_k {} not 128, 256 or 512 (one, two or four 128-wide scale blocks per stage)",
+                                 c.block_k));
+  if (c.block_k > kScaleBlock) {
     const bool type_ok = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
                          desc.type == GemmType::kMGroupedMasked;
     if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair())
-      return fail(why, "block_k 256 (two K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, batched and masked "
-                       "problems without a cluster or a K-split pair");
+      return fail(why, fmt::format("block_k {} (several K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, "
+                                   "batched and masked problems without a cluster or a K-split pair", c.block_k));
   }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
   if (std::string problem = sm90_tile_shape_problem(desc, c, !per_token_b, /*k_split_pair=*/true); !problem.empty())

@@ -253,12 +253,30 @@ std::vector<Fp8DenseCase> two_block_stage_cases() {
   return out;
 }
 
+// Stages of four 128-wide K blocks (block_k = 512), forced: K-block counts leaving one, two and three blocks of the
+// last stage past K (9, 5 and 3 blocks; 1008 also a partial scale block), K of one block, a batch, the small-M tiles
+// of the DeepSeek shapes, split-K and stream-K.
+std::vector<Fp8DenseCase> four_block_stage_cases() {
+  std::vector<Fp8DenseCase> out = {
+      forced_case(0, 64, 2112, 7168, "block_m=64,block_n=16,block_k=512"),
+      forced_case(0, 64, 7168, 16384, "block_m=64,block_n=64,block_k=512"),
+      forced_case(0, 129, 1000, 1152, "block_k=512"),
+      forced_case(0, 65, 576, 128, "block_k=512"),
+      forced_case(0, 129, 1000, 1008, "block_k=512"),
+      forced_case(0, 72, 640, 384, "block_k=512"),
+      forced_case(2, 129, 576, 640, "block_k=512"),
+      forced_case(0, 128, 7168, 7168, "block_m=128,block_n=64,math_wg=2,block_k=512")};
+  append_split_cases(out, 129, 1000, 1152, "block_m=64,block_k=512");
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(OddEighthTiles, Fp8Dense, ::testing::ValuesIn(odd_eighth_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(TwoBlockStages, Fp8Dense, ::testing::ValuesIn(two_block_stage_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(FourBlockStages, Fp8Dense, ::testing::ValuesIn(four_block_stage_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
                          ::testing::Values(Fp8DenseCase{0, 65, 576, 272, Recipe::k1D2D, CMode::kNone},
                                            Fp8DenseCase{0, 65, 576, 272, Recipe::k1D1D, CMode::kInPlace}),

@@ -59,7 +59,7 @@ struct Sm90Fp8Smem {
   static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
   // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block,
   // cp.async'd ([K block][column block]).
-  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : 16;
+  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : (kScaleBlocks < 2 ? 16 : 8 * kScaleBlocks);
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
@@ -152,7 +152,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   // Two K blocks per stage halve the stage handshakes (the per-stage cost that bounds narrow small-M tiles, as in the
   // BF16 kernel's 128-wide stages); kept to the plain 1D2D data-parallel and split paths.
   constexpr int kScaleBlocksPerStage = Smem::kScaleBlocks;
-  static_assert(BLOCK_K == kScaleBlock || BLOCK_K == 2 * kScaleBlock, "one or two 128-wide scale blocks of K per stage");
+  static_assert(BLOCK_K == kScaleBlock || BLOCK_K == 2 * kScaleBlock || BLOCK_K == 4 * kScaleBlock,
+                "one, two or four 128-wide scale blocks of K per stage");
   static_assert(BLOCK_K == kScaleBlock || (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
                 "two K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
@@ -243,7 +244,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
               // A second K block past K (the last stage of an odd count) reads the first one's scales again: its A
               // and B are zero-filled, and a finite scale keeps 0 · scale at 0.
-              const float* sbk = sb + (h > 0 && k0 + kScaleBlock < gemm.k ? h : 0);
+              const float* sbk = sb + (k0 + h * kScaleBlock < gemm.k ? h : 0);
               prim::cp_async_4(smem_sfb(stage) + 2 * h, sbk);
               if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
                 prim::cp_async_4(smem_sfb(stage) + 2 * h + 1,
