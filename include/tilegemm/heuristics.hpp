@@ -40,6 +40,13 @@ constexpr bool kSm90OddEighthBlockNSelected = false;
 // TILEGEMM_CONFIG_FILTER=block_k=256 forces them anywhere the kernel runs them.
 constexpr int kSm90Fp8TwoBlockStagesMaxRows = 128;
 constexpr int kSm90Fp8TwoBlockStagesMinK = 4096;
+// Stages of four K blocks (block_k = 512) are offered where two-block stages are and the tile is at most
+// kSm90Fp8FourBlockStagesMaxBlockN wide, and then preferred over two-block stages of the same tile. NOTE (H200,
+// 2026-12-01, kernel timer, bench/results/2026-12-01-s12-kernel-timer/): 64x16 and 64x32 tiles 3-7% faster
+// (64x2112x7168 10.3 -> 9.6 µs, 128x2112x7168 11.1 -> 10.4, 64x4096x7168 14.0 -> 13.6); 64x64 tiles on three stages
+// -3% (64x7168x16384) and +4% (128x4096x7168); 128x64 on two stages +10%. TILEGEMM_CONFIG_FILTER=block_k=512 forces
+// them anywhere the kernel runs them.
+constexpr int kSm90Fp8FourBlockStagesMaxBlockN = 32;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

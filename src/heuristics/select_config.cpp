@@ -55,13 +55,15 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 }
 
 // The fixed tie-break order: larger block_n (a wider wgmma reads less shared memory per FLOP: 128x256 over
-// 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, FP8 stages of two K blocks
-// where offered (the cost model does not count FP8 stage handshakes; they measured faster where the selector offers
-// them), narrower BF16 stages, more stages, no cluster, data-parallel before split-K before stream-K, fewer K slices.
+// 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, FP8 stages of more K blocks
+// where offered (block_k 512 over 256 over 128: the cost model does not count FP8 stage handshakes; they measured
+// faster where the selector offers them), narrower BF16 stages (block_k 64 or 128), more stages, no cluster,
+// data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
-    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, c.block_k == 256, -c.block_k, c.stages, -c.cluster_m,
-                           -c.cluster_n, -static_cast<int>(c.scheme), -c.split_k);
+    const int fp8_multi_block_k = c.block_k >= 256 ? c.block_k : 0;  // BF16 stages are at most 128 wide
+    return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, fp8_multi_block_k, -c.block_k, c.stages,
+                           -c.cluster_m, -c.cluster_n, -static_cast<int>(c.scheme), -c.split_k);
   };
   return key(a) > key(b);
 }

@@ -101,7 +101,7 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
 TEST(SelectorOffer, Fp8TwoBlockStagesWhereMeasuredFaster) {
   const HardwareModel hw = hardware_preset("h200");
   test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
-  for (auto [m, n, k, block_k] : {std::tuple{64, 2112, 7168, 256}, std::tuple{128, 7168, 16384, 256},
+  for (auto [m, n, k, block_k] : {std::tuple{64, 7168, 16384, 256}, std::tuple{128, 7168, 16384, 256},
                                   std::tuple{64, 7168, 2048, 128}, std::tuple{4096, 2112, 7168, 128}}) {
     const GemmConfig c = select_config(fp8_dense(m, n, k), hw);
     EXPECT_EQ(c.block_k, block_k) << m << "x" << n << "x" << k;
@@ -117,6 +117,30 @@ TEST(SelectorOffer, Fp8TwoBlockStagesWhereMeasuredFaster) {
   two.block_m = 64, two.block_n = 64, two.block_k = 256, two.num_math_warpgroups = 1;
   const std::string why = sm90_offer_problem(fp8_dense(4096, 4096, 7168), two, ConfigFilter{});
   EXPECT_NE(why.find("4096 rows"), std::string::npos) << why;
+}
+
+// Four-block stages: offered (and preferred) for tiles at most kSm90Fp8FourBlockStagesMaxBlockN wide where two-block
+// stages are; the selector's picks change only on the three DeepSeek shapes that measured faster with them.
+TEST(SelectorOffer, Fp8FourBlockStagesOnNarrowTilesWhereMeasuredFaster) {
+  const HardwareModel hw = hardware_preset("h200");
+  test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
+  for (auto [m, n, k, block_n, block_k] :
+       {std::tuple{64, 2112, 7168, 16, 512}, std::tuple{128, 2112, 7168, 32, 512}, std::tuple{64, 4096, 7168, 32, 512},
+        std::tuple{128, 4096, 7168, 64, 256}, std::tuple{64, 7168, 16384, 64, 256},
+        std::tuple{128, 7168, 16384, 64, 256}}) {
+    const GemmConfig c = select_config(fp8_dense(m, n, k), hw);
+    EXPECT_EQ(c.block_n, block_n) << m << "x" << n << "x" << k;
+    EXPECT_EQ(c.block_k, block_k) << m << "x" << n << "x" << k;
+  }
+  GemmConfig four;
+  four.block_m = 64, four.block_n = 64, four.block_k = 512, four.num_math_warpgroups = 1;
+  std::string why = sm90_offer_problem(fp8_dense(64, 7168, 16384), four, ConfigFilter{});
+  EXPECT_NE(why.find("wider than 32"), std::string::npos) << why;
+  four.block_n = 32;
+  EXPECT_TRUE(sm90_offer_problem(fp8_dense(64, 7168, 16384), four, ConfigFilter{}).empty());
+  why = sm90_offer_problem(fp8_dense(256, 7168, 16384), four, ConfigFilter{});
+  EXPECT_NE(why.find("256 rows"), std::string::npos) << why;
+  EXPECT_TRUE(sm90_offer_problem(fp8_dense(256, 7168, 16384), four, parse_config_filter("block_k=512")).empty());
 }
 
 TEST(SelectorOffer, NamingAFieldIsWhatOffers) {

@@ -157,6 +157,34 @@ TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
   EXPECT_NE(why.find("block_k 256"), std::string::npos) << why;
 }
 
+// Stages of four 128-wide K blocks (block_k = 512): the tiles the selector offers them for (64x16, 64x32), a 128x64
+// tile on two warpgroups, split-K and stream-K, a masked problem; 1024 is no stage width.
+TEST_F(Sm90Fp8Codegen, FourBlockStagesCompileWithoutSpills) {
+  const HardwareModel hw = hardware_preset("h200");
+  struct Shape { int block_m, wgs, block_n, stages; GemmType type; GemmScheme scheme; };
+  for (const Shape& s : {Shape{64, 1, 16, 5, GemmType::kNormal, GemmScheme::kDataParallel},
+                         Shape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kDataParallel},
+                         Shape{128, 2, 64, 2, GemmType::kNormal, GemmScheme::kDataParallel},
+                         Shape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kSplitK},
+                         Shape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kStreamK},
+                         Shape{64, 1, 32, 4, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}}) {
+    const GemmDesc desc = fp8_desc(s.type, DType::kBFloat16, false);
+    GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, 512, s.stages);
+    c.scheme = s.scheme;
+    c.split_k = s.scheme == GemmScheme::kSplitK ? 3 : 1;
+    std::string why;
+    ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
+    expect_compiles(desc, c);
+  }
+  std::string why;
+  EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kBFloat16, false),
+                                     tile_config(hw, 64, 1, 16, 1024, 2), hw, &why));
+  EXPECT_NE(why.find("not 128, 256 or 512"), std::string::npos) << why;
+  EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kFloat32, false),
+                                     tile_config(hw, 64, 1, 16, 512, 4), hw, &why));
+  EXPECT_NE(why.find("block_k 512"), std::string::npos) << why;
+}
+
 // 2x1 clusters sharing B: both recipes, every scheduler that pairs m-blocks.
 TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");
@@ -351,8 +379,10 @@ TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
       const GemmConfig c = select_config(desc, hw);
       std::string why;
       EXPECT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << to_string(desc) << ": " << why;
-      // Two K blocks per stage for small M and long K (selector_offer.cpp), one elsewhere.
-      EXPECT_EQ(c.block_k, m <= 128 && k >= 4096 ? 256 : 128) << to_string(desc);
+      // Several K blocks per stage for small M and long K (selector_offer.cpp): four on tiles at most 32 wide,
+      // two on wider ones; one elsewhere.
+      const int multi = c.block_n <= kSm90Fp8FourBlockStagesMaxBlockN ? 512 : 256;
+      EXPECT_EQ(c.block_k, m <= 128 && k >= 4096 ? multi : 128) << to_string(desc);
     }
 }
 

@@ -379,7 +379,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                          contiguous_name);
 
 // ---------------- M-grouped masked ----------------
-// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair, 3 = two-block stages
+// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair, 3 = two-block stages,
+// 4 = four-block stages
 class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 5>> {};
 
 TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
@@ -389,6 +390,7 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   force_cluster(cluster_scope, forced == 1);
   if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", kKSplitPairFilter);
   if (forced == 3) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=256");
+  if (forced == 4) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=512");
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937_64 rng(seed);
@@ -426,7 +428,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            std::array<std::int64_t, 5>{8, 64, 4096, 7168, 2},
                                            std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2},
                                            std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3},
-                                           std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3}));
+                                           std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3},
+                                           std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4},
+                                           std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};
