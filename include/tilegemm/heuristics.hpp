@@ -47,6 +47,9 @@ constexpr int kSm90Fp8TwoBlockStagesMinK = 4096;
 // -3% (64x7168x16384) and +4% (128x4096x7168); 128x64 on two stages +10%. TILEGEMM_CONFIG_FILTER=block_k=512 forces
 // them anywhere the kernel runs them.
 constexpr int kSm90Fp8FourBlockStagesMaxBlockN = 32;
+// Whether the BF16 selector offers stages of four 64-wide K atoms (block_k = 256) on its own; the kernel runs them
+// and TILEGEMM_CONFIG_FILTER=block_k=256 forces them.
+constexpr bool kSm90Bf16FourAtomStagesSelected = false;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

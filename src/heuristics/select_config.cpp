@@ -17,7 +17,7 @@ namespace tilegemm {
 
 namespace {
 // FP8 stages hold one 128-wide scale block of K; bf16 stages one or two 128-byte (64-element) swizzle atoms.
-constexpr int kBf16BlockKs[] = {64, 128};
+constexpr int kBf16BlockKs[] = {64, 128, 256};
 constexpr int kFp8BlockKs[] = {128, 256, 512};
 // Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
 // shared memory from nothing.
@@ -61,7 +61,7 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 // data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
-    const int fp8_multi_block_k = c.block_k >= 256 ? c.block_k : 0;  // BF16 stages are at most 128 wide
+    const int fp8_multi_block_k = c.block_k >= 256 ? c.block_k : 0;  // BF16 256-wide stages are not offered
     return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, fp8_multi_block_k, -c.block_k, c.stages,
                            -c.cluster_m, -c.cluster_n, -static_cast<int>(c.scheme), -c.split_k);
   };

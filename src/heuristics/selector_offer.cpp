@@ -26,6 +26,9 @@ std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const 
                          "faster there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k={} forces them",
                          kSm90Fp8TwoBlockStagesMaxRows, kSm90Fp8TwoBlockStagesMinK, rows, desc.k, c.block_k);
   }
+  if (!fp8 && c.block_k == 256 && !kSm90Bf16FourAtomStagesSelected && !filter.names({"block_k"}))
+    return "BF16 stages of four K atoms (block_k 256) are not offered by the selector "
+           "(kSm90Bf16FourAtomStagesSelected = false; TILEGEMM_CONFIG_FILTER=block_k=256 forces them)";
   if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}))
     return "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = false: "
            "measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)";

@@ -12,7 +12,7 @@ namespace {
 // A 128B-swizzle atom row holds 64 bf16 of K; a stage holds one or two such atoms (two halve the per-stage
 // handshakes, which narrow small-M tiles cannot hide).
 constexpr int kBf16AtomK = kOperandSwizzleBytes / 2;
-constexpr int kBf16MaxBlockK = 2 * kBf16AtomK;
+constexpr int kBf16MaxBlockK = 4 * kBf16AtomK;
 constexpr int kMaxAccumulatorRegs = 128;
 // Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
@@ -38,9 +38,9 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
   if (desc.type == GemmType::kKGroupedContiguous && desc.d_dtype != DType::kFloat32)
     return fail(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
-  if (c.block_k != kBf16AtomK && c.block_k != kBf16MaxBlockK)
-    return fail(why, fmt::format("block_k {} is neither {} nor {} (one or two 128-byte bf16 K atoms of the 128B "
-                                 "swizzle per stage)", c.block_k, kBf16AtomK, kBf16MaxBlockK));
+  if (c.block_k != kBf16AtomK && c.block_k != 2 * kBf16AtomK && c.block_k != kBf16MaxBlockK)
+    return fail(why, fmt::format("block_k {} is not {}, {} or {} (one, two or four 128-byte bf16 K atoms of the 128B "
+                                 "swizzle per stage)", c.block_k, kBf16AtomK, 2 * kBf16AtomK, kBf16MaxBlockK));
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kKGroupedContiguous)
     return fail(why, fmt::format("block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
                                  "multiples of {} only)", c.block_k, kBf16AtomK, kBf16AtomK));

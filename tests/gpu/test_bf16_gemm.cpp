@@ -32,15 +32,25 @@ TEST_P(Bf16GemmTwoAtomStages, MatchesReference) {
   run_bf16_gemm(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, Bf16GemmTwoAtomStages,
+const auto kMultiAtomCases =
     ::testing::Values(DenseCase{0, 64, 2112, 7168, Layout::kNT}, DenseCase{0, 128, 2112, 7168, Layout::kNN},
                       DenseCase{0, 136, 576, 1000, Layout::kTN, DType::kFloat32, CMode::kSeparate},
                       DenseCase{0, 4088, 4096, 7168, Layout::kTT}, DenseCase{0, 1, 8, 64, Layout::kNT},
                       DenseCase{0, 129, 24, 136, Layout::kNT, DType::kFloat32, CMode::kInPlace},
                       DenseCase{0, 65, 7168, 200, Layout::kNN, DType::kBFloat16, CMode::kNone, 8},
-                      DenseCase{3, 64, 128, 64, Layout::kTN, DType::kBFloat16, CMode::kSeparate}),
-    CaseNamer());
+                      DenseCase{3, 64, 128, 64, Layout::kTN, DType::kBFloat16, CMode::kSeparate});
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16GemmTwoAtomStages, kMultiAtomCases, CaseNamer());
+
+// 256-wide stages (four K atoms, block_k=256) forced, on the same cases.
+class Bf16GemmFourAtomStages : public ::testing::TestWithParam<DenseCase> {};
+
+TEST_P(Bf16GemmFourAtomStages, MatchesReference) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", "block_k=256");
+  run_bf16_gemm(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Bf16GemmFourAtomStages, kMultiAtomCases, CaseNamer());
 
 // Tiles whose width is an odd multiple of 8, forced (the selector takes 64x56 for N = 7168 at small M): bf16 D leaves
 // in 16-byte unswizzled chunks with a final stmatrix x2, fp32 D in 32-byte chunks. The real shapes, ragged M and N
