@@ -346,4 +346,9 @@ TEST(BenchReadBColumn, MarkdownHasTheColumnsOnlyWhenMeasured) {
   EXPECT_NE(md.find("| 1.250× | 2.5e-06 | 60.0 | 75% |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 0.800× | 1.0e-06 | - | - |"), std::string::npos) << md;
   EXPECT_NE(md.find("no GEMM of the shape can be faster"), std::string::npos);
+  // Rows 0 (75%) and 1 (read 100 µs against ours 125: 80%) count, row 2 (an error) does not: √(75 · 80) = 77%.
+  r.rows[1].b_read = stats(100);
+  r.rows[2].b_read = stats(10);
+  EXPECT_NE(report_to_markdown(r).find("read of B alone: **77%** (geometric mean over 2 shapes)"), std::string::npos)
+      << report_to_markdown(r);
 }
