@@ -99,6 +99,15 @@ TG_DEVICE void with_fixed_first_groups(int offset, F&& f) {
     with_fixed_first_groups<kBlockN, kStep, kOffset + kStep>(offset, f);
 }
 
+// Calls f(FixedInt<I>{}) for I = kBegin .. kEnd - 1, in order.
+template <int kBegin, int kEnd, class F>
+TG_DEVICE void for_each_fixed(F&& f) {
+  if constexpr (kBegin < kEnd) {
+    f(FixedInt<kBegin>{});
+    for_each_fixed<kBegin + 1, kEnd>(f);
+  }
+}
+
 template <class Cfg>
 TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
@@ -120,6 +129,15 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int kNParts = !kKSplitPair && kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
   constexpr int kPartN = BLOCK_N / kNParts;
   constexpr int kScaleBlock = 128;  // K and N extent of one scale block
+  // A stage of several K blocks on a narrow one-sub-block tile issues every block's wgmmas at once, each into
+  // registers of its own and a commit group of its own, then promotes each block as its group lands: the tensor pipe
+  // runs the later blocks while the CUDA cores promote the earlier ones, instead of waiting for each block in turn.
+  // Measured (H200, kernel timer): 64x2112x7168 on 64x16x512 9.6 -> 9.0 µs, 128x2112x7168 on 64x32x512 10.4 -> 9.6,
+  // 64x7168x16384 on 64x64x256 39.7 -> 39.1 (bench/results/2026-12-01-s12-kernel-timer/, call 8). The extra
+  // registers (one fp32 copy of the tile per K block) bound it to at most 64 per thread; one consumer warpgroup only
+  // (what was measured: 128x64 tiles on two warpgroups keep one block at a time).
+  constexpr bool kOverlapStageBlocks = Cfg::BLOCK_K > kScaleBlock && kMathWGs == 1 && kSubM == 1 && kNParts == 1 &&
+                                       !kPerTokenB && !kKSplitPair && (Cfg::BLOCK_K / kScaleBlock) * BLOCK_N / 2 <= 64;
   // 1D2D: a tile's columns fall into at most two 128-wide scale blocks of B (checked below); when BLOCK_N divides
   // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
   constexpr bool kOneScaleBlockB = kScaleBlock % BLOCK_N == 0;
@@ -281,6 +299,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     sched::Tile tile;
     float acc[kSubM][BLOCK_N / 2];  // the scaled fp32 result
     float part[BLOCK_N / 2];        // one K block of one 64-row sub-block, straight from wgmma
+    float block_parts[kOverlapStageBlocks ? kScaleBlocksPerStage : 1][BLOCK_N / 2];  // each K block's, overlapped
 
     while (scheduler.next(tile)) {
 #pragma unroll
@@ -338,6 +357,47 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             }
           }
 
+          // 1D2D promotion of one K block's wgmma result `regs` (8-column groups [j_begin, j_end)) into sub-block s:
+          // acc += regs · sa[row] · sb[column block].
+          auto promote_1d2d = [&](const float* regs, int h, int s, int j_begin, int j_end) {
+            const float s00 = sa[h][s][0] * sb_first[h], s10 = sa[h][s][1] * sb_first[h];
+            const float s01 = sa[h][s][0] * sb_second[h], s11 = sa[h][s][1] * sb_second[h];
+#pragma unroll
+            for (int j = j_begin; j < j_end; ++j) {
+              const bool in_first = j < first_groups;
+              const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
+              acc[s][4 * j + 0] += top * regs[4 * j + 0];
+              acc[s][4 * j + 1] += top * regs[4 * j + 1];
+              acc[s][4 * j + 2] += bottom * regs[4 * j + 2];
+              acc[s][4 * j + 3] += bottom * regs[4 * j + 3];
+            }
+          };
+          if constexpr (kOverlapStageBlocks) {
+#pragma unroll
+            for (int h = 0; h < kScaleBlocksPerStage; ++h)
+#pragma unroll
+              for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(block_parts[h][i]);
+            prim::wgmma_fence();
+#pragma unroll
+            for (int h = 0; h < kScaleBlocksPerStage; ++h) {
+#pragma unroll
+              for (int kk = 0; kk < kScaleBlock / 32; ++kk)
+                prim::wgmma_e4m3<BLOCK_N>(prim::advance_smem_desc(a_stage, h * BLOCK_M * 128 + kk * 32),
+                                          prim::advance_smem_desc(b_stage, h * BLOCK_N * 128 + kk * 32),
+                                          block_parts[h], kk > 0 ? 1u : 0u);
+              prim::wgmma_commit();
+            }
+            for_each_fixed<0, kScaleBlocksPerStage>([&](auto block) {
+              constexpr int h = decltype(block){};
+              prim::wgmma_wait<kScaleBlocksPerStage - 1 - h>();
+#pragma unroll
+              for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(block_parts[h][i]);
+              if (h == kScaleBlocksPerStage - 1 && lane == 0) release(st.index);
+              promote_1d2d(block_parts[h], h, 0, 0, BLOCK_N / 8);
+            });
+            st.advance();
+            continue;
+          }
 #pragma unroll
           for (int hs = 0; hs < kScaleBlocksPerStage * kSubM; ++hs) {
             const int h = hs / kSubM, s = hs % kSubM;  // K block of the stage, 64-row sub-block
@@ -367,17 +427,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 
               // Promotion: acc += part · sa[row] · sb[column block] (1D2D) or · sb[column] (1D1D).
               if constexpr (!kPerTokenB) {
-                const float s00 = sa[h][s][0] * sb_first[h], s10 = sa[h][s][1] * sb_first[h];
-                const float s01 = sa[h][s][0] * sb_second[h], s11 = sa[h][s][1] * sb_second[h];
-#pragma unroll
-                for (int j = p * kPartN / 8; j < (p + 1) * kPartN / 8; ++j) {
-                  const bool in_first = j < first_groups;
-                  const float top = in_first ? s00 : s01, bottom = in_first ? s10 : s11;
-                  acc[s][4 * j + 0] += top * part[4 * j + 0];
-                  acc[s][4 * j + 1] += top * part[4 * j + 1];
-                  acc[s][4 * j + 2] += bottom * part[4 * j + 2];
-                  acc[s][4 * j + 3] += bottom * part[4 * j + 3];
-                }
+                promote_1d2d(part, h, s, p * kPartN / 8, (p + 1) * kPartN / 8);
               } else {
                 const float* sfb_stage = smem_sfb(st.index);
 #pragma unroll
