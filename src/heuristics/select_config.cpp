@@ -11,6 +11,7 @@
 #include "heuristics/sm90_bf16_cost.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes, d_chunk_swizzle_bytes
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -45,13 +46,10 @@ int resolve_num_sms(const HardwareModel& hw, int num_sms) {
   return num_sms == 0 ? hw.num_sms : num_sms;
 }
 
-// Widest D swizzle (128/64/32 B) that divides a D tile row; fp32 D is stored unswizzled.
+// The D swizzle the epilogue and D's tensor map use: that of the widest chunk (128/64/32 B) dividing a D tile row,
+// none for 16-byte chunks (bf16 D with block_n an odd multiple of 8). Recorded in the config for printing.
 int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
-  if (desc.d_dtype == DType::kFloat32) return 0;
-  const int row_bytes = block_n * dtype_bits(desc.d_dtype) / 8;
-  for (int mode : {128, 64, 32})
-    if (row_bytes % mode == 0) return mode;
-  return 0;
+  return d_chunk_swizzle_bytes(d_chunk_bytes(block_n, dtype_bits(desc.d_dtype) / 8));
 }
 
 // The fixed tie-break order: larger block_n (a wider wgmma reads less shared memory per FLOP: 128x256 over

@@ -9,6 +9,7 @@
 
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/gemm_params.hpp"
 #include "tilegemm/heuristics.hpp"
 
 using namespace tilegemm;
@@ -113,6 +114,20 @@ TEST(HeuristicsSelect, PicksTheMostStagesThatFitForTheChosenTile) {
   std::string why;
   // either one more stage does not fit or it is past the cap of 16
   EXPECT_TRUE(c.stages == 16 || !sm90_bf16_config_legal(desc, more, hw, &why)) << to_string(c);
+}
+
+// The config records the D swizzle the epilogue and D's tensor map use (d_chunk_swizzle_bytes), fp32 D included
+// (it used to say 0 there while the kernel swizzled).
+TEST(HeuristicsSelect, RecordsTheDSwizzleTheKernelUses) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (DType d : {DType::kBFloat16, DType::kFloat32})
+    for (auto [m, n, k] : {std::tuple{64, 2112, 7168}, std::tuple{4096, 7168, 2048}, std::tuple{129, 24, 136}}) {
+      GemmDesc desc = bf16_desc(m, n, k);
+      desc.d_dtype = d;
+      const GemmConfig c = select_config(desc, hw);
+      EXPECT_EQ(c.swizzle_d_bytes, d_chunk_swizzle_bytes(d_chunk_bytes(c.block_n, dtype_bits(d) / 8))) << to_string(c);
+      if (d == DType::kFloat32 && c.block_n % 32 == 0) EXPECT_EQ(c.swizzle_d_bytes, 128) << to_string(c);
+    }
 }
 
 TEST(HeuristicsSelect, GroupedShapes) {
