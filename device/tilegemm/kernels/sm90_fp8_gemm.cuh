@@ -49,7 +49,7 @@ namespace tilegemm {
 template <class Cfg>
 struct Sm90Fp8Smem {
   static constexpr int align128(int bytes) { return (bytes + 127) / 128 * 128; }
-  // One or two 128-wide scale blocks of K per stage; each is one 128B-swizzle atom of A and B, stored one after
+  // One, two or four 128-wide scale blocks of K per stage; each is one 128B-swizzle atom of A and B, stored one after
   // the other ([BLOCK_K / 128][rows][128]).
   static constexpr int kScaleBlocks = Cfg::BLOCK_K / 128;
   static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K;  // e4m3: one byte per element
@@ -58,7 +58,7 @@ struct Sm90Fp8Smem {
   static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
   static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
   // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block,
-  // cp.async'd ([K block][column block]).
+  // cp.async'd ([K block][column block]: 8 bytes per K block, at least 16).
   static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : (kScaleBlocks < 2 ? 16 : 8 * kScaleBlocks);
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
@@ -167,13 +167,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                                    kClusterM == 1 && !kPerTokenB),
                 "256-row contiguous tiles: 1D2D, per-row group index, no cluster, one 128-row half per warpgroup");
 
-  // Two K blocks per stage halve the stage handshakes (the per-stage cost that bounds narrow small-M tiles, as in the
-  // BF16 kernel's 128-wide stages); kept to the plain 1D2D data-parallel and split paths.
+  // Two or four K blocks per stage halve or quarter the stage handshakes (the per-stage cost that bounds narrow
+  // small-M tiles, as in the BF16 kernel's 128-wide stages); kept to the plain 1D2D data-parallel and split paths.
   constexpr int kScaleBlocksPerStage = Smem::kScaleBlocks;
   static_assert(BLOCK_K == kScaleBlock || BLOCK_K == 2 * kScaleBlock || BLOCK_K == 4 * kScaleBlock,
                 "one, two or four 128-wide scale blocks of K per stage");
   static_assert(BLOCK_K == kScaleBlock || (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
-                "two K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
+                "several K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
@@ -260,8 +260,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                               k0 / kScaleBlock;
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
-              // A second K block past K (the last stage of an odd count) reads the first one's scales again: its A
-              // and B are zero-filled, and a finite scale keeps 0 · scale at 0.
+              // A K block past K (in the last stage, when the K-block count is not a multiple of the stage's) reads
+              // the first block's scales again: its A and B are zero-filled, and a finite scale keeps 0 · scale at 0.
               const float* sbk = sb + (k0 + h * kScaleBlock < gemm.k ? h : 0);
               prim::cp_async_4(smem_sfb(stage) + 2 * h, sbk);
               if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
