@@ -18,4 +18,9 @@ struct Fp8GemmParams {
   int sfb_rows;  // ceil(N / 128)
 };
 
+// 1D2D: shared-memory bytes of one stage's B block scales: the tile's (at most two) column blocks of each of the
+// stage's `k_blocks` 128-wide K blocks, 8 bytes per K block, at least 16. Host (shared-memory plan) and device
+// (stage layout) both call this.
+TG_HOST_DEVICE constexpr int fp8_1d2d_sfb_stage_bytes(int k_blocks) { return k_blocks < 2 ? 16 : 8 * k_blocks; }
+
 }  // namespace tilegemm

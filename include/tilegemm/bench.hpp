@@ -256,6 +256,8 @@ struct BenchSummary {
   double min_ratio = 0;
   std::string min_ratio_shape;
   int errors = 0;  // rows with a non-empty error
+  int b_read_compared = 0;     // rows without error that have our numbers and a read of B
+  double geomean_pct_b_read = 0;  // geometric mean of BenchRow::ours_pct_b_read over those rows
 };
 BenchSummary summarize_rows(const std::vector<BenchRow>& rows);
 

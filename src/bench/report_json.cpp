@@ -197,6 +197,8 @@ std::string report_to_json(const BenchReport& report) {
               {"min_ratio_vs_cublas", s.min_ratio},
               {"min_ratio_shape", s.min_ratio_shape},
               {"errors", s.errors},
+              {"b_read_compared", s.b_read_compared},
+              {"geomean_pct_b_read", s.geomean_pct_b_read},
               {"masked_vs_contiguous", masked}}}};
   return j.dump(2) + "\n";
 }

@@ -50,7 +50,7 @@ std::string BenchRow::shape_label() const {
 
 BenchSummary summarize_rows(const std::vector<BenchRow>& rows) {
   BenchSummary s;
-  double log_sum = 0;
+  double log_sum = 0, log_sum_b_read = 0;
   s.min_ratio = std::numeric_limits<double>::infinity();
   for (const auto& row : rows) {
     // A row with an error (e.g. a failed sanity check) has no trustworthy ratio.
@@ -58,12 +58,14 @@ BenchSummary summarize_rows(const std::vector<BenchRow>& rows) {
       ++s.errors;
       continue;
     }
+    if (row.has_ours() && row.has_b_read()) ++s.b_read_compared, log_sum_b_read += std::log(row.ours_pct_b_read());
     const double r = row.ratio();
     if (r <= 0) continue;
     ++s.compared;
     log_sum += std::log(r);
     if (r < s.min_ratio) s.min_ratio = r, s.min_ratio_shape = row.shape_label();
   }
+  if (s.b_read_compared > 0) s.geomean_pct_b_read = std::exp(log_sum_b_read / s.b_read_compared);
   if (s.compared == 0) {
     s.min_ratio = 0;
     return s;

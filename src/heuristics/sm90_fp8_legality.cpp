@@ -1,18 +1,18 @@
 // The SM90 FP8 kernel's constraints, in one place. The kernel (device/tilegemm/kernels/sm90_fp8_gemm.cuh) is
 // written to exactly these rules; a config that passes here must compile and run there.
-#include <algorithm>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include "heuristics/sm90_tile_rules.hpp"
+#include "tilegemm/fp8_params.hpp"  // fp8_1d2d_sfb_stage_bytes
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
 namespace {
-// One stage holds one or two 128-wide K blocks: 128 e4m3 bytes per tile row each (one 128B-swizzle atom row), and
-// exactly one block of scales each.
+// One stage holds one, two or four 128-wide K blocks: 128 e4m3 bytes per tile row each (one 128B-swizzle atom row),
+// and exactly one block of scales each.
 constexpr int kScaleBlock = 128;
 // The math threads hold the scaled result (rows/64 × block_n/2 fp32) plus one K block of raw wgmma partials
 // (block_n/2); beyond 192 of the 232 registers setmaxnreg gives them, addresses and scales spill.
@@ -28,10 +28,11 @@ int align128(int bytes) { return (bytes + 127) / 128 * 128; }
 
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;  // 1D1D
-  // Scales per stage: A per token; B per token (1D1D) or the tile's one or two block scales (1D2D, 16 bytes).
+  // Scales per stage: A per token of each K block; B per token (1D1D) or the tile's block scales (1D2D).
+  const int k_blocks = c.block_k / kScaleBlock;
   const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k +
-                              (c.block_k / kScaleBlock) * align128(c.block_m * 4) +
-                              (per_token_b ? align128(c.block_n * 4) : std::max(16, 8 * (c.block_k / kScaleBlock)));
+                              k_blocks * align128(c.block_m * 4) +
+                              (per_token_b ? align128(c.block_n * 4) : fp8_1d2d_sfb_stage_bytes(k_blocks));
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
   // A K-split pair: the second warpgroup's fp32 sum of a tile.
   const long long pair_sum = c.k_split_pair() ? static_cast<long long>(c.block_m) * c.block_n * 4 : 0;

@@ -351,4 +351,9 @@ TEST(BenchReadBColumn, MarkdownHasTheColumnsOnlyWhenMeasured) {
   r.rows[2].b_read = stats(10);
   EXPECT_NE(report_to_markdown(r).find("read of B alone: **77%** (geometric mean over 2 shapes)"), std::string::npos)
       << report_to_markdown(r);
+  const BenchSummary s = summarize_rows(r.rows);
+  EXPECT_EQ(s.b_read_compared, 2);
+  EXPECT_NEAR(s.geomean_pct_b_read, std::sqrt(75.0 * 80.0), 1e-9);
+  EXPECT_NE(report_to_json(r).find("\"b_read_compared\": 2"), std::string::npos);
+  EXPECT_EQ(summarize_rows(fixture().rows).b_read_compared, 0);
 }

@@ -125,26 +125,42 @@ TEST_F(Sm90Fp8Codegen, OddMultipleOfEightTilesCompile) {
   EXPECT_NE(why.find("block_n 152"), std::string::npos) << why;
 }
 
-// Stages of two 128-wide K blocks (block_k = 256): narrow and 64-wide one-warpgroup tiles, a 128x192 tile on two
-// warpgroups (two column groups per sub-block), split-K and stream-K, a masked problem. Legal only for the 1D2D recipe
-// of dense, batched and masked problems without a cluster or a K-split pair.
-TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
+namespace {
+
+// A stage-width case: the tile, the problem type and the scheme (split-K cuts 3 slices).
+struct StageShape {
+  int block_m, wgs, block_n, stages;
+  GemmType type;
+  GemmScheme scheme;
+};
+
+// Each case with `block_k`-wide stages is legal and compiles without spills or serialised wgmma.
+void expect_stage_shapes_compile(int block_k, std::initializer_list<StageShape> shapes) {
   const HardwareModel hw = hardware_preset("h200");
-  struct Shape { int block_m, wgs, block_n, stages; GemmType type; GemmScheme scheme; };
-  for (const Shape& s : {Shape{64, 1, 16, 10, GemmType::kNormal, GemmScheme::kDataParallel},
-                         Shape{64, 1, 64, 6, GemmType::kNormal, GemmScheme::kDataParallel},
-                         Shape{128, 2, 192, 2, GemmType::kNormal, GemmScheme::kDataParallel},
-                         Shape{64, 1, 64, 6, GemmType::kNormal, GemmScheme::kSplitK},
-                         Shape{64, 1, 32, 8, GemmType::kNormal, GemmScheme::kStreamK},
-                         Shape{64, 1, 64, 6, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}}) {
+  for (const StageShape& s : shapes) {
     const GemmDesc desc = fp8_desc(s.type, DType::kBFloat16, false);
-    GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, 256, s.stages);
+    GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, block_k, s.stages);
     c.scheme = s.scheme;
     c.split_k = s.scheme == GemmScheme::kSplitK ? 3 : 1;
     std::string why;
     ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
     expect_compiles(desc, c);
   }
+}
+
+}  // namespace
+
+// Stages of two 128-wide K blocks (block_k = 256): narrow and 64-wide one-warpgroup tiles, a 128x192 tile on two
+// warpgroups (two column groups per sub-block), split-K and stream-K, a masked problem. Legal only for the 1D2D recipe
+// of dense, batched and masked problems without a cluster or a K-split pair.
+TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
+  const HardwareModel hw = hardware_preset("h200");
+  expect_stage_shapes_compile(256, {StageShape{64, 1, 16, 10, GemmType::kNormal, GemmScheme::kDataParallel},
+                                    StageShape{64, 1, 64, 6, GemmType::kNormal, GemmScheme::kDataParallel},
+                                    StageShape{128, 2, 192, 2, GemmType::kNormal, GemmScheme::kDataParallel},
+                                    StageShape{64, 1, 64, 6, GemmType::kNormal, GemmScheme::kSplitK},
+                                    StageShape{64, 1, 32, 8, GemmType::kNormal, GemmScheme::kStreamK},
+                                    StageShape{64, 1, 64, 6, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}});
   GemmConfig c = tile_config(hw, 128, 2, 128, 256, 2);
   std::string why;
   for (const GemmDesc& desc : {fp8_desc(GemmType::kNormal, DType::kFloat32, false),
@@ -161,21 +177,12 @@ TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
 // tile on two warpgroups, split-K and stream-K, a masked problem; 1024 is no stage width.
 TEST_F(Sm90Fp8Codegen, FourBlockStagesCompileWithoutSpills) {
   const HardwareModel hw = hardware_preset("h200");
-  struct Shape { int block_m, wgs, block_n, stages; GemmType type; GemmScheme scheme; };
-  for (const Shape& s : {Shape{64, 1, 16, 5, GemmType::kNormal, GemmScheme::kDataParallel},
-                         Shape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kDataParallel},
-                         Shape{128, 2, 64, 2, GemmType::kNormal, GemmScheme::kDataParallel},
-                         Shape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kSplitK},
-                         Shape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kStreamK},
-                         Shape{64, 1, 32, 4, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}}) {
-    const GemmDesc desc = fp8_desc(s.type, DType::kBFloat16, false);
-    GemmConfig c = tile_config(hw, s.block_m, s.wgs, s.block_n, 512, s.stages);
-    c.scheme = s.scheme;
-    c.split_k = s.scheme == GemmScheme::kSplitK ? 3 : 1;
-    std::string why;
-    ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
-    expect_compiles(desc, c);
-  }
+  expect_stage_shapes_compile(512, {StageShape{64, 1, 16, 5, GemmType::kNormal, GemmScheme::kDataParallel},
+                                    StageShape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kDataParallel},
+                                    StageShape{128, 2, 64, 2, GemmType::kNormal, GemmScheme::kDataParallel},
+                                    StageShape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kSplitK},
+                                    StageShape{64, 1, 32, 4, GemmType::kNormal, GemmScheme::kStreamK},
+                                    StageShape{64, 1, 32, 4, GemmType::kMGroupedMasked, GemmScheme::kDataParallel}});
   std::string why;
   EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kNormal, DType::kBFloat16, false),
                                      tile_config(hw, 64, 1, 16, 1024, 2), hw, &why));

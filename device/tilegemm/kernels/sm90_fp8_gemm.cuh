@@ -58,8 +58,8 @@ struct Sm90Fp8Smem {
   static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
   static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
   // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block,
-  // cp.async'd ([K block][column block]: 8 bytes per K block, at least 16).
-  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : (kScaleBlocks < 2 ? 16 : 8 * kScaleBlocks);
+  // cp.async'd ([K block][column block]).
+  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : fp8_1d2d_sfb_stage_bytes(kScaleBlocks);
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
