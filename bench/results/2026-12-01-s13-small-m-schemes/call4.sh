@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Session 13 call 4 (78c6418 + varE2.diff): the FP8 epilogue alone. E2 keeps the promotion but stores nothing (the
+# store sits behind a condition that is false at run time: wrong results on purpose). Kernel timer, two rounds.
+set -u
+R=$OUT; W=$R/work; mkdir -p $W
+export TILEGEMM_COMMIT=78c6418 PATH=/usr/local/cuda/bin:$PATH
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=/usr/bin/g++ -DTILEGEMM_DEPS_DIR=$PWD/.deps -DTILEGEMM_BUILD_TESTS=OFF > $W/build.txt 2>&1
+cmake --build build-gpu -j16 --target tilegemm >> $W/build.txt 2>&1 || { tail -30 $W/build.txt; exit 1; }
+B=build-gpu/tilegemm
+for v in E2; do eval "v$v=\$(bench/probes/patched-device .exp/var$v.diff $W/v$v)" || exit 1; done
+dirs=()
+for s in "64 2112 512 block_n=16,block_k=512" "64 2112 7168 -" "128 2112 7168 -" "64 4096 7168 -" "64 7168 2048 -" \
+         "128 7168 2048 -" "64 32768 512 -" "128 32768 512 -"; do
+  set -- $s
+  f=$4; [ $f = - ] && f=""
+  SWEEP_ROUNDS=2 SWEEP_OUT=$W/fp8-$1-$2-$3 timeout 90 scripts/config-sweep $B --m $1 --n $2 --k $3 --dtype fp8 --timer kernel \
+    --warmup-ms 10 --rep-ms 100 -- "$4" "$f TILEGEMM_DEVICE_INCLUDE_DIR=$vE2" > $W/fp8-$1-$2-$3.log 2>&1
+  dirs+=($W/fp8-$1-$2-$3)
+done
+python3 bench/results/2026-12-01-s13-small-m-schemes/json-table.py "${dirs[@]}" > $R/call4-table.md
+tar czf $R/work.tgz -C $R work
