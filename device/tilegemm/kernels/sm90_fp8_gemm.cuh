@@ -372,21 +372,24 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
               acc[s][4 * j + 3] += bottom * regs[4 * j + 3];
             }
           };
-          if constexpr (kOverlapStageBlocks) {
+          // One commit group of wgmmas: K block h of the stage, 64-row sub-block s, column part p, into `regs`.
+          auto issue_k_block = [&](float* regs, int h, int s, auto part_index) {
+            constexpr int p = decltype(part_index){};
+#pragma unroll
+            for (int kk = 0; kk < kScaleBlock / 32; ++kk)
+              prim::wgmma_e4m3<kPartN>(prim::advance_smem_desc(a_stage, h * BLOCK_M * 128 + s * 64 * 128 + kk * 32),
+                                       prim::advance_smem_desc(b_stage, h * BLOCK_N * 128 + p * kPartN * 128 + kk * 32),
+                                       regs, kk > 0 ? 1u : 0u);
+            prim::wgmma_commit();
+          };
+          if constexpr (kOverlapStageBlocks) {  // (one sub-block, one column part)
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h)
 #pragma unroll
               for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(block_parts[h][i]);
             prim::wgmma_fence();
 #pragma unroll
-            for (int h = 0; h < kScaleBlocksPerStage; ++h) {
-#pragma unroll
-              for (int kk = 0; kk < kScaleBlock / 32; ++kk)
-                prim::wgmma_e4m3<BLOCK_N>(prim::advance_smem_desc(a_stage, h * BLOCK_M * 128 + kk * 32),
-                                          prim::advance_smem_desc(b_stage, h * BLOCK_N * 128 + kk * 32),
-                                          block_parts[h], kk > 0 ? 1u : 0u);
-              prim::wgmma_commit();
-            }
+            for (int h = 0; h < kScaleBlocksPerStage; ++h) issue_k_block(block_parts[h], h, 0, FixedInt<0>{});
             for_each_fixed<0, kScaleBlocksPerStage>([&](auto block) {
               constexpr int h = decltype(block){};
               prim::wgmma_wait<kScaleBlocksPerStage - 1 - h>();
@@ -404,16 +407,6 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
 #pragma unroll
             for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
             prim::wgmma_fence();
-            // kNParts groups of wgmma, one per column part, each into its own registers of `part`.
-            auto issue_part = [&](auto part_index) {
-              constexpr int p = decltype(part_index){};
-#pragma unroll
-              for (int kk = 0; kk < kScaleBlock / 32; ++kk)
-                prim::wgmma_e4m3<kPartN>(prim::advance_smem_desc(a_stage, h * BLOCK_M * 128 + s * 64 * 128 + kk * 32),
-                                         prim::advance_smem_desc(b_stage, h * BLOCK_N * 128 + p * kPartN * 128 + kk * 32),
-                                         part + p * kPartN / 2, kk > 0 ? 1u : 0u);
-              prim::wgmma_commit();
-            };
             // Part p's group is done once at most the later parts' groups are in flight: its promotion runs while
             // they do (in the tensor pipe), instead of after all of them.
             auto promote_part = [&](auto part_index) {
@@ -440,8 +433,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                 }
               }
             };
-            issue_part(FixedInt<0>{});
-            if constexpr (kNParts == 2) issue_part(FixedInt<1>{});
+            // kNParts groups of wgmma, one per column part, each into its own registers of `part`.
+            issue_k_block(part, h, s, FixedInt<0>{});
+            if constexpr (kNParts == 2) issue_k_block(part + kPartN / 2, h, s, FixedInt<1>{});
 #pragma unroll
             for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(part[i]);
             promote_part(FixedInt<0>{});
