@@ -147,8 +147,8 @@ std::vector<double> time_kernels(const std::function<void(cudaStream_t)>& fn, cu
   {
     std::lock_guard lock(c.mutex);
     tag_links = c.call_of_correlation.size();
-    for (const auto& entry : c.kernels_of_correlation) kernel_records += entry.second.size();
     for (const auto& [correlation, spans] : c.kernels_of_correlation) {
+      kernel_records += spans.size();
       const auto call = c.call_of_correlation.find(correlation);
       if (call == c.call_of_correlation.end()) continue;  // a flush kernel, or another caller's work
       const std::uint64_t index = call->second - 1;

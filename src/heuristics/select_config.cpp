@@ -55,7 +55,9 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 // The fixed tie-break order: larger block_n (a wider wgmma reads less shared memory per FLOP: 128x256 over
 // 256x128, as DeepGEMM's heuristic also prefers), larger block_m, more math warpgroups, FP8 stages of more K blocks
 // where offered (block_k 512 over 256 over 128: the cost model does not count FP8 stage handshakes; they measured
-// faster where the selector offers them), narrower BF16 stages (block_k 64 or 128), more stages, no cluster,
+// faster where the selector offers them. The BF16 issue floor extended to FP8 does not bind there, the load term
+// does, and with a per-block promotion cost added it moved picks to unmeasured tiles, e.g. 64x2112x7168 to 64x32x512
+// on 66 CTAs: replacing this needs a device-calibrated FP8 term), narrower BF16 stages (block_k 64 or 128), more stages, no cluster,
 // data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
