@@ -33,6 +33,10 @@ struct Env {
   // DG_DETERMINISTIC: split-K / stream-K reduce cut tiles in a fixed order (bit-identical runs) instead of
   // with fp32 atomics; tilegemm::set_deterministic overrides it at run time.
   bool deterministic = false;
+  // DG_ENABLE_PDL: GEMM kernels are launched with programmatic dependent launch (the next kernel may start its
+  // prologue while this one finishes; each kernel waits for its predecessor before touching memory);
+  // tilegemm::set_pdl overrides it at run time.
+  bool pdl = false;
   // TILEGEMM_GEMM_SCHEME (tests and experiments): restricts the selector to one scheme —
   // "data-parallel", "split-k", "split-k:N" (exactly N slices) or "stream-k"; empty = the heuristics choose.
   // force_scheme is -1 when unset, else a GemmScheme value; force_split_k is N, or 0 for any.

@@ -53,6 +53,15 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
 void set_deterministic(bool enabled);
 bool is_deterministic();
 
+// Programmatic dependent launch (DeepGEMM's set_pdl): GEMM kernels are launched with the programmatic stream
+// serialisation attribute. A kernel then starts while the previous kernel in the stream is still running: its
+// prologue (barrier init, tensor-map prefetch) overlaps that kernel's tail, and it waits (griddepcontrol.wait)
+// for that kernel to finish before it reads or writes any tensor. It also lets the next PDL launch start early.
+// Results are the same either way; the gain is launch and prologue time between back-to-back kernels.
+// The default comes from DG_ENABLE_PDL (0, as DeepGEMM's); set_pdl overrides it for the whole process.
+void set_pdl(bool enabled);
+bool is_pdl_enabled();
+
 // The plan a call would use, without a GPU: desc → config (and the kernel name it compiles to).
 struct GemmPlan {
   GemmDesc desc;

@@ -250,5 +250,7 @@ NB_MODULE(_C, m) {
   m.def("gpu_available", &tilegemm::gpu_available);
   m.def("device_num_sms", [](int device) { return tilegemm::hardware_from_device(device).num_sms; }, "device"_a);
   m.def("reload_env", &tilegemm::reload_env);
+  m.def("set_pdl", &tilegemm::set_pdl, "enabled"_a);
+  m.def("pdl_enabled", &tilegemm::is_pdl_enabled);
   m.attr("tilegemm_version") = TILEGEMM_PACKAGE_VERSION;
 }

@@ -3,14 +3,16 @@
 What each one changes in tilegemm (docs/python.md says the same to users):
 - set_num_sms: the SM count the heuristics and the persistent grid use (clamped to the device's).
 - set_mk_alignment_for_contiguous_layout: only the alignment the kernels implement (128) is accepted.
-- set_tc_util, set_pdl, set_ignore_compile_dims, set_block_size_multiple_of: validated and remembered (the
-  getters return them) so DeepGEMM scripts run unchanged; tilegemm's heuristics do not read them yet.
+- set_pdl: GEMM kernels are launched with programmatic dependent launch (tilegemm::set_pdl; off by default, as in
+  DeepGEMM, unless DG_ENABLE_PDL=1).
+- set_tc_util, set_ignore_compile_dims, set_block_size_multiple_of: validated and remembered (the getters return
+  them) so DeepGEMM scripts run unchanged; tilegemm's heuristics do not read them yet.
 """
 import sys
 
 from . import _C
 
-_state = {'num_sms': 0, 'tc_util': 100, 'pdl': True, 'ignore_compile_dims': False,
+_state = {'num_sms': 0, 'tc_util': 100, 'ignore_compile_dims': False,
           'block_size_multiple_of': (1, 1)}
 
 
@@ -66,11 +68,14 @@ def get_tc_util():
 
 
 def set_pdl(new_enable_pdl):
-    _state['pdl'] = _require_bool(new_enable_pdl, 'new_enable_pdl')
+    """Launch the GEMM kernels with programmatic dependent launch: each may start while the previous kernel on the
+    stream finishes (it waits for it before touching any tensor), which hides launch and prologue time between
+    back-to-back kernels. Process-wide; results do not change."""
+    _C.set_pdl(_require_bool(new_enable_pdl, 'new_enable_pdl'))
 
 
 def get_pdl():
-    return _state['pdl']
+    return _C.pdl_enabled()
 
 
 def set_ignore_compile_dims(new_value):

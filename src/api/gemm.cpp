@@ -38,6 +38,8 @@ Major operand_major(const TensorView& v, const char* name) {
 
 // set_deterministic's override: -1 = follow DG_DETERMINISTIC, else 0 / 1.
 std::atomic<int> deterministic_override{-1};
+// set_pdl's override: -1 = follow DG_ENABLE_PDL, else 0 / 1.
+std::atomic<int> pdl_override{-1};
 
 void run(GemmDesc desc, const kernels::Sm90GemmOperands& ops, const GemmOptions& options) {
   desc.deterministic = is_deterministic();
@@ -201,6 +203,13 @@ void set_deterministic(bool enabled) { deterministic_override.store(enabled ? 1 
 bool is_deterministic() {
   const int v = deterministic_override.load();
   return v < 0 ? env().deterministic : v != 0;
+}
+
+void set_pdl(bool enabled) { pdl_override.store(enabled ? 1 : 0); }
+
+bool is_pdl_enabled() {
+  const int v = pdl_override.load();
+  return v < 0 ? env().pdl : v != 0;
 }
 
 }  // namespace tilegemm

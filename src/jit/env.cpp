@@ -89,6 +89,7 @@ Env read_env_from_process() {
     e.tune_ctas_per_sm = v[0] - '0';
   }
   e.deterministic = get_bool("DG_DETERMINISTIC", false);
+  e.pdl = get_bool("DG_ENABLE_PDL", false);
   if (std::string v = get("TILEGEMM_GEMM_SCHEME"); !v.empty()) {
     std::string lower = v;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });

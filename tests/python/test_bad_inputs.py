@@ -148,12 +148,13 @@ def test_config_setters():
 
 def test_config_round_trips():
     deep_gemm.set_tc_util(90)
-    deep_gemm.set_pdl(False)
+    deep_gemm.set_pdl(True)
     try:
-        assert deep_gemm.get_tc_util() == 90 and deep_gemm.get_pdl() is False
+        assert deep_gemm.get_tc_util() == 90 and deep_gemm.get_pdl() is True
     finally:
         deep_gemm.set_tc_util(100)
-        deep_gemm.set_pdl(True)
+        deep_gemm.set_pdl(False)
+    assert deep_gemm.get_pdl() is False
     deep_gemm.set_mk_alignment_for_contiguous_layout(128)
     assert deep_gemm.get_theoretical_mk_alignment_for_contiguous_layout(4096) == 128
     assert deep_gemm.get_m_alignment_for_contiguous_layout() == 128

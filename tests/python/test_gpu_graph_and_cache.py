@@ -55,3 +55,36 @@ def test_two_processes_warm_the_same_cache(tmp_path):
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.split()[-1]) < 1e-5
+
+
+def _chain(xs, ws):
+    for i, w in enumerate(ws):
+        deep_gemm.bf16_gemm_nt(xs[i], w, xs[i + 1])
+
+
+@pytest.mark.parametrize('in_graph', [False, True])
+def test_pdl_chain_reads_each_finished_output(in_graph):
+    # Eight GEMMs, each reading the one before's output. With PDL each kernel lets the next launch at once, so the
+    # next one starts while this one still writes: only its wait keeps it from reading a half-written input.
+    torch.manual_seed(7)
+    m, n = 64, 2048
+    ws = [torch.randn(n, n, device='cuda', dtype=torch.bfloat16) / n**0.5 for _ in range(8)]
+    xs = [torch.randn(m, n, device='cuda', dtype=torch.bfloat16)] + [torch.empty(m, n, device='cuda',
+                                                                           dtype=torch.bfloat16) for _ in ws]
+    assert deep_gemm.get_pdl() is False
+    deep_gemm.set_pdl(True)
+    try:
+        _chain(xs, ws)  # compiles outside any capture
+        if in_graph:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                _chain(xs, ws)
+            for x in xs[1:]:
+                x.fill_(float('nan'))
+            xs[0].normal_()
+            graph.replay()
+        torch.cuda.synchronize()
+    finally:
+        deep_gemm.set_pdl(False)
+    for i, w in enumerate(ws):
+        assert float(calc_diff(xs[i + 1].float(), xs[i].float() @ w.float().T)) < 1e-5, f'layer {i}'

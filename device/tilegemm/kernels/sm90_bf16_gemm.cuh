@@ -127,6 +127,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   }
   Pair pair;
   pair.sync_after_init();
+  prim::pdl_prologue_done();
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------

@@ -213,6 +213,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   }
   Pair pair;
   pair.sync_after_init();
+  prim::pdl_prologue_done();
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------

@@ -124,6 +124,16 @@ TG_DEVICE void setmaxnreg_dec() {
 TG_DEVICE void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 TG_DEVICE void grid_dependency_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" :::); }
 
+// Where a GEMM kernel's prologue (barrier init, tensor-map prefetch: nothing another kernel writes) ends. Launched
+// with PDL, the kernel may have started while the previous kernel in the stream still runs: it waits here until
+// that kernel has finished and its writes are visible, before any tensor is read or written. Then it lets the next
+// PDL launch start at once: that kernel's CTAs take each SM this one leaves and run their own prologue while this
+// one finishes elsewhere (they wait for it the same way). Without PDL both instructions do nothing.
+TG_DEVICE void pdl_prologue_done() {
+  grid_dependency_wait();
+  grid_dependency_launch_dependents();
+}
+
 }  // namespace tilegemm::prim
 
 namespace tilegemm::prim {
