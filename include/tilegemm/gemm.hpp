@@ -56,8 +56,8 @@ bool is_deterministic();
 // Programmatic dependent launch (DeepGEMM's set_pdl): GEMM kernels are launched with the programmatic stream
 // serialisation attribute. A kernel then starts while the previous kernel in the stream is still running: its
 // prologue (barrier init, tensor-map prefetch) overlaps that kernel's tail, and it waits (griddepcontrol.wait)
-// for that kernel to finish before it reads or writes any tensor. It also lets the next PDL launch start early.
-// Results are the same either way; the gain is launch and prologue time between back-to-back kernels.
+// for that kernel to finish before it reads or writes any tensor. A following PDL launch starts as this kernel's
+// CTAs exit. Results are the same either way; the gain is launch and prologue time between back-to-back kernels.
 // The default comes from DG_ENABLE_PDL (0, as DeepGEMM's); set_pdl overrides it for the whole process.
 void set_pdl(bool enabled);
 bool is_pdl_enabled();

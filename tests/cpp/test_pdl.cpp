@@ -61,7 +61,7 @@ std::string kernel_ptx(const jit::KernelSpec& spec) {
   return text.str();
 }
 
-// The wait, then the release of the next launch, in every GEMM kernel family (the selector's small-M picks, which
+// The wait in every GEMM kernel family (the selector's small-M picks, which
 // PDL is for, and a large M-grouped one).
 TEST_F(PdlCodegen, GemmKernelsWaitForThePreviousKernel) {
   set("DG_JIT_DUMP_PTX", "1");
@@ -81,12 +81,11 @@ TEST_F(PdlCodegen, GemmKernelsWaitForThePreviousKernel) {
       const std::string ptx = kernel_ptx(spec);
       ASSERT_NE(ptx.find(".entry tilegemm_kernel"), std::string::npos);
       const auto wait = ptx.find("griddepcontrol.wait");
-      const auto release = ptx.find("griddepcontrol.launch_dependents");
       ASSERT_NE(wait, std::string::npos);
-      ASSERT_NE(release, std::string::npos);
-      EXPECT_LT(wait, release) << "the next kernel is released only after this one's own wait";
       // Nothing before the wait reads a tensor through TMA or writes one.
       EXPECT_LT(wait, ptx.find("cp.async.bulk.tensor"));
+      // No early release of the next launch: measured slower (prim::pdl_prologue_done says where).
+      EXPECT_EQ(ptx.find("griddepcontrol.launch_dependents"), std::string::npos);
     }
 }
 

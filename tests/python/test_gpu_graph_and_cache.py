@@ -64,8 +64,8 @@ def _chain(xs, ws):
 
 @pytest.mark.parametrize('in_graph', [False, True])
 def test_pdl_chain_reads_each_finished_output(in_graph):
-    # Eight GEMMs, each reading the one before's output. With PDL each kernel lets the next launch at once, so the
-    # next one starts while this one still writes: only its wait keeps it from reading a half-written input.
+    # Eight GEMMs, each reading the one before's output. With PDL the next kernel may start before the one before
+    # has finished and flushed its writes; its wait keeps it from reading a half-written input.
     torch.manual_seed(7)
     m, n = 64, 2048
     ws = [torch.randn(n, n, device='cuda', dtype=torch.bfloat16) / n**0.5 for _ in range(8)]

@@ -126,13 +126,13 @@ TG_DEVICE void grid_dependency_launch_dependents() { asm volatile("griddepcontro
 
 // Where a GEMM kernel's prologue (barrier init, tensor-map prefetch: nothing another kernel writes) ends. Launched
 // with PDL, the kernel may have started while the previous kernel in the stream still runs: it waits here until
-// that kernel has finished and its writes are visible, before any tensor is read or written. Then it lets the next
-// PDL launch start at once: that kernel's CTAs take each SM this one leaves and run their own prologue while this
-// one finishes elsewhere (they wait for it the same way). Without PDL both instructions do nothing.
-TG_DEVICE void pdl_prologue_done() {
-  grid_dependency_wait();
-  grid_dependency_launch_dependents();
-}
+// that kernel has finished and its writes are visible, before any tensor is read or written. Without PDL it does
+// nothing.
+// The GEMMs do not release their own dependents early (launch_dependents): the next PDL launch then starts as this
+// kernel's CTAs exit. Released at the start or after the producer's last load, back-to-back GEMMs ran 1-2.6 µs
+// slower on long-K and some BF16 shapes (bench/results/2026-12-01-s14-pdl, call 2), while the gains elsewhere
+// were at most 0.3 µs over this.
+TG_DEVICE void pdl_prologue_done() { grid_dependency_wait(); }
 
 }  // namespace tilegemm::prim
 
