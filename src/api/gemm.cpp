@@ -3,13 +3,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/process_switches.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/tma_views.hpp"
@@ -35,11 +35,6 @@ Major operand_major(const TensorView& v, const char* name) {
   throw InvalidArgument(name, "a view contiguous in its last (K) or second-to-last (M/N) dimension",
                         fmt::format("strides [{}, {}]", v.stride(-2), v.stride(-1)));
 }
-
-// set_deterministic's override: -1 = follow DG_DETERMINISTIC, else 0 / 1.
-std::atomic<int> deterministic_override{-1};
-// set_pdl's override: -1 = follow DG_ENABLE_PDL, else 0 / 1.
-std::atomic<int> pdl_override{-1};
 
 void run(GemmDesc desc, const kernels::Sm90GemmOperands& ops, const GemmOptions& options) {
   desc.deterministic = is_deterministic();
@@ -198,18 +193,21 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
 
 int get_mk_alignment_for_contiguous_layout() { return kContiguousGroupRowAlignment; }
 
-void set_deterministic(bool enabled) { deterministic_override.store(enabled ? 1 : 0); }
-
-bool is_deterministic() {
-  const int v = deterministic_override.load();
-  return v < 0 ? env().deterministic : v != 0;
+namespace api {
+ProcessSwitch& deterministic_switch() {
+  static ProcessSwitch s;
+  return s;
 }
-
-void set_pdl(bool enabled) { pdl_override.store(enabled ? 1 : 0); }
-
-bool is_pdl_enabled() {
-  const int v = pdl_override.load();
-  return v < 0 ? env().pdl : v != 0;
+ProcessSwitch& pdl_switch() {
+  static ProcessSwitch s;
+  return s;
 }
+}  // namespace api
+
+void set_deterministic(bool enabled) { api::deterministic_switch().set(enabled); }
+bool is_deterministic() { return api::deterministic_switch().resolve(env().deterministic); }
+
+void set_pdl(bool enabled) { api::pdl_switch().set(enabled); }
+bool is_pdl_enabled() { return api::pdl_enabled(env()); }
 
 }  // namespace tilegemm

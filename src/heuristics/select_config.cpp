@@ -57,8 +57,8 @@ int d_swizzle_bytes(const GemmDesc& desc, int block_n) {
 // where offered (block_k 512 over 256 over 128: the cost model does not count FP8 stage handshakes; they measured
 // faster where the selector offers them. The BF16 issue floor extended to FP8 does not bind there, the load term
 // does, and with a per-block promotion cost added it moved picks to unmeasured tiles, e.g. 64x2112x7168 to 64x32x512
-// on 66 CTAs: replacing this needs a device-calibrated FP8 term), narrower BF16 stages (block_k 64 or 128), more stages, no cluster,
-// data-parallel before split-K before stream-K, fewer K slices.
+// on 66 CTAs: replacing this needs a device-calibrated FP8 term), narrower BF16 stages (block_k 64 or 128), more
+// stages, no cluster, data-parallel before split-K before stream-K, fewer K slices.
 bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
     const int fp8_multi_block_k = c.block_k >= 256 ? c.block_k : 0;  // BF16 256-wide stages are not offered

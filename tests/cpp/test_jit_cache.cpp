@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "jit/cache_key.hpp"
 #include "jit/compiler.hpp"
@@ -25,12 +24,7 @@ namespace fs = std::filesystem;
 
 using JitCache = testing::JitEnvFixture;
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::read_text;
 
 bool is_elf(const std::vector<char>& bytes) { return bytes.size() > 4 && std::string(bytes.data(), 4) == "\x7f" "ELF"; }
 

@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -20,6 +22,14 @@ inline const char* const kJitVariables[] = {
     "DG_PRINT_CONFIGS",      "DG_JIT_PRINT_COMPILER_COMMAND", "DG_JIT_PTXAS_VERBOSE", "DG_JIT_PTXAS_CHECK",
     "DG_JIT_WITH_LINEINFO",  "DG_JIT_DUMP_PTX",   "DG_JIT_DUMP_SASS",     "DG_JIT_DISABLE",
     "TILEGEMM_DEVICE_INCLUDE_DIR", "TILEGEMM_CUDA_INCLUDE_DIR", "XDG_CACHE_HOME"};
+
+// A file's whole contents ("" when it cannot be read): cache entries' sources, metadata and PTX dumps.
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 class JitEnvFixture : public ::testing::Test {
  protected:

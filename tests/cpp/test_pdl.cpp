@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "kernels/sm90_bf16_gemm.hpp"
@@ -54,11 +52,7 @@ TEST(PdlSetting, MalformedVariableNamesItself) {
 class PdlCodegen : public testing::JitEnvFixture {};
 
 std::string kernel_ptx(const jit::KernelSpec& spec) {
-  const auto kernel = jit::get_kernel(spec);
-  std::ifstream in(std::filesystem::path(kernel->cubin_path()).parent_path() / "kernel.ptx");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return testing::read_text(std::filesystem::path(jit::get_kernel(spec)->cubin_path()).parent_path() / "kernel.ptx");
 }
 
 // The wait in every GEMM kernel family (the selector's small-M picks, which
