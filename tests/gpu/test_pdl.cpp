@@ -25,8 +25,8 @@ extern "C" __global__ void tilegemm_kernel(const uint4* src, uint4* dst, long lo
   do {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < (unsigned long long)spin_ns);
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += gridDim.x * (long long)blockDim.x)
-    dst[i] = src[i];
+  const long long stride = gridDim.x * (long long)blockDim.x;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += stride) dst[i] = src[i];
 }
 )";
 
