@@ -31,6 +31,10 @@ struct GemmParams {
   TmaDescriptor tma_a;  // A as [batch][rows][K] (K-major) or [batch][K][rows] (MN-major), 3-D
   TmaDescriptor tma_b;  // B likewise with N rows
   TmaDescriptor tma_d;  // D as [batch][rows][N]
+  // Rows of A each stage receives: BLOCK_M, or the tensor's rows when it has fewer (decode: M < BLOCK_M). The A box is
+  // then cut to those rows, and the tile's other shared-memory rows stay stale: they only reach accumulator rows past
+  // M, which are never stored. The producer announces this many rows' bytes per stage.
+  int a_rows_per_stage;
   int m;                // rows: of the whole problem, of one batch, or M_max per masked group
   int n;
   int k;

@@ -218,5 +218,7 @@ AscendTilingCheck ascend_tiling_check(const OperandDtypes& dtypes, int m1, int n
 // The DeepSeek-V3 inference suite: M ∈ {64, 128, 4096} × (N,K) ∈ {(2112,7168), (24576,1536),
 // (32768,512), (7168,16384), (4096,7168), (7168,2048)}, M-major order.
 std::vector<ProblemShape> deepseek_suite();
+// The same six weights at decode batch sizes: M ∈ {1, 8, 16, 32}, below the 64-row wgmma tile.
+std::vector<ProblemShape> deepseek_decode_suite();
 
 }  // namespace tilegemm

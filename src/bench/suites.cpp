@@ -16,10 +16,10 @@ constexpr std::array<std::string_view, 4> kLayoutNames{"nt", "nn", "tn", "tt"};
 constexpr std::array<std::pair<int, int>, 2> kGroupedGM{{{4, 8192}, {8, 4096}}};
 constexpr std::array<std::pair<int, int>, 2> kGroupedNK{{{4096, 7168}, {7168, 2048}}};
 
-// DeepSeek-V3 projection shapes: the ledger owns the list (the anchors' dense table).
-std::vector<BenchShape> deepseek_shapes() {
+// DeepSeek-V3 projection shapes: the ledger owns the lists (the anchors' dense table; its decode twin).
+std::vector<BenchShape> dense_shapes(const std::vector<ProblemShape>& problems) {
   std::vector<BenchShape> shapes;
-  for (const ProblemShape& p : deepseek_suite())
+  for (const ProblemShape& p : problems)
     shapes.push_back(
         {GemmType::kNormal, 1, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)});
   return shapes;
@@ -55,22 +55,23 @@ Major layout_major_b(Layout layout) {
 }
 
 std::vector<std::string> suite_names() {
-  return {"deepseek", "grouped", "masked", "all"};
+  return {"deepseek", "decode", "grouped", "masked", "all"};
 }
 
 std::vector<BenchShape> suite_shapes(std::string_view suite, const std::string& argument) {
-  if (suite == "deepseek") return deepseek_shapes();
+  if (suite == "deepseek") return dense_shapes(deepseek_suite());
+  if (suite == "decode") return dense_shapes(deepseek_decode_suite());
   if (suite == "grouped") return grouped_shapes(GemmType::kMGroupedContiguous);
   if (suite == "masked") return grouped_shapes(GemmType::kMGroupedMasked);
   if (suite == "all") {
-    auto shapes = deepseek_shapes();
+    auto shapes = dense_shapes(deepseek_suite());
     for (GemmType type : {GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
       const auto grouped = grouped_shapes(type);
       shapes.insert(shapes.end(), grouped.begin(), grouped.end());
     }
     return shapes;
   }
-  throw InvalidArgument(argument, "one of deepseek, grouped, masked, all", fmt::format("'{}'", suite));
+  throw InvalidArgument(argument, "one of deepseek, decode, grouped, masked, all", fmt::format("'{}'", suite));
 }
 
 ProblemShape ledger_shape(const BenchShape& shape) {

@@ -1,6 +1,7 @@
 // Problem-level ledger: FLOPs, minimum bytes per operand, intensity, balance, bound class, floors.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "tilegemm/errors.hpp"
 #include "tilegemm/ledger.hpp"
@@ -95,18 +96,29 @@ TimingLedger timing_ledger(const ProblemLedger& problem, double time_us) {
   return t;
 }
 
-std::vector<ProblemShape> deepseek_suite() {
-  static constexpr std::int64_t kMs[] = {64, 128, 4096};
-  static constexpr std::pair<std::int64_t, std::int64_t> kNKs[] = {
-      {2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
+namespace {
+// DeepSeek-V3's projection weights as (N, K), each crossed with a list of token counts M.
+constexpr std::pair<std::int64_t, std::int64_t> kDeepSeekNKs[] = {
+    {2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
+
+std::vector<ProblemShape> deepseek_weights_times(std::initializer_list<std::int64_t> ms) {
   std::vector<ProblemShape> shapes;
-  for (auto m : kMs)
-    for (auto [n, k] : kNKs) {
+  for (auto m : ms)
+    for (auto [n, k] : kDeepSeekNKs) {
       ProblemShape s;
       s.m = m, s.n = n, s.k = k;
       shapes.push_back(s);
     }
   return shapes;
+}
+}  // namespace
+
+std::vector<ProblemShape> deepseek_suite() {
+  return deepseek_weights_times({64, 128, 4096});
+}
+
+std::vector<ProblemShape> deepseek_decode_suite() {
+  return deepseek_weights_times({1, 8, 16, 32});
 }
 
 }  // namespace tilegemm

@@ -1,6 +1,7 @@
 // Suite definitions, layout names and the ledger numbers of bench shapes.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,20 +12,27 @@
 
 using namespace tilegemm;
 
-TEST(BenchSuites, DeepSeekIsEighteenDenseShapes) {
-  const auto shapes = suite_shapes("deepseek");
-  ASSERT_EQ(shapes.size(), 18u);
+namespace {
+// A dense suite is exactly the six DeepSeek weights at each of the given M.
+void expect_deepseek_weights_at(const std::string& suite, std::initializer_list<int> ms) {
+  const auto shapes = suite_shapes(suite);
+  ASSERT_EQ(shapes.size(), 6 * ms.size()) << suite;
   std::set<std::tuple<int, int, int>> seen;
   for (const auto& s : shapes) {
     EXPECT_EQ(s.type, GemmType::kNormal);
     EXPECT_EQ(s.groups, 1);
     seen.insert({s.m, s.n, s.k});
   }
-  for (int m : {64, 128, 4096})
+  for (int m : ms)
     for (auto [n, k] :
          {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
-      EXPECT_TRUE(seen.count({m, n, k})) << m << "x" << n << "x" << k;
+      EXPECT_TRUE(seen.count({m, n, k})) << suite << ": " << m << "x" << n << "x" << k;
 }
+}  // namespace
+
+TEST(BenchSuites, DeepSeekIsEighteenDenseShapes) { expect_deepseek_weights_at("deepseek", {64, 128, 4096}); }
+
+TEST(BenchSuites, DecodeIsTheSameWeightsAtTinyM) { expect_deepseek_weights_at("decode", {1, 8, 16, 32}); }
 
 TEST(BenchSuites, GroupedIsFourMGroupedShapes) {
   const auto shapes = suite_shapes("grouped");
@@ -61,7 +69,7 @@ TEST(BenchSuites, AllIsTheThree) {
   EXPECT_EQ(all[17].type, GemmType::kNormal);
   EXPECT_EQ(all[18].type, GemmType::kMGroupedContiguous);
   EXPECT_EQ(all[22].type, GemmType::kMGroupedMasked);
-  EXPECT_EQ(suite_names(), (std::vector<std::string>{"deepseek", "grouped", "masked", "all"}));
+  EXPECT_EQ(suite_names(), (std::vector<std::string>{"deepseek", "decode", "grouped", "masked", "all"}));
 }
 
 TEST(BenchSuites, UnknownSuiteNamesTheArgumentAndTheChoices) {
@@ -70,7 +78,7 @@ TEST(BenchSuites, UnknownSuiteNamesTheArgumentAndTheChoices) {
     FAIL() << "expected InvalidArgument";
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "--suite");
-    EXPECT_NE(std::string(e.what()).find("deepseek, grouped, masked, all"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("deepseek, decode, grouped, masked, all"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("'llama'"), std::string::npos);
   }
 }

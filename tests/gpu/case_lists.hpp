@@ -45,6 +45,20 @@ inline std::vector<DenseCase> deepseek_cases() {
   return cases;
 }
 
+// Decode: the same six N,K pairs at M under one 64-row tile (quick: each pair at one M, K-major A with either B,
+// bf16 or fp32 D, each C mode; full: every M, layout and D dtype).
+inline std::vector<DenseCase> decode_cases() {
+  std::vector<DenseCase> cases;
+  constexpr std::array<std::int64_t, 4> ms = {1, 8, 16, 32};
+  int i = 0;
+  for (auto [n, k] : kDeepSeekNK) {
+    for (int j = 0; j < 4; ++j)
+      if (full_level() || j == i % 4) cases.push_back(with_combo({0, ms[j], n, k}, full_level() ? i * 4 + j : i % 2 + 4 * (i / 2)));
+    ++i;
+  }
+  return cases;
+}
+
 inline std::vector<DenseCase> ragged_cases() {
   std::vector<DenseCase> cases;
   int p = 0;

@@ -52,44 +52,63 @@ TEST_P(Bf16GemmFourAtomStages, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Bf16GemmFourAtomStages, kMultiAtomCases, CaseNamer());
 
-// Tiles whose width is an odd multiple of 8, forced (the selector takes 64x56 for N = 7168 at small M): bf16 D leaves
-// in 16-byte unswizzled chunks with a final stmatrix x2, fp32 D in 32-byte chunks. The real shapes, ragged M and N
-// (a partial last tile of 48 of 56 columns, D rows padded by 8 elements that must stay untouched), MN-major A, fp32 D
-// with C in place, a batch, 128-wide stages, two warpgroups.
-struct OddEighthCase {
+// A dense case on a forced config.
+struct ForcedCase {
   DenseCase dense;
   const char* filter;  // TILEGEMM_CONFIG_FILTER
 };
 
-void PrintTo(const OddEighthCase& c, std::ostream* os) { *os << case_name(c.dense) << " " << c.filter; }
+void PrintTo(const ForcedCase& c, std::ostream* os) { *os << case_name(c.dense) << " " << c.filter; }
 
-class Bf16GemmOddEighthTiles : public ::testing::TestWithParam<OddEighthCase> {};
+std::string forced_case_name(const ::testing::TestParamInfo<ForcedCase>& info) {
+  std::string filter = info.param.filter;
+  for (char& ch : filter)
+    if (ch == '=' || ch == ',') ch = '_';
+  return case_name(info.param.dense) + "_" + filter;
+}
 
-TEST_P(Bf16GemmOddEighthTiles, MatchesReference) {
+class Bf16GemmForced : public ::testing::TestWithParam<ForcedCase> {};
+
+TEST_P(Bf16GemmForced, MatchesReference) {
   GPU_TEST_REQUIRE_SM90();
   test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", GetParam().filter);
   run_bf16_gemm(GetParam().dense);
 }
 
+// Tiles whose width is an odd multiple of 8, forced (the selector takes 64x56 for N = 7168 at small M): bf16 D leaves
+// in 16-byte unswizzled chunks with a final stmatrix x2, fp32 D in 32-byte chunks. The real shapes, ragged M and N
+// (a partial last tile of 48 of 56 columns, D rows padded by 8 elements that must stay untouched), MN-major A, fp32 D
+// with C in place, a batch, 128-wide stages, two warpgroups.
+
 INSTANTIATE_TEST_SUITE_P(
-    Shapes, Bf16GemmOddEighthTiles,
-    ::testing::Values(OddEighthCase{DenseCase{0, 64, 7168, 16384, Layout::kNT}, "block_m=64,block_n=56"},
-                      OddEighthCase{DenseCase{0, 64, 7168, 2048, Layout::kNT}, "block_n=56,block_k=128"},
-                      OddEighthCase{DenseCase{0, 129, 1000, 1000, Layout::kTN, DType::kBFloat16, CMode::kNone, 8},
+    OddEighthTiles, Bf16GemmForced,
+    ::testing::Values(ForcedCase{DenseCase{0, 64, 7168, 16384, Layout::kNT}, "block_m=64,block_n=56"},
+                      ForcedCase{DenseCase{0, 64, 7168, 2048, Layout::kNT}, "block_n=56,block_k=128"},
+                      ForcedCase{DenseCase{0, 129, 1000, 1000, Layout::kTN, DType::kBFloat16, CMode::kNone, 8},
                                     "block_n=56"},
-                      OddEighthCase{DenseCase{0, 65, 600, 200, Layout::kNT, DType::kFloat32, CMode::kInPlace},
+                      ForcedCase{DenseCase{0, 65, 600, 200, Layout::kNT, DType::kFloat32, CMode::kInPlace},
                                     "block_n=40"},
-                      OddEighthCase{DenseCase{3, 64, 200, 64, Layout::kNT, DType::kBFloat16, CMode::kSeparate},
+                      ForcedCase{DenseCase{3, 64, 200, 64, Layout::kNT, DType::kBFloat16, CMode::kSeparate},
                                     "block_n=24"},
-                      OddEighthCase{DenseCase{0, 256, 1000, 512, Layout::kNT}, "block_m=128,block_n=120,math_wg=2"}),
-    [](const ::testing::TestParamInfo<OddEighthCase>& info) {
-      std::string filter = info.param.filter;
-      for (char& ch : filter)
-        if (ch == '=' || ch == ',') ch = '_';
-      return case_name(info.param.dense) + "_" + filter;
-    });
+                      ForcedCase{DenseCase{0, 256, 1000, 512, Layout::kNT}, "block_m=128,block_n=120,math_wg=2"}),
+    forced_case_name);
+
+// Decode, forced: M under one 64-row tile, so K-major A is loaded in boxes of just M rows and the tile's other rows of
+// shared memory stay stale. 128-row tiles on two warpgroups (the second owns no row), stages of two and four K atoms,
+// the 16-wide tile, fp32 D with C in place, MN-major B, a batch, MN-major A (its boxes are not cut).
+// (Split-K and stream-K at M = 1: test_split_k.cpp.)
+INSTANTIATE_TEST_SUITE_P(
+    Decode, Bf16GemmForced,
+    ::testing::Values(ForcedCase{DenseCase{0, 40, 1000, 1000, Layout::kNT}, "block_m=128,math_wg=2"},
+                      ForcedCase{DenseCase{0, 5, 576, 1000, Layout::kNT, DType::kFloat32, CMode::kInPlace}, "block_k=256"},
+                      ForcedCase{DenseCase{0, 24, 2112, 7168, Layout::kNT}, "block_m=64,block_n=16,block_k=128"},
+                      ForcedCase{DenseCase{0, 8, 7168, 2048, Layout::kNN}, "block_k=128"},
+                      ForcedCase{DenseCase{3, 17, 200, 512, Layout::kNT, DType::kBFloat16, CMode::kSeparate}, "block_m=64"},
+                      ForcedCase{DenseCase{0, 16, 2112, 1000, Layout::kTN}, "block_m=64"}),
+    forced_case_name);
 
 INSTANTIATE_TEST_SUITE_P(DeepSeek, Bf16Gemm, ::testing::ValuesIn(deepseek_cases()), CaseNamer());
+INSTANTIATE_TEST_SUITE_P(Decode, Bf16Gemm, ::testing::ValuesIn(decode_cases()), CaseNamer());
 INSTANTIATE_TEST_SUITE_P(Ragged, Bf16Gemm, ::testing::ValuesIn(ragged_cases()), CaseNamer());
 INSTANTIATE_TEST_SUITE_P(Batched, Bf16Gemm, ::testing::ValuesIn(batched_cases()), CaseNamer());
 INSTANTIATE_TEST_SUITE_P(Representative, Bf16Gemm, ::testing::ValuesIn(representative_cases()), CaseNamer());

@@ -270,11 +270,40 @@ std::vector<Fp8DenseCase> four_block_stage_cases() {
   return out;
 }
 
+// Decode: M under one 64-row tile, so A (and its scales) are loaded in boxes of just M rows and the tile's other rows
+// of shared memory stay stale. The decode suite's shapes (quick: each N,K pair at one of the four M), then forced
+// configs: 128-row tiles on two warpgroups (the second owns no row), stages of two and four K blocks, the 16-wide
+// tile, 1D1D with C in place, a batch, the K-split pair, a 1x2 cluster sharing A (its boxes are not cut), split-K and
+// stream-K.
+std::vector<Fp8DenseCase> decode_cases() {
+  std::vector<Fp8DenseCase> out;
+  const std::int64_t ms[] = {1, 8, 16, 32};
+  const std::pair<std::int64_t, std::int64_t> nks[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
+                                                       {7168, 16384}, {4096, 7168}, {7168, 2048}};
+  int i = 0;
+  for (auto [n, k] : nks) {
+    for (int j = 0; j < 4; ++j)
+      if (full_level() || j == i % 4) out.push_back({0, ms[j], n, k, Recipe::k1D2D, CMode::kNone});
+    ++i;
+  }
+  out.push_back(forced_case(0, 40, 1000, 1008, "block_m=128,math_wg=2"));
+  out.push_back(forced_case(0, 3, 2112, 1152, "block_k=256"));
+  out.push_back(forced_case(0, 5, 640, 1008, "block_k=512"));
+  out.push_back(forced_case(0, 8, 2112, 7168, "block_m=64,block_n=16,block_k=512"));
+  out.push_back(forced_case(0, 7, 576, 1008, "", Recipe::k1D1D, CMode::kInPlace));
+  out.push_back(forced_case(2, 9, 576, 512, ""));
+  out.push_back(forced_case(0, 20, 2112, 7168, kKSplitPairFilter));
+  out.push_back(forced_case(0, 40, 2112, 1024, "block_m=64,block_n=96,math_wg=1,cluster_n=2"));
+  append_split_cases(out, 5, 1000, 1152, "block_m=64");
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(OddEighthTiles, Fp8Dense, ::testing::ValuesIn(odd_eighth_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(Decode, Fp8Dense, ::testing::ValuesIn(decode_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(TwoBlockStages, Fp8Dense, ::testing::ValuesIn(two_block_stage_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(FourBlockStages, Fp8Dense, ::testing::ValuesIn(four_block_stage_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
@@ -430,7 +459,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3},
                                            std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3},
                                            std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4},
-                                           std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4}));
+                                           std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4},
+                                           // Decode: M_max under one 64-row tile (A boxes cut to M_max rows).
+                                           std::array<std::int64_t, 5>{6, 24, 2112, 1008, 0},
+                                           std::array<std::int64_t, 5>{4, 8, 4096, 7168, 0},
+                                           std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};

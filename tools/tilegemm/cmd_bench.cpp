@@ -172,7 +172,7 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   CLI::App* cmd = root.add_subcommand(
       "bench",
       "Time our BF16 or FP8 GEMMs and cuBLASLt on a suite of shapes (L2 flushed, medians); compare two reports");
-  auto* suite = cmd->add_option("--suite", args->suite, "deepseek (default), grouped, masked or all");
+  auto* suite = cmd->add_option("--suite", args->suite, "deepseek (default), decode (the same weights at M = 1, 8, 16, 32), grouped, masked or all (deepseek + grouped + masked)");
   auto* m = cmd->add_option("--m", args->m, "One custom shape: rows of A and D (with --n and --k)");
   auto* n = cmd->add_option("--n", args->n, "One custom shape: columns of D");
   auto* k = cmd->add_option("--k", args->k, "One custom shape: the reduction size");

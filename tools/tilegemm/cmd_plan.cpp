@@ -226,7 +226,7 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   cmd->add_option("--expected-m", args->expected_m, "Masked grouped GEMM: expected rows per group (0 = m)");
   cmd->add_option("--num-sms", args->num_sms, "Persistent CTAs (0 = every SM of --hw)");
   cmd->add_flag("--with-c", args->with_c, "D = C + A*B (C read once)");
-  cmd->add_option("--suite", args->suite, "Plan every shape of a suite: deepseek, grouped or all");
+  cmd->add_option("--suite", args->suite, "Plan every shape of a suite: deepseek, decode, grouped, masked or all");
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_option("--top", args->top, "Also list the best N distinct tile shapes")->capture_default_str();
   cmd->callback([args] { run_plan(*args); });

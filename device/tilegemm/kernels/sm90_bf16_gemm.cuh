@@ -134,7 +134,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
       sm90_produce<Scheduler, kStages, BLOCK_K>(
-          params, barriers, Smem::kABytes + Smem::kBBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+          params, barriers, params.a_rows_per_stage * BLOCK_K * 2 + Smem::kBBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(stage), tile.m0, k0,
                                                            tile.a_batch);
             if constexpr (kMulticastB)

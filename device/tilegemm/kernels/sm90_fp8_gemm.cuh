@@ -71,9 +71,11 @@ struct Sm90Fp8Smem {
   static constexpr int kPairSumBytes = kKSplitPair ? Cfg::BLOCK_M * Cfg::BLOCK_N * 4 : 0;
   static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
-  // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included.
-  static constexpr unsigned kStageTxBytes =
-      kABytes + kBBytes + kScaleBlocks * Cfg::BLOCK_M * 4 + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
+  // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included. A's boxes hold
+  // a_rows rows (BLOCK_M, or M when smaller) and its scale boxes sfa_rows floats.
+  TG_DEVICE static unsigned stage_tx_bytes(int a_rows, int sfa_rows) {
+    return kScaleBlocks * (a_rows * 128 + sfa_rows * 4) + kBBytes + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
+  }
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
@@ -227,7 +229,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     };
     if (producer_warp == 0 && prim::elect_one_sync()) {
       sm90_produce<Scheduler, kStages, BLOCK_K>(
-          gemm, barriers, Smem::kStageTxBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+          gemm, barriers, Smem::stage_tx_bytes(gemm.a_rows_per_stage, params.sfa_box_rows), [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
             const int k_scale0 = k0 / kScaleBlock;
             // Per K block of the stage: one 128-byte atom of A and of B, one column of A's scales.
