@@ -11,7 +11,8 @@ struct Fp8GemmParams {
   // stage. 1D1D: B's per-token scales likewise (box of BLOCK_N floats); unused in 1D2D.
   TmaDescriptor tma_sfa;
   TmaDescriptor tma_sfb;
-  int sfa_box_rows;  // floats per box of A's scales: BLOCK_M, or gemm.a_rows_per_stage rounded up to 4 when fewer
+  TmaDescriptor tma_sfa_tail;  // A's scales for the tail block (GemmParams::a_tail_rows): sfa_tail_rows floats
+  int sfa_tail_rows;           // a_tail_rows rounded up to 16 bytes
   // 1D2D: B's per-block scales, element (g, n / 128, kb) at sfb[g * sfb_group_stride + (n / 128) * sfb_row_stride + kb].
   const float* sfb;
   long long sfb_group_stride;

@@ -31,10 +31,16 @@ struct GemmParams {
   TmaDescriptor tma_a;  // A as [batch][rows][K] (K-major) or [batch][K][rows] (MN-major), 3-D
   TmaDescriptor tma_b;  // B likewise with N rows
   TmaDescriptor tma_d;  // D as [batch][rows][N]
-  // Rows of A each stage receives: BLOCK_M, or the tensor's rows when it has fewer (decode: M < BLOCK_M). The A box is
-  // then cut to those rows, and the tile's other shared-memory rows stay stale: they only reach accumulator rows past
-  // M, which are never stored. The producer announces this many rows' bytes per stage.
-  int a_rows_per_stage;
+  // The tail: the last m-block when A's rows are not a multiple of BLOCK_M (decode, M < BLOCK_M: the only block).
+  // A box reaching past the tensor's last row makes TMA zero-fill the missing rows, which is slow (the whole call
+  // took up to twice as long: bench/results/2026-12-01-s15-decode/), so the tail is loaded through a map whose box
+  // holds just its rows; the tile's other shared-memory rows stay stale and only reach accumulator rows past the
+  // end, which are never stored. D likewise: the consumer warpgroup whose rows contain D's last row stores through
+  // a map of just the rows left. A tail map is used by the tile (row band) that starts exactly at its first row.
+  TmaDescriptor tma_a_tail;  // box of a_tail_rows rows
+  TmaDescriptor tma_d_tail;  // box of d_tail_rows rows
+  int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks, MN-major A or A multicast)
+  int d_tail_row0, d_tail_rows;  // d_tail_rows = 0: none
   int m;                // rows: of the whole problem, of one batch, or M_max per masked group
   int n;
   int k;
@@ -60,6 +66,13 @@ struct GemmParams {
   int unit_begin = 0;
   int unit_end = 0x7fffffff;
 };
+
+// The tail maps (see GemmParams): whether the tile at row m0 loads A through tma_a_tail, and the map a consumer
+// warpgroup whose rows start at m_row stores D through.
+TG_HOST_DEVICE inline bool is_a_tail(const GemmParams& p, int m0) { return p.a_tail_rows > 0 && m0 == p.a_tail_row0; }
+TG_HOST_DEVICE inline const TmaDescriptor* d_map_for_rows(const GemmParams& p, int m_row) {
+  return p.d_tail_rows > 0 && m_row == p.d_tail_row0 ? &p.tma_d_tail : &p.tma_d;
+}
 
 }  // namespace tilegemm
 

@@ -10,6 +10,7 @@
 #include "kernels/kernel_cache.hpp"
 #include "kernels/sm90_launch.hpp"
 #include "kernels/tma_descriptor.hpp"
+#include "kernels/tail_maps.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -81,15 +82,14 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
 void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops,
                            void* stream) {
   GemmParams params{};
-  // K-major A with fewer rows than a tile is loaded in boxes of just its rows; MN-major A's box is 64 rows wide.
-  params.a_rows_per_stage =
-      desc.major_a == Major::kKMajor ? fitted_box_rows(config.block_m, ops.a.size(1)) : config.block_m;
-  params.tma_a = encode_tma(operand_view(ops.a, desc.major_a, params.a_rows_per_stage, config.block_k), "a");
+  params.tma_a = encode_tma(operand_view(ops.a, desc.major_a, config.block_m, config.block_k), "a");
   // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
   params.tma_b = encode_tma(operand_view(ops.b, desc.major_b, config.block_n / config.cluster_m, config.block_k), "b");
-
   const int d_rows = config.block_m / config.num_math_warpgroups;
-  params.tma_d = encode_tma(output_view(ops.d, config.block_n, fitted_box_rows(d_rows, ops.d.size(1))), "d");
+  params.tma_d = encode_tma(output_view(ops.d, config.block_n, d_rows), "d");
+  // (MN-major A's box is a 64-row-wide column panel: no tail map.)
+  encode_tail_maps(params, ops.a, desc.major_a == Major::kKMajor, config.block_m, config.block_k, ops.d,
+                   config.block_n, d_rows);
 
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *cached_kernel(desc, config), stream);
 }

@@ -8,6 +8,7 @@
 #include "kernels/codegen_tokens.hpp"
 #include "kernels/kernel_cache.hpp"
 #include "kernels/sm90_launch.hpp"
+#include "kernels/tail_maps.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/fp8_params.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -51,17 +52,19 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
 void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops, void* stream) {
   Fp8GemmParams params{};
   // With a 1x2 cluster each CTA loads (and multicasts) half of the A tile; with a 2x1 cluster, half of the B tile.
-  // Without A multicast, A with fewer rows than a tile is loaded in boxes of just its rows (and its scales in boxes
-  // of those rows rounded up to 16 bytes).
-  const int a_rows = config.cluster_n == 1 ? fitted_box_rows(config.block_m, ops.a.size(1)) : config.block_m;
-  params.gemm.a_rows_per_stage = a_rows;
-  params.gemm.tma_a = encode_tma(operand_view(ops.a, Major::kKMajor, a_rows / config.cluster_n, config.block_k), "a");
+  params.gemm.tma_a =
+      encode_tma(operand_view(ops.a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
   params.gemm.tma_b =
       encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
-  const int d_rows = fitted_box_rows(config.rows_per_math_warpgroup(), ops.d.size(1));
-  params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, d_rows), "d");
-  params.sfa_box_rows = std::min(config.block_m, (a_rows + 3) / 4 * 4);
-  params.tma_sfa = encode_tma(scale_view(ops.sfa, params.sfa_box_rows), "sfa");
+  params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
+  params.tma_sfa = encode_tma(scale_view(ops.sfa, config.block_m), "sfa");
+  // A's tail (not for half tiles shared by a 1x2 cluster) and its scales, in boxes rounded up to 16 bytes.
+  const RowTail a_tail = encode_tail_maps(params.gemm, ops.a, config.cluster_n == 1, config.block_m, config.block_k,
+                                          ops.d, config.block_n, config.rows_per_math_warpgroup());
+  if (a_tail.rows > 0) {
+    params.sfa_tail_rows = std::min(config.block_m, (a_tail.rows + 3) / 4 * 4);
+    params.tma_sfa_tail = encode_tma(scale_view(ops.sfa, params.sfa_tail_rows), "sfa");
+  }
   if (is_1d1d(desc)) {
     params.tma_sfb = encode_tma(scale_view(ops.sfb, config.block_n), "sfb");
   } else {

@@ -24,10 +24,6 @@ TensorView as_3d(const TensorView& v) {
                              v.strides[1]);
 }
 
-int fitted_box_rows(int block_rows, std::int64_t rows) {
-  return static_cast<int>(std::clamp<std::int64_t>(rows, 1, block_rows));
-}
-
 TmaView operand_view(const TensorView& v, Major major, int block_rows, int block_k) {
   TmaView t;
   t.base = v.data;

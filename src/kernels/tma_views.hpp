@@ -19,11 +19,6 @@ TmaView output_view(const TensorView& d, int block_n, int box_rows);
 // block per load, no swizzle.
 TmaView scale_view(const TensorView& sf, int box_rows);
 
-// Rows of a box that loads a block_rows-row tile from a tensor of `rows` rows: the tile's, or the tensor's when
-// it has fewer (decode: M < BLOCK_M). A box reaching past the tensor's end makes TMA zero-fill the missing rows,
-// which is slow (bench/results/2026-12-01-s15-decode/); the kernels leave those shared-memory rows stale instead.
-int fitted_box_rows(int block_rows, std::int64_t rows);
-
 // [rows, cols] as [1, rows, cols]; 3-D views unchanged.
 TensorView as_3d(const TensorView& v);
 

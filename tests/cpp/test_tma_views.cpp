@@ -1,30 +1,22 @@
-// The TMA boxes the SM90 kernels load and store through: a tile taller than the tensor is cut to the tensor's rows
-// (decode, M < BLOCK_M), so TMA never zero-fills rows past the end.
+// The tail maps' rows (kernels/tail_maps.hpp): the last, partial block of rows of A or D gets a box of just its rows,
+// so TMA never zero-fills rows past a tensor's end (decode, M < BLOCK_M, and ragged M).
 #include <gtest/gtest.h>
 
-#include "kernels/tma_views.hpp"
+#include "kernels/tail_maps.hpp"
 
-using namespace tilegemm;
 using namespace tilegemm::kernels;
 
-TEST(TmaViews, BoxRowsAreTheTileOrTheTensorsRowsWhenFewer) {
-  EXPECT_EQ(fitted_box_rows(64, 1), 1);
-  EXPECT_EQ(fitted_box_rows(64, 33), 33);
-  EXPECT_EQ(fitted_box_rows(64, 64), 64);
-  EXPECT_EQ(fitted_box_rows(64, 65), 64);
-  EXPECT_EQ(fitted_box_rows(128, 4096), 128);
-  EXPECT_EQ(fitted_box_rows(64, 0), 1);  // an empty masked group's tensor still needs a valid box
-}
-
-TEST(TmaViews, FittedRowsReachTheBoxesOfAAndD) {
-  int dummy = 0;
-  const TensorView a = as_3d(TensorView::matrix(&dummy, DType::kBFloat16, 5, 7168, 7168));
-  const TmaView a_view = operand_view(a, Major::kKMajor, fitted_box_rows(64, a.size(1)), 128);
-  EXPECT_EQ(a_view.box[0], 64u);  // one 128-byte K atom of bf16
-  EXPECT_EQ(a_view.box[1], 5u);
-  EXPECT_EQ(a_view.dims[1], 5u);
-
-  const TensorView d = as_3d(TensorView::matrix(&dummy, DType::kBFloat16, 5, 2112, 2112));
-  const TmaView d_view = output_view(d, 16, fitted_box_rows(64, d.size(1)));
-  EXPECT_EQ(d_view.box[1], 5u);
+TEST(TailMaps, TheLastPartialBlockOfRows) {
+  auto expect_tail = [](std::int64_t rows, int block, int row0, int count) {
+    const RowTail t = row_tail(rows, block);
+    EXPECT_EQ(t.row0, row0) << rows << " rows in blocks of " << block;
+    EXPECT_EQ(t.rows, count) << rows << " rows in blocks of " << block;
+  };
+  expect_tail(1, 64, 0, 1);        // decode: the only block is the tail
+  expect_tail(63, 64, 0, 63);
+  expect_tail(64, 64, 0, 0);       // whole blocks: no tail
+  expect_tail(65, 64, 64, 1);      // one row past a whole block
+  expect_tail(129, 128, 128, 1);
+  expect_tail(4095, 256, 3840, 255);
+  expect_tail(8192, 128, 0, 0);
 }

@@ -93,17 +93,35 @@ INSTANTIATE_TEST_SUITE_P(
                       ForcedCase{DenseCase{0, 256, 1000, 512, Layout::kNT}, "block_m=128,block_n=120,math_wg=2"}),
     forced_case_name);
 
-// Decode, forced: M under one 64-row tile, so K-major A is loaded in boxes of just M rows and the tile's other rows of
-// shared memory stay stale. 128-row tiles on two warpgroups (the second owns no row), stages of two and four K atoms,
-// the 16-wide tile, fp32 D with C in place, MN-major B, a batch, MN-major A (its boxes are not cut).
+// Tails, forced: M not a multiple of the tile, so the last m-block loads A through the tail map (a box of just its
+// rows) and the warpgroup holding D's last row stores through D's: one row past a 64-row tile, 128-row tiles on two
+// warpgroups (the tail ends in the second warpgroup's rows; or in the first, the second's rows all past M), 128-wide
+// stages with a batch, MN-major A (no A tail map, D's only).
+INSTANTIATE_TEST_SUITE_P(
+    Tails, Bf16GemmForced,
+    ::testing::Values(ForcedCase{DenseCase{0, 65, 2112, 7168, Layout::kNT}, "block_m=64"},
+                      ForcedCase{DenseCase{0, 200, 1000, 1000, Layout::kNT, DType::kFloat32, CMode::kInPlace},
+                                 "block_m=128,math_wg=2"},
+                      ForcedCase{DenseCase{0, 129, 7168, 2048, Layout::kNN}, "block_m=128,math_wg=2"},
+                      ForcedCase{DenseCase{2, 100, 576, 512, Layout::kNT, DType::kBFloat16, CMode::kSeparate},
+                                 "block_m=64,block_k=128"},
+                      ForcedCase{DenseCase{0, 72, 2112, 1000, Layout::kTN}, "block_m=64"}),
+    forced_case_name);
+
+// Decode, forced: M under one 64-row tile, so the only m-block is the tail: K-major A is loaded through the tail map
+// (boxes of just M rows) and the tile's other rows of shared memory stay stale. 128-row tiles on two warpgroups (the
+// second owns no row), stages of two and four K atoms, the 16-wide tile, fp32 D with C in place, MN-major B, a batch,
+// MN-major A (no A tail map).
 // (Split-K and stream-K at M = 1: test_split_k.cpp.)
 INSTANTIATE_TEST_SUITE_P(
     Decode, Bf16GemmForced,
     ::testing::Values(ForcedCase{DenseCase{0, 40, 1000, 1000, Layout::kNT}, "block_m=128,math_wg=2"},
-                      ForcedCase{DenseCase{0, 5, 576, 1000, Layout::kNT, DType::kFloat32, CMode::kInPlace}, "block_k=256"},
+                      ForcedCase{DenseCase{0, 5, 576, 1000, Layout::kNT, DType::kFloat32, CMode::kInPlace},
+                                 "block_k=256"},
                       ForcedCase{DenseCase{0, 24, 2112, 7168, Layout::kNT}, "block_m=64,block_n=16,block_k=128"},
                       ForcedCase{DenseCase{0, 8, 7168, 2048, Layout::kNN}, "block_k=128"},
-                      ForcedCase{DenseCase{3, 17, 200, 512, Layout::kNT, DType::kBFloat16, CMode::kSeparate}, "block_m=64"},
+                      ForcedCase{DenseCase{3, 17, 200, 512, Layout::kNT, DType::kBFloat16, CMode::kSeparate},
+                                 "block_m=64"},
                       ForcedCase{DenseCase{0, 16, 2112, 1000, Layout::kTN}, "block_m=64"}),
     forced_case_name);
 

@@ -270,11 +270,11 @@ std::vector<Fp8DenseCase> four_block_stage_cases() {
   return out;
 }
 
-// Decode: M under one 64-row tile, so A (and its scales) are loaded in boxes of just M rows and the tile's other rows
-// of shared memory stay stale. The decode suite's shapes (quick: each N,K pair at one of the four M), then forced
-// configs: 128-row tiles on two warpgroups (the second owns no row), stages of two and four K blocks, the 16-wide
-// tile, 1D1D with C in place, a batch, the K-split pair, a 1x2 cluster sharing A (its boxes are not cut), split-K and
-// stream-K.
+// Decode: M under one 64-row tile, so the only m-block is the tail: A and its scales are loaded through the tail maps
+// (boxes of just M rows) and the tile's other rows of shared memory stay stale. The decode suite's shapes (quick:
+// each N,K pair at one of the four M), then forced configs: 128-row tiles on two warpgroups (the second owns no row),
+// stages of two and four K blocks, the 16-wide tile, 1D1D with C in place, a batch, the K-split pair, a 1x2 cluster
+// sharing A (no tail maps: its CTAs load half tiles), split-K and stream-K.
 std::vector<Fp8DenseCase> decode_cases() {
   std::vector<Fp8DenseCase> out;
   const std::int64_t ms[] = {1, 8, 16, 32};
@@ -298,12 +298,29 @@ std::vector<Fp8DenseCase> decode_cases() {
   return out;
 }
 
+// Tails, forced: M not a multiple of the tile, so the last m-block loads A and its scales through the tail maps and
+// the warpgroup holding D's last row stores through D's: one row past a 64-row tile, 128-row tiles on two
+// warpgroups, a 256-row tile whose tail is one row, 1D1D with C in place, a batch on four-block stages, the K-split
+// pair, a 2x1 cluster sharing B, split-K and stream-K.
+std::vector<Fp8DenseCase> tail_cases() {
+  std::vector<Fp8DenseCase> out = {forced_case(0, 65, 2112, 7168, "block_m=64"),
+                                   forced_case(0, 200, 1000, 1008, "block_m=128,math_wg=2"),
+                                   forced_case(0, 129, 7168, 2048, "block_m=256"),
+                                   forced_case(0, 300, 576, 1008, "", Recipe::k1D1D, CMode::kInPlace),
+                                   forced_case(2, 100, 576, 512, "block_k=512"),
+                                   forced_case(0, 100, 2112, 7168, kKSplitPairFilter),
+                                   forced_case(0, 200, 2112, 1008, kClusterFilter)};
+  append_split_cases(out, 100, 1000, 1152, "block_m=64");
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(OddEighthTiles, Fp8Dense, ::testing::ValuesIn(odd_eighth_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Decode, Fp8Dense, ::testing::ValuesIn(decode_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(Tails, Fp8Dense, ::testing::ValuesIn(tail_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(TwoBlockStages, Fp8Dense, ::testing::ValuesIn(two_block_stage_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(FourBlockStages, Fp8Dense, ::testing::ValuesIn(four_block_stage_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Representative, Fp8Dense,
@@ -460,10 +477,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3},
                                            std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4},
                                            std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4},
-                                           // Decode: M_max under one 64-row tile (A boxes cut to M_max rows).
+                                           // M_max not a multiple of the tile (tail maps): under one 64-row
+                                           // tile (decode), and 100.
                                            std::array<std::int64_t, 5>{6, 24, 2112, 1008, 0},
                                            std::array<std::int64_t, 5>{4, 8, 4096, 7168, 0},
-                                           std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4}));
+                                           std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4},
+                                           std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};

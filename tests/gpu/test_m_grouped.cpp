@@ -241,9 +241,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedMasked,
                          ::testing::Values(MaskedCase{4, 128, 7168, 2048, false}, MaskedCase{6, 256, 576, 1000, false},
                                            MaskedCase{2, 64, 24, 136, false}, MaskedCase{8, 384, 4096, 7168, false},
                                            MaskedCase{3, 192, 2112, 1000, true},
-                                           // Decode: M_max under one 64-row tile (A boxes cut to M_max rows).
+                                           // M_max not a multiple of the tile (tail maps): under one 64-row
+                                           // tile (decode), and 100.
                                            MaskedCase{6, 24, 576, 1000, false}, MaskedCase{4, 8, 2112, 7168, false},
-                                           MaskedCase{3, 40, 2112, 1000, true}),
+                                           MaskedCase{3, 40, 2112, 1000, true}, MaskedCase{4, 100, 2112, 1000, false}),
                          masked_name);
 INSTANTIATE_TEST_SUITE_P(Representative, MGroupedMasked, ::testing::Values(MaskedCase{2, 64, 24, 136, false}),
                          masked_name);

@@ -122,6 +122,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     prim::tma_prefetch_descriptor(&params.tma_a);
     prim::tma_prefetch_descriptor(&params.tma_b);
     prim::tma_prefetch_descriptor(&params.tma_d);
+    if (params.a_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_a_tail);
+    if (params.d_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_d_tail);
     barriers->init(kMathWGs * 4 * Pair::kCtas);  // one release per consumer warp of every CTA sharing a stage
     prim::fence_barrier_init();
   }
@@ -133,10 +135,15 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     // ---------------- producer ----------------
     if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
+      // (The host never gives MN-major A a tail map, so its A tile is always BLOCK_M x BLOCK_K.)
+      auto tx_bytes = [&](const sched::Tile& tile) {
+        return static_cast<u32>((is_a_tail(params, tile.m0) ? params.a_tail_rows : BLOCK_M) * BLOCK_K * 2 +
+                                Smem::kBBytes);
+      };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
-          params, barriers, params.a_rows_per_stage * BLOCK_K * 2 + Smem::kBBytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
-            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(&params.tma_a, full, smem_a(stage), tile.m0, k0,
-                                                           tile.a_batch);
+          params, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            const TmaDescriptor* tma_a = is_a_tail(params, tile.m0) ? &params.tma_a_tail : &params.tma_a;
+            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(tma_a, full, smem_a(stage), tile.m0, k0, tile.a_batch);
             if constexpr (kMulticastB)
               pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
                                                  tile.share_b);
@@ -222,8 +229,9 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       if (!tile.active) continue;
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
-      Epilogue::template write_tile<Cfg::kAccumulate>(&params.tma_d, smem_d, acc, thread_in_wg, 1 + math_wg,
-                                                      tile.m0 + row_base, tile.n0, params.n, tile.d_batch);
+      Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(params, tile.m0 + row_base), smem_d, acc,
+                                                      thread_in_wg, 1 + math_wg, tile.m0 + row_base, tile.n0, params.n,
+                                                      tile.d_batch);
     }
     // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
     if (thread_in_wg == 0) prim::tma_store_wait<0>();

@@ -72,7 +72,7 @@ struct Sm90Fp8Smem {
   static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included. A's boxes hold
-  // a_rows rows (BLOCK_M, or M when smaller) and its scale boxes sfa_rows floats.
+  // a_rows rows (BLOCK_M, or a tail's rows) and its scale boxes sfa_rows floats.
   TG_DEVICE static unsigned stage_tx_bytes(int a_rows, int sfa_rows) {
     return kScaleBlocks * (a_rows * 128 + sfa_rows * 4) + kBBytes + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
   }
@@ -206,6 +206,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     prim::tma_prefetch_descriptor(&gemm.tma_b);
     prim::tma_prefetch_descriptor(&gemm.tma_d);
     prim::tma_prefetch_descriptor(&params.tma_sfa);
+    if (gemm.a_tail_rows > 0) {
+      prim::tma_prefetch_descriptor(&gemm.tma_a_tail);
+      prim::tma_prefetch_descriptor(&params.tma_sfa_tail);
+    }
+    if (gemm.d_tail_rows > 0) prim::tma_prefetch_descriptor(&gemm.tma_d_tail);
     if constexpr (kPerTokenB) prim::tma_prefetch_descriptor(&params.tma_sfb);
     // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread, and for 1D2D
     // the scale thread's cp.async arrival.
@@ -228,9 +233,17 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       return b_batch;
     };
     if (producer_warp == 0 && prim::elect_one_sync()) {
+      // (The host never gives a 1x2 cluster sharing A a tail map: its CTAs load half tiles.)
+      auto tx_bytes = [&](const sched::Tile& tile) {
+        return is_a_tail(gemm, tile.m0) ? Smem::stage_tx_bytes(gemm.a_tail_rows, params.sfa_tail_rows)
+                                        : Smem::stage_tx_bytes(BLOCK_M, BLOCK_M);
+      };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
-          gemm, barriers, Smem::stage_tx_bytes(gemm.a_rows_per_stage, params.sfa_box_rows), [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+          gemm, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
+            const bool tail = is_a_tail(gemm, tile.m0);
+            const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
+            const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
             const int k_scale0 = k0 / kScaleBlock;
             // Per K block of the stage: one 128-byte atom of A and of B, one column of A's scales.
 #pragma unroll
@@ -240,13 +253,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                 pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0,
                                                    tile.a_batch, true);
               else
-                prim::tma_load_3d(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0, tile.a_batch);
+                prim::tma_load_3d(tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0, tile.a_batch);
               if constexpr (kMulticastB)
                 pair.template load_shared<BLOCK_N>(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0,
                                                    b_batch, tile.share_b);
               else
                 prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
-              prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
+              prim::tma_load_3d(tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
                                 k_scale0 + h, tile.a_batch);
               if constexpr (kPerTokenB)  // (one K block per stage: checked above)
                 prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale0, tile.b_batch);
@@ -489,8 +502,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       if (!tile.active) continue;
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
-      Epilogue::template write_tile<Cfg::kAccumulate>(&gemm.tma_d, smem_d, acc, thread_in_wg, 1 + math_wg,
-                                                      tile.m0 + row_base, tile.n0, gemm.n, tile.d_batch);
+      Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(gemm, tile.m0 + row_base), smem_d, acc,
+                                                      thread_in_wg, 1 + math_wg, tile.m0 + row_base, tile.n0, gemm.n,
+                                                      tile.d_batch);
     }
     // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
     if (thread_in_wg == 0) prim::tma_store_wait<0>();

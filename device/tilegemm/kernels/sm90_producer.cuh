@@ -27,14 +27,14 @@ TG_DEVICE void sm90_walk_stages(const GemmParams& gemm, prim::StageBarriers<kSta
   }
 }
 
-// The TMA producer: announces each stage's transaction bytes (tx_bytes), then load_stage(tile, k0, stage,
-// full_barrier) issues the loads that deliver them.
-template <class Scheduler, int kStages, int BLOCK_K, class LoadStage>
-TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers, u32 tx_bytes,
+// The TMA producer: announces each stage's transaction bytes (tx_bytes(tile): a tail tile's A boxes are shorter),
+// then load_stage(tile, k0, stage, full_barrier) issues the loads that deliver them.
+template <class Scheduler, int kStages, int BLOCK_K, class TxBytes, class LoadStage>
+TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers, TxBytes&& tx_bytes,
                             LoadStage&& load_stage) {
   sm90_walk_stages<Scheduler, kStages, BLOCK_K>(gemm, barriers, [&](const sched::Tile& tile, int k0, int stage,
                                                                      u64* full) {
-    prim::mbarrier_arrive_expect_tx(full, tx_bytes);
+    prim::mbarrier_arrive_expect_tx(full, tx_bytes(tile));
     load_stage(tile, k0, stage, full);
   });
 }
