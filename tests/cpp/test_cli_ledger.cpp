@@ -101,6 +101,14 @@ TEST(CliLedger, DeepSeekSuiteTablePrintsOneLinePerShape) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["results"].size(), 18u);
 }
 
+TEST(CliLedger, DecodeSuiteIsTheWeightsAtTinyM) {
+  Result r = run_ledger("--suite decode --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto results = nlohmann::json::parse(r.out)["results"];
+  ASSERT_EQ(results.size(), 24u);
+  for (const auto& row : results) EXPECT_EQ(row["bound"], "memory") << row.dump();
+}
+
 TEST(CliLedger, HardwareOverridesFromFlagsAndJsonFile) {
   const std::string path = temp_path("hw.json");
   std::ofstream(path) << R"({"hbm_gbps": 4272})";

@@ -1,4 +1,4 @@
-// `tilegemm ledger`: the performance ledger of a GEMM (or of the DeepSeek suite) on a hardware model —
+// `tilegemm ledger`: the performance ledger of a GEMM (or of the DeepSeek or decode suite) on a hardware model —
 // FLOPs, bytes, intensity, bound class and floors; with a tile: traffic, shared memory, registers,
 // occupancy and waves; with --time-us: achieved TFLOP/s and GB/s against the floors. No GPU needed.
 #include <fstream>
@@ -138,12 +138,13 @@ std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) 
 
 std::vector<ProblemShape> shapes_from(const LedgerArgs& a) {
   if (!a.suite.empty()) {
-    TILEGEMM_REQUIRE(a.suite == "deepseek", "--suite", "'deepseek'", fmt::format("'{}'", a.suite));
+    TILEGEMM_REQUIRE(a.suite == "deepseek" || a.suite == "decode", "--suite", "'deepseek' or 'decode'",
+                     fmt::format("'{}'", a.suite));
     TILEGEMM_REQUIRE(!a.m && !a.n && !a.k, "--suite", "no --m/--n/--k alongside a suite",
                      fmt::format("'{}' with a shape", a.suite));
     TILEGEMM_REQUIRE(!a.time_us, "--time-us", "a single shape (one time cannot belong to a whole suite)",
                      fmt::format("--suite {}", a.suite));
-    std::vector<ProblemShape> shapes = deepseek_suite();
+    std::vector<ProblemShape> shapes = a.suite == "decode" ? deepseek_decode_suite() : deepseek_suite();
     for (auto& s : shapes) s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
     return shapes;
   }
@@ -386,7 +387,7 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   cmd->add_option("--regs", a->regs, "Registers per thread if known (default: accumulators + 32)");
   cmd->add_option("--l0-k", a->l0_k, "Ascend: L0 K step k0 (default min(block_k, 64))");
   cmd->add_option("--time-us", a->time_us, "A measured time: report TFLOP/s, GB/s and fractions of the floors");
-  cmd->add_option("--suite", a->suite, "Every shape of a suite: deepseek");
+  cmd->add_option("--suite", a->suite, "Every shape of a suite: deepseek, or decode (the same weights at M = 1, 8, 16, 32)");
   cmd->add_flag("--json", a->json, "Print JSON instead of text");
   cmd->callback([a] { run_ledger(*a); });
 });
