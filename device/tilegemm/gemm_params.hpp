@@ -32,9 +32,9 @@ struct GemmParams {
   TmaDescriptor tma_b;  // B likewise with N rows
   TmaDescriptor tma_d;  // D as [batch][rows][N]
   // The tail: the last m-block when A's rows are not a multiple of BLOCK_M (decode, M < BLOCK_M: the only block).
-  // A box reaching past the tensor's last row makes TMA zero-fill the missing rows, which is slow (the whole call
-  // took up to twice as long: bench/results/2026-12-01-s15-decode/), so the tail is loaded through a map whose box
-  // holds just its rows; the tile's other shared-memory rows stay stale and only reach accumulator rows past the
+  // A boxes reaching past A's last row, loaded every stage by every CTA of that block, made the whole call up to
+  // twice as slow (bench/results/2026-12-01-s15-decode/), so the tail is loaded through a map whose box holds just
+  // its rows; the tile's other shared-memory rows stay stale and only reach accumulator rows past the
   // end, which are never stored. D likewise: the consumer warpgroup whose rows contain D's last row stores through
   // a map of just the rows left. A tail map is used by the tile (row band) that starts exactly at its first row.
   TmaDescriptor tma_a_tail;  // box of a_tail_rows rows
