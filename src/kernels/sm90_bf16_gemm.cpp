@@ -88,8 +88,8 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   const int d_rows = config.block_m / config.num_math_warpgroups;
   params.tma_d = encode_tma(output_view(ops.d, config.block_n, d_rows), "d");
   // (MN-major A's box is a 64-row-wide column panel: no tail map.)
-  encode_tail_maps(params, ops.a, desc.major_a == Major::kKMajor, config.block_m, config.block_k, ops.d,
-                   config.block_n, d_rows);
+  if (desc.major_a == Major::kKMajor) encode_a_tail(params, ops.a, config.block_m, config.block_k);
+  encode_d_tail(params, ops.d, config.block_n, d_rows);
 
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *cached_kernel(desc, config), stream);
 }

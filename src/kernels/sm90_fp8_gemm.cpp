@@ -59,12 +59,14 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
   params.tma_sfa = encode_tma(scale_view(ops.sfa, config.block_m), "sfa");
   // A's tail (not for half tiles shared by a 1x2 cluster) and its scales, in boxes rounded up to 16 bytes.
-  const RowTail a_tail = encode_tail_maps(params.gemm, ops.a, config.cluster_n == 1, config.block_m, config.block_k,
-                                          ops.d, config.block_n, config.rows_per_math_warpgroup());
-  if (a_tail.rows > 0) {
-    params.sfa_tail_rows = std::min(config.block_m, (a_tail.rows + 3) / 4 * 4);
-    params.tma_sfa_tail = encode_tma(scale_view(ops.sfa, params.sfa_tail_rows), "sfa");
+  if (config.cluster_n == 1) {
+    const RowTail a_tail = encode_a_tail(params.gemm, ops.a, config.block_m, config.block_k);
+    if (a_tail.rows > 0) {
+      params.sfa_tail_rows = std::min(config.block_m, (a_tail.rows + 3) / 4 * 4);
+      params.tma_sfa_tail = encode_tma(scale_view(ops.sfa, params.sfa_tail_rows), "sfa");
+    }
   }
+  encode_d_tail(params.gemm, ops.d, config.block_n, config.rows_per_math_warpgroup());
   if (is_1d1d(desc)) {
     params.tma_sfb = encode_tma(scale_view(ops.sfb, config.block_n), "sfb");
   } else {

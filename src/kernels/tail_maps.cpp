@@ -11,20 +11,20 @@ RowTail row_tail(std::int64_t rows, int block_rows) {
   return {static_cast<int>(rows - rest), rest};
 }
 
-RowTail encode_tail_maps(GemmParams& gemm, const TensorView& a, bool a_tail, int block_m, int block_k,
-                         const TensorView& d, int block_n, int d_rows) {
-  const RowTail d_tail = row_tail(d.size(1), d_rows);
-  if (d_tail.rows > 0) {
-    gemm.tma_d_tail = encode_tma(output_view(d, block_n, d_tail.rows), "d");
-    gemm.d_tail_row0 = d_tail.row0, gemm.d_tail_rows = d_tail.rows;
-  }
-  if (!a_tail) return {};
+RowTail encode_a_tail(GemmParams& gemm, const TensorView& a, int block_m, int block_k) {
   const RowTail tail = row_tail(a.size(1), block_m);
   if (tail.rows > 0) {
     gemm.tma_a_tail = encode_tma(operand_view(a, Major::kKMajor, tail.rows, block_k), "a");
     gemm.a_tail_row0 = tail.row0, gemm.a_tail_rows = tail.rows;
   }
   return tail;
+}
+
+void encode_d_tail(GemmParams& gemm, const TensorView& d, int block_n, int d_rows) {
+  const RowTail tail = row_tail(d.size(1), d_rows);
+  if (tail.rows == 0) return;
+  gemm.tma_d_tail = encode_tma(output_view(d, block_n, tail.rows), "d");
+  gemm.d_tail_row0 = tail.row0, gemm.d_tail_rows = tail.rows;
 }
 
 }  // namespace tilegemm::kernels

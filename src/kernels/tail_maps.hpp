@@ -16,9 +16,10 @@ struct RowTail {
 };
 RowTail row_tail(std::int64_t rows, int block_rows);
 
-// Encodes D's tail map (rows per consumer warpgroup: d_rows) and, when a_tail, A's (K-major A in block_m-row tiles)
-// into `gemm`. Returns A's tail (none when !a_tail).
-RowTail encode_tail_maps(GemmParams& gemm, const TensorView& a, bool a_tail, int block_m, int block_k,
-                         const TensorView& d, int block_n, int d_rows);
+// Encodes A's tail map (K-major A loaded in block_m-row tiles) into `gemm`, if A has a tail; returns the tail.
+RowTail encode_a_tail(GemmParams& gemm, const TensorView& a, int block_m, int block_k);
+
+// Encodes D's tail map (d_rows rows per consumer warpgroup) into `gemm`, if D has a tail.
+void encode_d_tail(GemmParams& gemm, const TensorView& d, int block_n, int d_rows);
 
 }  // namespace tilegemm::kernels

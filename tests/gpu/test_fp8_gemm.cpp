@@ -127,15 +127,17 @@ TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
          fmt::format("d={} c={}", one_d_one_d ? "fp32" : "bf16", c_mode_name(cs.c_mode)), diff_text(cmp), !HasFailure());
 }
 
+// DeepSeek-V3's six dense weights (N, K), for the DeepSeek and decode cases.
+constexpr std::pair<std::int64_t, std::int64_t> kDeepSeekNK[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
+                                                                 {7168, 16384}, {4096, 7168}, {7168, 2048}};
+
 std::vector<Fp8DenseCase> dense_cases() {
   std::vector<Fp8DenseCase> cases;
   // The 18 DeepSeek shapes (quick: the six N,K pairs, each with one of the three M).
   const std::int64_t ms[] = {64, 128, 4096};
-  const std::pair<std::int64_t, std::int64_t> nks[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                       {7168, 16384}, {4096, 7168}, {7168, 2048}};
   int i = 0;
   for (auto m : ms)
-    for (auto [n, k] : nks) {
+    for (auto [n, k] : kDeepSeekNK) {
       if (full_level() || i % 4 == 0 || (m == 4096 && i % 2 == 1)) cases.push_back({0, m, n, k, Recipe::k1D2D, CMode::kNone});
       ++i;
     }
@@ -278,10 +280,8 @@ std::vector<Fp8DenseCase> four_block_stage_cases() {
 std::vector<Fp8DenseCase> decode_cases() {
   std::vector<Fp8DenseCase> out;
   const std::int64_t ms[] = {1, 8, 16, 32};
-  const std::pair<std::int64_t, std::int64_t> nks[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                       {7168, 16384}, {4096, 7168}, {7168, 2048}};
   int i = 0;
-  for (auto [n, k] : nks) {
+  for (auto [n, k] : kDeepSeekNK) {
     for (int j = 0; j < 4; ++j)
       if (full_level() || j == i % 4) out.push_back({0, ms[j], n, k, Recipe::k1D2D, CMode::kNone});
     ++i;
