@@ -226,8 +226,12 @@ nb::dict dtype_codes() {
 
 }  // namespace
 
+// Scale-factor layout kernels (get_mn_major_tma_aligned_*, packed UE8M0): _C_layout.cpp.
+void register_layout_bindings(nb::module_& m);
+
 NB_MODULE(_C, m) {
   m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
+  register_layout_bindings(m);
   m.def("bf16_gemm", &bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
   m.def("m_grouped_contiguous", &m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
         "use_psum_layout"_a, "device"_a, "stream"_a, "num_sms"_a);
