@@ -5,19 +5,19 @@
 
 namespace tilegemm {
 
+// A per-token or per-block scale tensor as the caller laid it out: element (g, r, kb) at
+// data[g * group_stride + r * row_stride + kb * k_stride], any strides (the producer's scale warp copies it with
+// 4-byte cp.async, so row-major [rows, K/128] as DeepGEMM's quantisers return it and MN-major both read directly).
+struct ScaleTensor {
+  const float* data;
+  long long group_stride, row_stride, k_stride;
+  int rows;  // rows per group (M, N or ceil(N / 128)); reads past the last row are clamped to it
+};
+
 struct Fp8GemmParams {
   GemmParams gemm;
-  // Per-token scales of A as a TMA view [batch][K blocks][rows] (rows contiguous): one box of BLOCK_M floats per
-  // stage. 1D1D: B's per-token scales likewise (box of BLOCK_N floats); unused in 1D2D.
-  TmaDescriptor tma_sfa;
-  TmaDescriptor tma_sfb;
-  TmaDescriptor tma_sfa_tail;  // A's scales for the tail block (GemmParams::a_tail_rows): sfa_tail_rows floats
-  int sfa_tail_rows;           // a_tail_rows rounded up to 16 bytes
-  // 1D2D: B's per-block scales, element (g, n / 128, kb) at sfb[g * sfb_group_stride + (n / 128) * sfb_row_stride + kb].
-  const float* sfb;
-  long long sfb_group_stride;
-  int sfb_row_stride;
-  int sfb_rows;  // ceil(N / 128)
+  ScaleTensor sfa;  // per token (1x128)
+  ScaleTensor sfb;  // 1D2D: per 128x128 block; 1D1D: per token
 };
 
 // 1D2D: shared-memory bytes of one stage's B block scales: the tile's (at most two) column blocks of each of the

@@ -2,12 +2,12 @@
 // FP8 (e4m3) GEMMs with fine-grained FP32 scaling factors on SM90 (DeepGEMM's recipes).
 //
 // Scaling-factor (SF) layouts. K blocks are 128 wide; kb = ceil(K / 128).
-//   per-token 1x128   (A always; B in the 1D1D recipe): fp32 [rows, kb] stored MN-major and TMA-aligned:
-//                     stride(-2) == 1 (rows contiguous) and stride(-1) == get_tma_aligned_size(rows, 4), i.e.
-//                     the row count padded to a multiple of 4 floats (16 bytes) so each K-block column of
-//                     scales is one TMA box. Batched / grouped forms add a leading [G] dim.
-//   per-block 128x128 (B in the 1D2D recipe): fp32 [ceil(N / 128), kb], K-block index contiguous
-//                     (stride(-1) == 1); grouped forms add a leading [G] dim.
+//   per-token 1x128   (A always; B in the 1D1D recipe): fp32 [rows, kb]; batched / grouped forms add a leading
+//                     [G] dim.
+//   per-block 128x128 (B in the 1D2D recipe): fp32 [ceil(N / 128), kb]; grouped forms add a leading [G] dim.
+// Scales may have any non-negative strides (a 4-byte aligned pointer): the kernel copies them into shared memory
+// element by element, so row-major scales as DeepGEMM's quantisers return them need no layout pass, and MN-major,
+// TMA-aligned ones (get_mn_major_tma_aligned_tensor) read with coalesced copies.
 // Element (r, k) of an operand is dequantised as fp8(r, k) * sf(r, k / 128) (per token) or
 // fp8(r, k) * sf(r / 128, k / 128) (per block).
 //
@@ -44,7 +44,7 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
 
 // K-grouped contiguous 1D1D (MoE weight gradients): a e4m3 [M, ΣK] and b e4m3 [N, ΣK] (K-major) hold the
 // groups one after another along K, each group's K a multiple of 128; sfa fp32 [M, ΣK/128] and sfb fp32
-// [N, ΣK/128] per-token (MN-major, TMA-aligned); d fp32 [G, M, N] gets d[g] = c[g] + a[:, kg] · b[:, kg]ᵀ.
+// [N, ΣK/128] per-token; d fp32 [G, M, N] gets d[g] = c[g] + a[:, kg] · b[:, kg]ᵀ.
 // `ks` on the host and `ks_tensor` (int32, device) hold the group sizes; c may be d or null.
 void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                    const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,

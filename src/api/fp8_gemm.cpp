@@ -24,7 +24,6 @@ using api::shape_str;
 namespace {
 
 constexpr int kScaleBlock = 128;  // K (and, per block, N) extent of one scaling factor
-constexpr int kTmaAlignFloats = 4;  // 16 bytes
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -41,7 +40,17 @@ void check_fp8_operand(const TensorView& v, const char* name, int ndim) {
                    strides_str(v));
 }
 
-// Per-token (1x128) scales of an operand with `rows` rows: fp32 [.., rows, ceil(K/128)], MN-major and TMA-aligned.
+// Non-negative strides and a 4-byte aligned pointer: what the scale warp's element-wise copies need.
+void check_scale_strides(const TensorView& sf, const char* name) {
+  for (int i = 0; i < sf.ndim; ++i)
+    TILEGEMM_REQUIRE(sf.strides[i] >= 0, name, "non-negative strides", strides_str(sf));
+  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(sf.data) % 4 == 0, name, "a 4-byte aligned pointer",
+                   fmt::format("{}", sf.data));
+}
+
+// Per-token (1x128) scales of an operand with `rows` rows: fp32 [.., rows, ceil(K/128)] in any strides (the
+// kernel's scale warp copies them element by element): row-major as per_token_cast_to_fp8 returns them, or MN-major
+// as get_mn_major_tma_aligned_tensor does.
 void check_per_token_sf(const TensorView& sf, const char* name, int ndim, std::int64_t batch, std::int64_t rows,
                         std::int64_t k) {
   require_tensor(sf, name, ndim, DType::kFloat32);
@@ -51,20 +60,10 @@ void check_per_token_sf(const TensorView& sf, const char* name, int ndim, std::i
                    ndim == 2 ? fmt::format("fp32 [{}, {}] per-token 1x128 scales ([rows, ceil(K/128)])", rows, kb)
                              : fmt::format("fp32 [{}, {}, {}] per-token 1x128 scales", batch, rows, kb),
                    shape_str(sf));
-  TILEGEMM_REQUIRE(rows <= 1 || sf.stride(-2) == 1, name,
-                   "MN-major scales (stride 1 along the rows, as get_mn_major_tma_aligned_tensor returns)",
-                   strides_str(sf));
-  TILEGEMM_REQUIRE(kb <= 1 || (sf.stride(-1) >= rows && sf.stride(-1) % kTmaAlignFloats == 0), name,
-                   fmt::format("a K-block stride that is >= {} and a multiple of 4 floats (TMA-aligned: "
-                               "get_tma_aligned_size({}, 4) = {})", rows, rows, (rows + 3) / 4 * 4),
-                   strides_str(sf));
-  TILEGEMM_REQUIRE(ndim == 2 || batch <= 1 || sf.stride(0) % kTmaAlignFloats == 0, name,
-                   "a group stride that is a multiple of 4 floats (16 bytes)", strides_str(sf));
-  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(sf.data) % 16 == 0, name, "a 16-byte aligned pointer",
-                   fmt::format("{}", sf.data));
+  check_scale_strides(sf, name);
 }
 
-// Per-block (128x128) scales of B: fp32 [.., ceil(N/128), ceil(K/128)], K-block index contiguous.
+// Per-block (128x128) scales of B: fp32 [.., ceil(N/128), ceil(K/128)] in any strides.
 void check_per_block_sf(const TensorView& sf, const char* name, int ndim, std::int64_t batch, std::int64_t n,
                         std::int64_t k) {
   require_tensor(sf, name, ndim, DType::kFloat32);
@@ -74,7 +73,7 @@ void check_per_block_sf(const TensorView& sf, const char* name, int ndim, std::i
                    ndim == 2 ? fmt::format("fp32 [{}, {}] per-block 128x128 scales ([ceil(N/128), ceil(K/128)])", nb, kb)
                              : fmt::format("fp32 [{}, {}, {}] per-block 128x128 scales", batch, nb, kb),
                    shape_str(sf));
-  TILEGEMM_REQUIRE(kb <= 1 || sf.stride(-1) == 1, name, "contiguous K blocks (last stride 1)", strides_str(sf));
+  check_scale_strides(sf, name);
 }
 
 GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t groups, DType d_dtype,

@@ -11,8 +11,8 @@ namespace tilegemm::kernels {
 // The recipe follows desc.d_dtype: bf16 D → 1D2D, fp32 D → 1D1D.
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config);
 
-// Operands as 3-D views: a [B, M, K], b [B, N, K], d [B, M, N]; sfa [B, M, K/128] per token (MN-major);
-// sfb [B, N, K/128] per token (1D1D, MN-major) or [B, ceil(N/128), K/128] per block (1D2D, K-block contiguous).
+// Operands as 3-D views: a [B, M, K], b [B, N, K], d [B, M, N]; sfa [B, M, K/128] per token; sfb [B, N, K/128] per
+// token (1D1D) or [B, ceil(N/128), K/128] per block (1D2D); scales in any strides.
 struct Sm90Fp8Operands {
   TensorView a, sfa, b, sfb, d;
   const int* grouped_layout = nullptr;  // device pointer: per-row group index, prefix sums, masked_m or ks

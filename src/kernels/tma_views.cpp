@@ -59,17 +59,4 @@ TmaView output_view(const TensorView& d, int block_n, int box_rows) {
   return t;
 }
 
-TmaView scale_view(const TensorView& sf, int box_rows) {
-  TmaView t;
-  t.base = sf.data;
-  t.dtype = sf.dtype;
-  t.dims = {u64(sf.size(1)), u64(sf.size(2)), u64(sf.size(0))};
-  // Between K blocks; with one K block the stride is never used but must still be a multiple of 16 bytes.
-  t.byte_strides[0] = sf.size(2) > 1 ? u64(sf.stride(2)) * 4 : (u64(sf.size(1)) * 4 + 15) / 16 * 16;
-  fill_batch_stride(t, sf);
-  t.box = {static_cast<std::uint32_t>(box_rows), 1, 1};
-  t.swizzle_bytes = 0;
-  return t;
-}
-
 }  // namespace tilegemm::kernels

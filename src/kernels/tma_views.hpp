@@ -15,10 +15,6 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
 // box_rows rows (one consumer warpgroup's share of the tile) per store.
 TmaView output_view(const TensorView& d, int block_n, int box_rows);
 
-// Per-token scales [B, rows, K blocks] stored rows-contiguous (MN-major): one box of box_rows floats of one K
-// block per load, no swizzle.
-TmaView scale_view(const TensorView& sf, int box_rows);
-
 // [rows, cols] as [1, rows, cols]; 3-D views unchanged.
 TensorView as_3d(const TensorView& v);
 

@@ -40,6 +40,9 @@ GemmDesc make_desc(GemmType type, Major ma, Major mb, DType d, bool with_c) {
 void expect_compiles(const GemmDesc& desc, const GemmConfig& config) {
   const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
   SCOPED_TRACE(spec.name);
+  // Profilers (and DeepGEMM's bench_kineto) find the kernel by a name that carries the family.
+  EXPECT_EQ(spec.entry, "sm90_bf16_gemm_impl");
+  EXPECT_NE(spec.source.find("\n" + spec.entry + "(const __grid_constant__"), std::string::npos);
   EXPECT_NE(spec.source.find("static constexpr int BLOCK_N = " + std::to_string(config.block_n)), std::string::npos);
   std::shared_ptr<const jit::CompiledKernel> kernel;
   ASSERT_NO_THROW(kernel = jit::get_kernel(spec));

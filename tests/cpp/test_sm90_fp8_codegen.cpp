@@ -43,6 +43,9 @@ void expect_compiles(const GemmDesc& desc, const GemmConfig& config) {
   EXPECT_NE(spec.source.find("static constexpr int BLOCK_N = " + std::to_string(config.block_n)), std::string::npos);
   EXPECT_NE(spec.source.find(std::string("kSfbPerToken = ") + (desc.d_dtype == DType::kFloat32 ? "true" : "false")),
             std::string::npos);
+  // Profilers (and DeepGEMM's bench_kineto) find the kernel by a name that carries the family and recipe.
+  EXPECT_EQ(spec.entry, desc.d_dtype == DType::kFloat32 ? "sm90_fp8_gemm_1d1d_impl" : "sm90_fp8_gemm_1d2d_impl");
+  EXPECT_NE(spec.source.find("\n" + spec.entry + "(const __grid_constant__"), std::string::npos);
   std::shared_ptr<const jit::CompiledKernel> kernel;
   ASSERT_NO_THROW(kernel = jit::get_kernel(spec));
   EXPECT_GT(kernel->cubin().size(), 1000u);

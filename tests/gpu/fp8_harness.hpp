@@ -51,8 +51,13 @@ struct QuantisedOperand {
   }
 };
 
+// Per-token scales as the kernels may receive them: MN-major and TMA-aligned (get_mn_major_tma_aligned_tensor), or
+// row-major [rows, kb] exactly as the quantiser returns them (DeepGEMM's per_token_cast_to_fp8).
+enum class PerTokenLayout { kMnMajor, kRowMajor };
+
 inline QuantisedOperand make_quantised(std::int64_t batch, std::int64_t rows, std::int64_t k, bool per_block,
-                                       std::uint64_t seed, bool ue8m0 = false) {
+                                       std::uint64_t seed, bool ue8m0 = false,
+                                       PerTokenLayout layout = PerTokenLayout::kMnMajor) {
   QuantisedOperand q{batch, rows, k, per_block, {}, {}, nullptr, nullptr, {}, {}};
   const std::int64_t batches = q.batches(), kb = q.k_blocks();
   q.original.resize(static_cast<std::size_t>(batches * rows * k));
@@ -76,8 +81,8 @@ inline QuantisedOperand make_quantised(std::int64_t batch, std::int64_t rows, st
   q.data = std::make_unique<DeviceBuffer>(bytes);
   q.data_view = batch == 0 ? TensorView::matrix(q.data->get(), DType::kFloat8E4M3, rows, k, k)
                            : TensorView::batched(q.data->get(), DType::kFloat8E4M3, batch, rows, k, rows * k, k);
-  if (per_block) {
-    // [.., ceil(rows/128), kb], K blocks contiguous.
+  if (per_block || layout == PerTokenLayout::kRowMajor) {
+    // [.., ceil(rows/128) or rows, kb], K blocks contiguous.
     q.sf = std::make_unique<DeviceBuffer>(sf_rowmajor);
     q.sf_view = batch == 0
                     ? TensorView::matrix(q.sf->get(), DType::kFloat32, scale_rows, kb, kb)

@@ -24,6 +24,7 @@ struct Fp8DenseCase {
   const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
   bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
   const char* filter = "";  // a forced config (TILEGEMM_CONFIG_FILTER), "" = none
+  PerTokenLayout sf_layout = PerTokenLayout::kMnMajor;  // of the per-token scales (A's; B's too in 1D1D)
 };
 
 // The filters that force the K-split warpgroup pair (two consumer warpgroups on a 64-row tile) and a 2x1 cluster
@@ -74,7 +75,7 @@ std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
                      scheme.empty() ? "" : "_" + scheme,
                      scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
-         (filter.empty() ? "" : "_" + filter);
+         (filter.empty() ? "" : "_" + filter) + (c.sf_layout == PerTokenLayout::kRowMajor ? "_rowsf" : "");
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
   *os << fmt::format("batch {} m {} n {} k {} {} c={}", c.batch, c.m, c.n, c.k,
@@ -92,8 +93,8 @@ TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const bool one_d_one_d = cs.recipe == Recipe::k1D1D;
-  const QuantisedOperand a = make_quantised(cs.batch, cs.m, cs.k, false, seed * 8 + 0);
-  const QuantisedOperand b = make_quantised(cs.batch, cs.n, cs.k, !one_d_one_d, seed * 8 + 1);
+  const QuantisedOperand a = make_quantised(cs.batch, cs.m, cs.k, false, seed * 8 + 0, false, cs.sf_layout);
+  const QuantisedOperand b = make_quantised(cs.batch, cs.n, cs.k, !one_d_one_d, seed * 8 + 1, false, cs.sf_layout);
   GuardedTensor d(one_d_one_d ? DType::kFloat32 : DType::kBFloat16, cs.batch, cs.m, cs.n);
   std::unique_ptr<GuardedTensor> c;
   if (cs.c_mode != CMode::kNone) {
@@ -314,7 +315,21 @@ std::vector<Fp8DenseCase> tail_cases() {
   return out;
 }
 
+// Per-token scales row-major, as DeepGEMM's per_token_cast_to_fp8 returns them: the kernel reads them without a
+// layout pass, on every tile shape and mode the tails cover, A multicast, decode, the 1D1D recipe and a batch.
+std::vector<Fp8DenseCase> row_major_scale_cases() {
+  std::vector<Fp8DenseCase> out = tail_cases();
+  for (const auto& more : {multicast_a_cases(), decode_cases()})
+    for (std::size_t i = 0; i < more.size(); i += 2) out.push_back(more[i]);
+  out.push_back(Fp8DenseCase{0, 128, 7168, 2048, Recipe::k1D2D, CMode::kNone});
+  out.push_back(Fp8DenseCase{0, 4096, 2112, 7168, Recipe::k1D2D, CMode::kNone});
+  out.push_back(Fp8DenseCase{3, 129, 576, 1152, Recipe::k1D1D, CMode::kSeparate});
+  for (auto& c : out) c.sf_layout = PerTokenLayout::kRowMajor;
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
+INSTANTIATE_TEST_SUITE_P(RowMajorScales, Fp8Dense, ::testing::ValuesIn(row_major_scale_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
@@ -364,13 +379,15 @@ struct Fp8ContiguousCase {
   // 256-row tiles forced, and fixed group sizes whose starts fall mid-tile: tiles straddling two groups run
   // in two passes (sched::Tile::two_passes). mean_m is unused then.
   bool two_pass = false;
+  PerTokenLayout sf_layout = PerTokenLayout::kMnMajor;  // of A's per-token scales
 };
 // Sizes 130, 0, 250, 384, 129, 5 start at rows 0, 256, 256, 512, 896, 1152: 896 and 1152 are mid-tile.
 const std::vector<std::int64_t> kStraddlingGroupSizes = {130, 0, 250, 384, 129, 5};
 std::string contiguous_name(const ::testing::TestParamInfo<Fp8ContiguousCase>& info) {
   const auto& c = info.param;
-  return fmt::format("g{}_n{}_k{}_m{}{}{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "",
-                     c.clustered ? "_cluster2" : "", c.two_pass ? "_two_pass" : "");
+  return fmt::format("g{}_n{}_k{}_m{}{}{}{}{}", c.groups, c.n, c.k, c.mean_m, c.psum ? "_psum" : "",
+                     c.clustered ? "_cluster2" : "", c.two_pass ? "_two_pass" : "",
+                     c.sf_layout == PerTokenLayout::kRowMajor ? "_rowsf" : "");
 }
 void PrintTo(const Fp8ContiguousCase& c, std::ostream* os) { *os << fmt::format("g{} n{} k{} m{}", c.groups, c.n, c.k, c.mean_m); }
 
@@ -394,7 +411,7 @@ TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
   const std::int64_t m_total = layout_groups.m_total;
   DeviceInts layout(cs.psum ? layout_groups.ends : row_group);
 
-  const QuantisedOperand a = make_quantised(0, m_total, cs.k, false, seed * 8 + 0);
+  const QuantisedOperand a = make_quantised(0, m_total, cs.k, false, seed * 8 + 0, false, cs.sf_layout);
   const QuantisedOperand b = make_quantised(cs.groups, cs.n, cs.k, true, seed * 8 + 1);
   GuardedTensor d(DType::kBFloat16, 0, m_total, cs.n);
   tilegemm::m_grouped_fp8_gemm_contiguous(a.data_view, a.sf_view, b.data_view, b.sf_view, d.device_view(),
@@ -423,10 +440,18 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                                            Fp8ContiguousCase{6, 4096, 7168, 0, false, false, true},
                                            Fp8ContiguousCase{6, 576, 1008, 0, false, false, true}),
                          contiguous_name);
+INSTANTIATE_TEST_SUITE_P(RowMajorScales, Fp8MGroupedContiguous,
+                         ::testing::Values(Fp8ContiguousCase{4, 4096, 7168, 300, false, false, false,
+                                                             PerTokenLayout::kRowMajor},
+                                           Fp8ContiguousCase{7, 2112, 1008, 260, false, true, false,
+                                                             PerTokenLayout::kRowMajor},
+                                           Fp8ContiguousCase{6, 4096, 7168, 0, false, false, true,
+                                                             PerTokenLayout::kRowMajor}),
+                         contiguous_name);
 
 // ---------------- M-grouped masked ----------------
 // {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair, 3 = two-block stages,
-// 4 = four-block stages
+// 4 = four-block stages, 5 = row-major per-token scales of A (the selector's config)
 class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 5>> {};
 
 TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
@@ -447,7 +472,8 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   if (groups > 1) masked[1] = static_cast<std::int32_t>(m_max);
   DeviceInts masked_m(masked);
 
-  const QuantisedOperand a = make_quantised(groups, m_max, k, false, seed * 8 + 0);
+  const QuantisedOperand a = make_quantised(groups, m_max, k, false, seed * 8 + 0, false,
+                                            forced == 5 ? PerTokenLayout::kRowMajor : PerTokenLayout::kMnMajor);
   const QuantisedOperand b = make_quantised(groups, n, k, true, seed * 8 + 1);
   GuardedTensor d(DType::kBFloat16, groups, m_max, n);
   tilegemm::m_grouped_fp8_gemm_masked(a.data_view, a.sf_view, b.data_view, b.sf_view, d.device_view(), masked_m.view(),
@@ -482,7 +508,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            std::array<std::int64_t, 5>{6, 24, 2112, 1008, 0},
                                            std::array<std::int64_t, 5>{4, 8, 4096, 7168, 0},
                                            std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4},
-                                           std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0}));
+                                           std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0},
+                                           // Row-major A scales, as DeepGEMM's quantiser returns them.
+                                           std::array<std::int64_t, 5>{4, 256, 4096, 7168, 5},
+                                           std::array<std::int64_t, 5>{6, 100, 2112, 1008, 5}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};

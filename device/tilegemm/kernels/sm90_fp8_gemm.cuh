@@ -5,11 +5,12 @@
 //   1D1D (kSfbPerToken = true):  both per token; D fp32, optionally accumulated (TMA reduce-add).
 //
 //   warpgroup 0            : producer — one elected thread issues TMA loads of the A and B tiles (128-byte
-//                            swizzle, BLOCK_K = 128 = one scale block) and of the stage's per-token scales;
-//                            1D2D: a second thread cp.asyncs the stage's one or two B block scales, arriving on
-//                            the same full barrier. (Read by the consumers with __ldg at every K block, an L2
-//                            round trip sat on the critical path of each block: small-M tiles ran ~1.6x slower
-//                            per byte than BF16.)
+//                            swizzle, BLOCK_K = 128 = one scale block); a second warp cp.asyncs the stage's
+//                            scales (A's per-token column, B's one or two block scales or its per-token column)
+//                            from the caller's tensors in whatever strides they have, each lane arriving on the
+//                            same full barrier. Scales in shared memory keep an L2 round trip off the consumers'
+//                            critical path; cp.async instead of TMA lets the kernel read row-major scales, which
+//                            TMA cannot transpose, so no call needs a layout pass before the GEMM.
 //   warpgroups 1..kMathWGs : consumers — per K block and 64-row sub-block, wgmma 64xBLOCK_Nx32 (four of them)
 //                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
@@ -55,10 +56,10 @@ struct Sm90Fp8Smem {
   static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K;  // e4m3: one byte per element
   static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K;
   static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * (Cfg::kDIsFloat ? 4 : 2);
-  static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // TMA destinations: 128-byte aligned
+  static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // one K block's column, MN-contiguous
   static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
-  // 1D1D: a TMA box of BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block,
-  // cp.async'd ([K block][column block]).
+  // 1D1D: BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block ([K block][column
+  // block]).
   static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : fp8_1d2d_sfb_stage_bytes(kScaleBlocks);
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
@@ -71,11 +72,9 @@ struct Sm90Fp8Smem {
   static constexpr int kPairSumBytes = kKSplitPair ? Cfg::BLOCK_M * Cfg::BLOCK_N * 4 : 0;
   static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
-  // Transaction bytes of one stage: a TMA box counts in full, out-of-bounds elements included. A's boxes hold
-  // a_rows rows (BLOCK_M, or a tail's rows) and its scale boxes sfa_rows floats.
-  TG_DEVICE static unsigned stage_tx_bytes(int a_rows, int sfa_rows) {
-    return kScaleBlocks * (a_rows * 128 + sfa_rows * 4) + kBBytes + (Cfg::kSfbPerToken ? Cfg::BLOCK_N * 4 : 0);
-  }
+  // TMA transaction bytes of one stage (the scales arrive by cp.async): a box counts in full, out-of-bounds
+  // elements included. A's boxes hold a_rows rows (BLOCK_M, or a tail's rows).
+  TG_DEVICE static unsigned stage_tx_bytes(int a_rows) { return kScaleBlocks * a_rows * 128 + kBBytes; }
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
@@ -131,6 +130,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int kNParts = !kKSplitPair && kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
   constexpr int kPartN = BLOCK_N / kNParts;
   constexpr int kScaleBlock = 128;  // K and N extent of one scale block
+  constexpr int kScaleWarpLanes = 32;  // the producer's scale warp: every lane copies and arrives
   // A stage of several K blocks on a narrow one-sub-block tile issues every block's wgmmas at once, each into
   // registers of its own and a commit group of its own, then promotes each block as its group lands: the tensor pipe
   // runs the later blocks while the CUDA cores promote the earlier ones, instead of waiting for each block in turn.
@@ -205,17 +205,11 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     prim::tma_prefetch_descriptor(&gemm.tma_a);
     prim::tma_prefetch_descriptor(&gemm.tma_b);
     prim::tma_prefetch_descriptor(&gemm.tma_d);
-    prim::tma_prefetch_descriptor(&params.tma_sfa);
-    if (gemm.a_tail_rows > 0) {
-      prim::tma_prefetch_descriptor(&gemm.tma_a_tail);
-      prim::tma_prefetch_descriptor(&params.tma_sfa_tail);
-    }
+    if (gemm.a_tail_rows > 0) prim::tma_prefetch_descriptor(&gemm.tma_a_tail);
     if (gemm.d_tail_rows > 0) prim::tma_prefetch_descriptor(&gemm.tma_d_tail);
-    if constexpr (kPerTokenB) prim::tma_prefetch_descriptor(&params.tma_sfb);
-    // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread, and for 1D2D
-    // the scale thread's cp.async arrival.
-    // (A K-split pair: only the warpgroup that owns a slot releases it.)
-    barriers->init((kKSplitPair ? 1 : kMathWGs) * 4 * Pair::kCtas, kPerTokenB ? 1 : 2);
+    // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread, and each lane of
+    // the scale warp's cp.async arrival. (A K-split pair: only the warpgroup that owns a slot releases it.)
+    barriers->init((kKSplitPair ? 1 : kMathWGs) * 4 * Pair::kCtas, 1 + kScaleWarpLanes);
     prim::fence_barrier_init();
   }
   Pair pair;
@@ -235,17 +229,14 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     if (producer_warp == 0 && prim::elect_one_sync()) {
       // (The host never gives a 1x2 cluster sharing A a tail map: its CTAs load half tiles.)
       auto tx_bytes = [&](const sched::Tile& tile) {
-        return is_a_tail(gemm, tile.m0) ? Smem::stage_tx_bytes(gemm.a_tail_rows, params.sfa_tail_rows)
-                                        : Smem::stage_tx_bytes(BLOCK_M, BLOCK_M);
+        return Smem::stage_tx_bytes(is_a_tail(gemm, tile.m0) ? gemm.a_tail_rows : BLOCK_M);
       };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
             const bool tail = is_a_tail(gemm, tile.m0);
             const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
-            const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
-            const int k_scale0 = k0 / kScaleBlock;
-            // Per K block of the stage: one 128-byte atom of A and of B, one column of A's scales.
+            // Per K block of the stage: one 128-byte atom of A and of B.
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
               const int k = k0 + h * kScaleBlock;
@@ -259,30 +250,43 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                                                    b_batch, tile.share_b);
               else
                 prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
-              prim::tma_load_3d(tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
-                                k_scale0 + h, tile.a_batch);
-              if constexpr (kPerTokenB)  // (one K block per stage: checked above)
-                prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale0, tile.b_batch);
             }
           });
-    } else if (!kPerTokenB && producer_warp == 1 && prim::elect_one_sync()) {
-      // 1D2D: the stage's one or two block scales of B, copied by a second thread with cp.async.
+    } else if (producer_warp == 1) {
+      // The stage's scales, by the whole warp with 4-byte cp.async from the caller's strides: A's per-token column
+      // of each K block (MN-contiguous in shared memory, as the consumers read it) and B's scales. Rows past the
+      // last are read from the last row: their products land in accumulator rows or columns that are never stored.
+      const int lane = thread_in_wg % 32;
+      const ScaleTensor& sfa = params.sfa;
+      const ScaleTensor& sfb = params.sfb;
       sm90_walk_stages<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
-            // (An inactive tile of a 1x2 pair may lie past the last row of scales; it stores nothing.)
-            const int first = min(tile.n0 / kScaleBlock, params.sfb_rows - 1);
-            const float* sb = params.sfb + b_batch * params.sfb_group_stride + first * params.sfb_row_stride +
-                              k0 / kScaleBlock;
+            const int kb0 = k0 / kScaleBlock;
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
               // A K block past K (in the last stage, when the K-block count is not a multiple of the stage's) reads
               // the first block's scales again: its A and B are zero-filled, and a finite scale keeps 0 · scale at 0.
-              const float* sbk = sb + (k0 + h * kScaleBlock < gemm.k ? h : 0);
-              prim::cp_async_4(smem_sfb(stage) + 2 * h, sbk);
-              if constexpr (!kOneScaleBlockB)  // the next row, or this one again past the last row (never read)
-                prim::cp_async_4(smem_sfb(stage) + 2 * h + 1,
-                                 first + 1 < params.sfb_rows ? sbk + params.sfb_row_stride : sbk);
+              const long long kb = kb0 + (k0 + h * kScaleBlock < gemm.k ? h : 0);
+              const float* a_column = sfa.data + tile.a_batch * sfa.group_stride + kb * sfa.k_stride;
+              float* a_dst = smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4;
+              // (Not unrolled: this warp has 40 registers when two consumer warpgroups take the rest.)
+#pragma unroll 1
+              for (int r = lane; r < BLOCK_M; r += kScaleWarpLanes)
+                prim::cp_async_4(a_dst + r, a_column + min(tile.m0 + r, sfa.rows - 1) * sfa.row_stride);
+              const float* b_column = sfb.data + b_batch * sfb.group_stride + kb * sfb.k_stride;
+              if constexpr (kPerTokenB) {  // (one K block per stage: checked above)
+#pragma unroll 1
+                for (int c = lane; c < BLOCK_N; c += kScaleWarpLanes)
+                  prim::cp_async_4(smem_sfb(stage) + c, b_column + min(tile.n0 + c, sfb.rows - 1) * sfb.row_stride);
+              } else if (lane == 0) {
+                // The tile's first 128-column block and the next (this one again past the last row: never read). An
+                // inactive tile of a 1x2 pair may lie past the last row; it stores nothing.
+                const int first = min(tile.n0 / kScaleBlock, sfb.rows - 1);
+                prim::cp_async_4(smem_sfb(stage) + 2 * h, b_column + first * sfb.row_stride);
+                if constexpr (!kOneScaleBlockB)
+                  prim::cp_async_4(smem_sfb(stage) + 2 * h + 1, b_column + min(first + 1, sfb.rows - 1) * sfb.row_stride);
+              }
             }
             prim::cp_async_mbarrier_arrive_noinc(full);
           });

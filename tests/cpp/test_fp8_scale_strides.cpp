@@ -1,0 +1,76 @@
+// The FP8 GEMMs take per-token and per-block scales in any non-negative strides (the kernel's scale warp copies
+// them element by element), so DeepGEMM's row-major quantiser output needs no layout pass. With N = 0 the calls
+// validate every argument and return before any device access, so these views point at a host buffer never read.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_gemm.hpp"
+
+using namespace tilegemm;
+
+namespace {
+
+constexpr std::int64_t kM = 64, kK = 256, kKb = 2;
+
+struct Views {
+  std::vector<float> storage = std::vector<float>(1 << 14);
+  void* base() { return storage.data(); }
+  TensorView a = TensorView::matrix(base(), DType::kFloat8E4M3, kM, kK, kK);
+  TensorView b = TensorView::matrix(base(), DType::kFloat8E4M3, 0, kK, kK);  // N = 0: nothing to launch
+  TensorView d_bf16 = TensorView::matrix(base(), DType::kBFloat16, kM, 0, 8);
+  TensorView d_f32 = TensorView::matrix(base(), DType::kFloat32, kM, 0, 4);
+  TensorView sfb_block = TensorView::matrix(base(), DType::kFloat32, 0, kKb, kKb);
+  TensorView sfb_token = TensorView::matrix(base(), DType::kFloat32, 0, kKb, kKb);
+};
+
+// The argument the call rejects, or "(accepted)".
+template <class Call>
+std::string rejected(Call&& call) {
+  try {
+    call();
+  } catch (const InvalidArgument& e) {
+    return e.argument();
+  }
+  return "(accepted)";
+}
+
+TEST(Fp8ScaleStrides, RowMajorPerTokenScalesAreAccepted) {
+  Views v;
+  // [M, kb] row-major, as per_token_cast_to_fp8 returns them (was refused: "MN-major scales").
+  const TensorView row_major = TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, kKb);
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, row_major, v.b, v.sfb_block, v.d_bf16); }), "(accepted)");
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d1d(v.a, row_major, v.b, v.sfb_token, v.d_f32, nullptr); }), "(accepted)");
+  // MN-major and TMA-aligned still reads.
+  const TensorView mn_major = TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, 1, kM);
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, mn_major, v.b, v.sfb_block, v.d_bf16); }), "(accepted)");
+  // A column of a wider buffer: rows strided, K blocks strided, neither TMA-aligned.
+  const TensorView strided = TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, 7, 3);
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, strided, v.b, v.sfb_block, v.d_bf16); }), "(accepted)");
+}
+
+TEST(Fp8ScaleStrides, NegativeStridesAndMisalignedPointersAreRefused) {
+  Views v;
+  TensorView negative = TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, kKb);
+  negative.strides[0] = -kKb;
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, negative, v.b, v.sfb_block, v.d_bf16); }), "sfa");
+  TensorView misaligned = TensorView::matrix(static_cast<char*>(v.base()) + 2, DType::kFloat32, kM, kKb, kKb);
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, misaligned, v.b, v.sfb_block, v.d_bf16); }), "sfa");
+  TensorView block_negative = v.sfb_block;
+  block_negative.strides[1] = -1;
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, kKb), v.b,
+                                         block_negative, v.d_bf16); }),
+            "sfb");
+}
+
+TEST(Fp8ScaleStrides, ShapesAreStillChecked) {
+  Views v;
+  const TensorView short_rows = TensorView::matrix(v.base(), DType::kFloat32, kM - 1, kKb, kKb);
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, short_rows, v.b, v.sfb_block, v.d_bf16); }), "sfa");
+  const TensorView wrong_blocks = TensorView::matrix(v.base(), DType::kFloat32, kM, kKb + 1, kKb + 1);
+  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, wrong_blocks, v.b, v.sfb_block, v.d_bf16); }), "sfa");
+}
+
+}  // namespace
