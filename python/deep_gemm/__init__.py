@@ -1,10 +1,12 @@
-"""deep_gemm: DeepGEMM 2.6's Python API over tilegemm's JIT-compiled SM90 kernels.
+"""deep_gemm: DeepGEMM 2.6.1's Python API over tilegemm's JIT-compiled SM90 kernels.
 
 Importing this package neither imports torch nor initialises CUDA. Exported: the BF16 family, the cuBLASLt
-wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only), einsum / fp8_einsum for the
-expressions that are one batched GEMM over strided views (see _einsum.py) and the scale-layout helpers.
-FP4, attention and hyper-connection functions have no SM90 kernel here and are absent rather than present
-and failing.
+wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only) also under DeepGEMM's fp8_fp4_*
+names (FP8 operands only: SM90 has no FP4 kernel here), DeepGEMM's legacy aliases of the masked GEMMs, einsum /
+fp8_einsum for the expressions that are one batched GEMM over strided views (see _einsum.py), the scale-layout
+helpers and DeepGEMM's utils and testing modules. FP4 GEMMs, attention/MQA logits, hyper-connection, mega MoE,
+fp8_gemm_nt_skip_head_mid and the SM100-only k_grouped_fp8_gemm_tn_contiguous have no SM90 kernel here and are
+absent rather than present and failing.
 """
 import os as _os
 
@@ -56,6 +58,19 @@ from ._fp8 import (  # noqa: E402
     k_grouped_fp8_gemm_nt_contiguous,
 )
 
+# DeepGEMM's FP8/FP4 names: the FP8 GEMMs above, with a ValueError for packed FP4 operands
+from ._fp8_fp4 import (  # noqa: E402
+    fp8_fp4_gemm_nt, fp8_fp4_gemm_nn,
+    fp8_fp4_gemm_tn, fp8_fp4_gemm_tt,
+    m_grouped_fp8_fp4_gemm_nt_contiguous,
+    m_grouped_fp8_fp4_gemm_nn_contiguous,
+    m_grouped_fp8_fp4_gemm_nt_masked,
+)
+
+# DeepGEMM's aliases for older callers (SGLang imports fp8_m_grouped_gemm_nt_masked)
+fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_gemm_nt_masked
+bf16_m_grouped_gemm_nt_masked = m_grouped_bf16_gemm_nt_masked
+
 # Einsum kernels (batched GEMMs over permuted views; unsupported expressions raise ValueError naming expr)
 from ._einsum import einsum, fp8_einsum  # noqa: E402
 
@@ -66,4 +81,5 @@ from . import testing  # noqa: E402
 from . import utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403
 
-__version__ = '2.6.0+tilegemm.' + _C.tilegemm_version
+# DeepGEMM's version (the API matched) with tilegemm's as a PEP 440 local label: '2.6.1+tilegemm.0.1.0'.
+__version__ = '2.6.1+tilegemm.' + _C.tilegemm_version

@@ -2,7 +2,8 @@
 
 What each one changes in tilegemm (docs/python.md says the same to users):
 - set_num_sms: the SM count the heuristics and the persistent grid use (clamped to the device's).
-- set_mk_alignment_for_contiguous_layout: only the alignment the kernels implement (128) is accepted.
+- set_mk_alignment_for_contiguous_layout: only the alignment the kernels implement (128) is accepted; it is also
+  what get_theoretical_mk_alignment_for_contiguous_layout returns on SM90, here as in DeepGEMM.
 - set_pdl: GEMM kernels are launched with programmatic dependent launch (tilegemm::set_pdl; off by default, as in
   DeepGEMM, unless DG_ENABLE_PDL=1).
 - set_tc_util, set_ignore_compile_dims, set_block_size_multiple_of: validated and remembered (the getters return
@@ -92,21 +93,29 @@ def set_block_size_multiple_of(value):
 
 
 def set_mk_alignment_for_contiguous_layout(new_value):
+    """DeepGEMM sizes its SM90 M-grouped tiles from this setting; tilegemm's kernels have the group alignment
+    fixed at 128 rows (K elements for K-grouped), the value DeepGEMM's SM90 theoretical alignment always is.
+    Smaller values would put two groups in one 128-row block; larger multiples of 128 would still suit the
+    per-row and K-grouped layouts but not the prefix-sum layout, whose group starts the kernels round up to 128
+    rather than to the setting. So 128 is accepted and anything else is a ValueError."""
     alignment = _C.mk_alignment()
     _require_int(new_value, 'new_value', low=1)
     if new_value != alignment:
-        raise ValueError(f'new_value: expected {alignment} (the only M/K group alignment the SM90 BF16 '
-                         f'kernels implement), got {new_value}')
+        raise ValueError(f'new_value: expected {alignment} (the only M/K group alignment the SM90 kernels '
+                         f'implement; get_theoretical_mk_alignment_for_contiguous_layout() returns it), '
+                         f'got {new_value}')
 
 
 def get_mk_alignment_for_contiguous_layout():
+    """The group alignment of contiguous layouts: every group starts at a multiple of it (128)."""
     return _C.mk_alignment()
 
 
 def get_theoretical_mk_alignment_for_contiguous_layout(expected_m=None):
+    """The alignment to set for groups of about ``expected_m`` rows. DeepGEMM returns 128 on SM90 whatever
+    expected_m is (only SM100 shrinks its block M for small groups); so does tilegemm."""
     if expected_m is not None:
         _require_int(expected_m, 'expected_m', low=0)
-    # Block M never exceeds the group alignment, so every expected M needs the same one.
     return _C.mk_alignment()
 
 

@@ -1,11 +1,13 @@
 """Every exported function against DeepGEMM 2.6's names, parameter order and defaults.
 
 The table is written from DeepGEMM's csrc/apis/{gemm,einsum,layout,runtime}.hpp (pybind argument lists) and its
-deep_gemm/utils and deep_gemm/testing modules. DeepGEMM binds get_tma_aligned_size and
-get_mn_major_tma_aligned_tensor without argument names; ours use its C++ parameter names (x, element_size; sf).
-Deliberately absent (no SM90 kernel here): fp8_fp4_*/fp4 names, k_grouped_fp8_gemm_tn_contiguous (MN-major,
-SM100), fp8_gemm_nt_skip_head_mid, the attention and hyper-connection kernels. einsum has DeepGEMM 2.6's
-use_cublaslt argument (later releases dropped it for use_deterministic_algorithms()).
+deep_gemm/utils and deep_gemm/testing modules (test_dropin_surface.py checks the same against DeepGEMM's source
+text where it is available). DeepGEMM binds get_tma_aligned_size and get_mn_major_tma_aligned_tensor without
+argument names; ours use its C++ parameter names (x, element_size; sf). The fp8_fp4_* names take the FP8
+functions' arguments (DeepGEMM binds them to the same functions). Deliberately absent (no SM90 kernel here):
+FP4-only names, k_grouped_fp8_gemm_tn_contiguous (MN-major, SM100), fp8_gemm_nt_skip_head_mid, the attention,
+hyper-connection and mega MoE kernels. einsum has DeepGEMM 2.6's use_cublaslt argument (later releases dropped
+it for use_deterministic_algorithms()).
 """
 import inspect
 
@@ -17,6 +19,8 @@ R = inspect.Parameter.empty  # required
 FP8_DENSE = [('a', R), ('b', R), ('d', R), ('c', None), ('recipe', None), ('recipe_a', None), ('recipe_b', None)]
 FP8_M_GROUPED = [('a', R), ('b', R), ('d', R), ('grouped_layout', R), ('recipe', None), ('recipe_a', None),
                  ('recipe_b', None), ('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)]
+FP8_MASKED = [('a', R), ('b', R), ('d', R), ('masked_m', R), ('expected_m', R), ('recipe', None), ('recipe_a', None),
+              ('recipe_b', None), ('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)]
 DEEPGEMM_26 = {
     'bf16_gemm_nt': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'nk')],
     'bf16_gemm_nn': [('a', R), ('b', R), ('d', R), ('c', None), ('compiled_dims', 'nk')],
@@ -39,12 +43,23 @@ DEEPGEMM_26 = {
     'm_grouped_fp8_gemm_nt_contiguous': FP8_M_GROUPED + [('use_psum_layout', False), ('ensure_zero_padding', True),
                                                          ('expected_m_for_psum_layout', None)],
     'm_grouped_fp8_gemm_nn_contiguous': FP8_M_GROUPED + [('use_psum_layout', False), ('ensure_zero_padding', True)],
-    'm_grouped_fp8_gemm_nt_masked': [('a', R), ('b', R), ('d', R), ('masked_m', R), ('expected_m', R),
-                                     ('recipe', None), ('recipe_a', None), ('recipe_b', None),
-                                     ('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
+    'm_grouped_fp8_gemm_nt_masked': FP8_MASKED,
     'k_grouped_fp8_gemm_nt_contiguous': [('a', R), ('b', R), ('d', R), ('ks_cpu', R), ('grouped_layout', R),
                                          ('c', None), ('recipe', (1, 1, 128)), ('compiled_dims', 'mn'),
                                          ('use_psum_layout', False)],
+    'fp8_fp4_gemm_nt': FP8_DENSE + [('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
+    'fp8_fp4_gemm_nn': FP8_DENSE + [('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
+    'fp8_fp4_gemm_tn': FP8_DENSE + [('compiled_dims', 'mn'), ('disable_ue8m0_cast', False)],
+    'fp8_fp4_gemm_tt': FP8_DENSE + [('compiled_dims', 'mn'), ('disable_ue8m0_cast', False)],
+    'm_grouped_fp8_fp4_gemm_nt_contiguous': FP8_M_GROUPED + [('use_psum_layout', False),
+                                                             ('ensure_zero_padding', True),
+                                                             ('expected_m_for_psum_layout', None)],
+    'm_grouped_fp8_fp4_gemm_nn_contiguous': FP8_M_GROUPED + [('use_psum_layout', False),
+                                                             ('ensure_zero_padding', True)],
+    'm_grouped_fp8_fp4_gemm_nt_masked': FP8_MASKED,
+    'fp8_m_grouped_gemm_nt_masked': FP8_MASKED,
+    'bf16_m_grouped_gemm_nt_masked': [('a', R), ('b', R), ('d', R), ('masked_m', R), ('expected_m', R),
+                                      ('compiled_dims', 'nk')],
     'einsum': [('expr', R), ('a', R), ('b', R), ('d', R), ('c', None), ('use_cublaslt', False)],
     'fp8_einsum': [('expr', R), ('a', R), ('b', R), ('d', R), ('c', None), ('recipe', (1, 128, 128))],
     'transform_sf_into_required_layout': [('sf', R), ('mn', R), ('k', R), ('recipe', R), ('num_groups', None),
@@ -76,13 +91,23 @@ DEEPGEMM_26 = {
     'per_channel_cast_to_fp8': [('x', R), ('use_ue8m0', R), ('gran_k', 128)],
     'per_block_cast_to_fp8': [('x', R), ('use_ue8m0', R), ('gran_k', 128)],
     'per_custom_dims_cast_to_fp8': [('x', R), ('dims', R), ('use_ue8m0', R)],
+    'per_token_cast_to_fp4': [('x', R), ('use_ue8m0', R), ('gran_k', 128), ('use_packed_ue8m0', False)],
+    'transpose_packed_fp4': [('a', R)],
+    'cast_back_from_fp4': [('packed', R), ('sf', R), ('gran_k', 128), ('use_packed_ue8m0', False)],
+    'unpack_ue8m0_from_int': [('packed_sf', R)],
+    'init_dist': [('local_rank', R), ('num_local_ranks', R)],
+    'uneven_all_gather': [('tensor', R), ('dim', 0), ('group', None)],
 }
 TESTING = {
     'bench': [('fn', R), ('num_warmups', 5), ('num_tests', 10), ('high_precision', False)],
     'bench_kineto': [('fn', R), ('kernel_names', R), ('num_tests', 30), ('suppress_kineto_output', False),
-                     ('trace_path', None), ('flush_l2', True), ('with_multiple_kernels', False)],
+                     ('trace_path', None), ('flush_l2', True), ('with_multiple_kernels', False), ('barrier', None)],
     'calc_diff': [('x', R), ('y', R)],
     'count_bytes': [('tensors', R)],
+    'assert_bitwise_equal': [('x', R), ('y', R), ('label', '')],
+    'get_arch_major': [],
+    'test_filter': [('condition', R)],
+    'ignore_env': [('name', R), ('condition', R)],
 }
 
 

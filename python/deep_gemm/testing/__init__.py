@@ -1,5 +1,10 @@
-"""DeepGEMM's test and benchmark helpers (torch is imported when they are called)."""
-from .bench import bench, bench_kineto, empty_suppress, suppress_stdout_stderr
-from .numeric import calc_diff, count_bytes
+"""DeepGEMM's test and benchmark helpers, as its deep_gemm.testing exports them: timing (module ``bench``),
+numeric comparison (``numeric``) and test selection (``utils``). torch is imported when a helper is called.
+As in DeepGEMM, the name ``bench`` ends up bound to the timing function, not to its module."""
+from . import bench, numeric, utils
 
-__all__ = ['bench', 'bench_kineto', 'empty_suppress', 'suppress_stdout_stderr', 'calc_diff', 'count_bytes']
+__all__ = bench.__all__ + numeric.__all__ + utils.__all__
+
+from .bench import *  # noqa: E402,F401,F403
+from .numeric import *  # noqa: E402,F401,F403
+from .utils import *  # noqa: E402,F401,F403

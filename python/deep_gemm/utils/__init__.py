@@ -1,24 +1,13 @@
-"""DeepGEMM's helpers: integer rounding and FP8 casts (the casts need torch, imported when called)."""
-from .math import (
-    ceil_div, align,
-    ceil_to_ue8m0, pack_ue8m0_to_int,
-    per_token_cast_to_fp8, per_channel_cast_to_fp8, per_block_cast_to_fp8, per_custom_dims_cast_to_fp8,
-)
-from .layout import (
-    get_mk_alignment_for_contiguous_layout,
-    get_m_alignment_for_contiguous_layout,
-    get_k_alignment_for_contiguous_layout,
-    get_theoretical_mk_alignment_for_contiguous_layout,
-    set_mk_alignment_for_contiguous_layout,
-    get_tma_aligned_size,
-    get_mn_major_tma_aligned_tensor,
-)
+"""DeepGEMM's helpers, re-exported as DeepGEMM's deep_gemm.utils does: everything public in ``utils.math``
+(rounding, FP8/FP4 casts, UE8M0 packing) and ``utils.layout`` (contiguous-layout alignment, scaling-factor
+layout functions), plus ``init_dist`` and ``uneven_all_gather`` from ``utils.dist``. None of them imports torch
+until it is called."""
+from . import dist, layout, math
+from .dist import init_dist, uneven_all_gather
+from .layout import *  # noqa: F401,F403
+from .math import *  # noqa: F401,F403
 
-__all__ = [
-    'ceil_div', 'align', 'ceil_to_ue8m0', 'pack_ue8m0_to_int',
-    'per_token_cast_to_fp8', 'per_channel_cast_to_fp8', 'per_block_cast_to_fp8', 'per_custom_dims_cast_to_fp8',
-    'get_mk_alignment_for_contiguous_layout', 'get_m_alignment_for_contiguous_layout',
-    'get_k_alignment_for_contiguous_layout', 'get_theoretical_mk_alignment_for_contiguous_layout',
-    'set_mk_alignment_for_contiguous_layout',
-    'get_tma_aligned_size', 'get_mn_major_tma_aligned_tensor',
-]
+# utils.layout re-exports functions defined elsewhere (it has no __all__): take every public callable it holds.
+_layout_names = sorted(name for name, value in vars(layout).items() if not name.startswith('_') and callable(value))
+
+__all__ = list(math.__all__) + _layout_names + ['init_dist', 'uneven_all_gather']
