@@ -131,7 +131,7 @@ def _fp4_codes(x):
     magnitude = x.abs()
     code = torch.zeros(x.shape, dtype=torch.uint8, device=x.device)
     for midpoint in _FP4_MIDPOINTS:
-        code += magnitude > midpoint
+        code += (magnitude > midpoint).to(torch.uint8)
     negative = (x < 0) & (code != 0)
     return code | (negative.to(torch.uint8) << 3)
 
