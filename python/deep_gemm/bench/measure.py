@@ -1,0 +1,157 @@
+"""One case, measured: each library's call is checked once, then timed in interleaved rounds (A B C, then
+C B A, ...) on the same tensors; the result is one report row (a dict)."""
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional
+
+from . import stats, timing
+from .inputs import relative_diff
+
+# The order of the first round; later rounds alternate between reversed and this.
+LIBRARY_ORDER = ('ours', 'deepgemm', 'cublas', 'copy')
+
+
+@dataclass
+class Entry:
+    """One library's call on a case. `out` is what fn writes (filled with NaN before the check, so a call that
+    writes nothing fails it); without `out`, fn returns its result. `prepare` replaces the NaN fill where the
+    call reads its output (D += ...). `verify` replaces the problem's check, `reference` its reference."""
+    fn: Optional[Callable] = None
+    out: Any = None
+    prepare: Optional[Callable] = None
+    reference: Any = None
+    verify: Optional[Callable] = None
+    status: str = 'ok'
+    message: Optional[str] = None
+    label: Optional[str] = None
+
+
+def absent(name):
+    return Entry(status='absent', message=f'{name} is not exported')
+
+
+def unsupported(message, label=None):
+    return Entry(status='unsupported', message=message, label=label)
+
+
+@dataclass
+class Problem:
+    name: str
+    entries: Dict[str, Entry]
+    reference: Any = None
+    valid: Optional[Callable] = None  # output -> the elements compared (all when None)
+    tolerance: float = 0.0
+    flops: Optional[float] = None
+    num_bytes: Optional[int] = None
+    params: dict = field(default_factory=dict)
+
+
+def _first_line(error):
+    text = str(error).strip().splitlines()
+    return f'{type(error).__name__}: {text[0] if text else ""}'.strip()
+
+
+def check(torch, problem, key):
+    """Runs one library's call once and compares its output; returns the result dict of that library."""
+    entry = problem.entries[key]
+    result = {'status': entry.status, 'message': entry.message, 'label': entry.label, 'diff': None}
+    if entry.status != 'ok':
+        return result
+    try:
+        if entry.prepare is not None:
+            entry.prepare()
+        elif entry.out is not None:
+            entry.out.fill_(float('nan'))
+        returned = entry.fn()
+        torch.cuda.synchronize()
+        out = entry.out if entry.out is not None else returned
+        if entry.verify is not None:
+            ok, result['message'] = entry.verify(out)
+        else:
+            reference = problem.reference if entry.reference is None else entry.reference
+            compared = out if problem.valid is None else problem.valid(out)
+            result['diff'] = relative_diff(compared, reference)
+            ok = result['diff'] < problem.tolerance
+            if not ok:
+                result['message'] = f"diff {result['diff']:.3g} against the float64 reference " \
+                                    f"(tolerance {problem.tolerance:g})"
+    except Exception as e:  # a library refusing a case is a result to report, not a crash of the bench
+        result.update(status='unsupported' if key == 'cublas' else 'error', message=_first_line(e))
+        return result
+    result['status'] = 'ok' if ok else 'mismatch'
+    return result
+
+
+def _rounds(keys, rounds):
+    for r in range(rounds):
+        yield list(keys) if r % 2 == 0 else list(reversed(keys))
+
+
+def _ordered(problem):
+    return [k for k in LIBRARY_ORDER if k in problem.entries] + \
+        [k for k in problem.entries if k not in LIBRARY_ORDER]
+
+
+def measure(torch, problem, options, flush):
+    """Checks every entry, then times those that ran with CUDA events (and optionally the kernel timer)."""
+    results = {key: check(torch, problem, key) for key in _ordered(problem)}
+    timed = [k for k in results if results[k]['status'] in ('ok', 'mismatch')]
+    for key in timed:
+        results[key]['rounds_us'] = []
+    for order in _rounds(timed, options.rounds):
+        for key in order:
+            if results[key]['status'] == 'error':
+                continue
+            try:
+                us, calls = timing.time_events(torch, problem.entries[key].fn, flush, options.warmup_ms,
+                                               options.rep_ms)
+            except Exception as e:
+                results[key].update(status='error', message=_first_line(e))
+                continue
+            results[key]['rounds_us'].append(us)
+            results[key]['calls'] = calls
+    for key in timed:
+        if results[key]['rounds_us']:
+            results[key]['us'] = stats.combine_rounds(results[key]['rounds_us'])
+        if options.kernel_timer and results[key]['status'] != 'error':
+            try:
+                results[key]['kernel_us'], results[key]['span_us'] = \
+                    timing.time_kernels(torch, problem.entries[key].fn, flush)
+            except Exception as e:
+                results[key]['kernel_message'] = _first_line(e)
+    return _row(problem, results, 'us')
+
+
+def measure_host(torch, problem, options):
+    """Checks every entry, then takes the median host time of back-to-back calls, in interleaved rounds."""
+    results = {key: check(torch, problem, key) for key in _ordered(problem)}
+    timed = [k for k in results if results[k]['status'] in ('ok', 'mismatch')]
+    for key in timed:
+        results[key].update(rounds_host_us=[], rounds_wall_us=[])
+    for order in _rounds(timed, options.rounds):
+        for key in order:
+            try:
+                host_us, wall_us = timing.time_host(torch, problem.entries[key].fn, options.host_calls)
+            except Exception as e:
+                results[key].update(status='error', message=_first_line(e))
+                continue
+            results[key]['rounds_host_us'].append(host_us)
+            results[key]['rounds_wall_us'].append(wall_us)
+    for key in timed:
+        if results[key]['rounds_host_us']:
+            results[key]['host_us'] = stats.combine_rounds(results[key]['rounds_host_us'])
+            results[key]['wall_us'] = stats.combine_rounds(results[key]['rounds_wall_us'])
+    return _row(problem, results, 'host_us')
+
+
+def _time(results, key, metric):
+    r = results.get(key)
+    return r.get(metric) if r is not None and r['status'] == 'ok' else None
+
+
+def _row(problem, results, metric):
+    ours = _time(results, 'ours', metric)
+    row = {'shape': problem.name, 'params': problem.params, 'flops': problem.flops, 'bytes': problem.num_bytes,
+           'results': results,
+           'ratio_vs_deepgemm': stats.ratio(_time(results, 'deepgemm', metric), ours),
+           'ratio_vs_cublas': stats.ratio(_time(results, 'cublas', metric), ours)}
+    return row

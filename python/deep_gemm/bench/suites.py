@@ -1,0 +1,176 @@
+"""What each suite times: shapes and call families as plain data (no torch), and the selection options."""
+import fnmatch
+from dataclasses import dataclass
+
+# DeepSeek-V3's dense weights (N, K), as in DeepGEMM's own benchmark and docs/bench.md.
+DEEPSEEK_NK = ((2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048))
+
+DTYPES = ('bf16', 'fp8')
+
+
+@dataclass(frozen=True)
+class Dense:
+    m: int
+    n: int
+    k: int
+
+    @property
+    def name(self):
+        return f'{self.m}x{self.n}x{self.k}'
+
+    @property
+    def flops(self):
+        return 2 * self.m * self.n * self.k
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """M-grouped contiguous: every group holds m_per_group rows (no padding rows), as DeepGEMM's benchmark."""
+    groups: int
+    m_per_group: int
+    n: int
+    k: int
+
+    @property
+    def name(self):
+        return f'{self.groups}x{self.m_per_group}x{self.n}x{self.k}'
+
+    @property
+    def flops(self):
+        return 2 * self.groups * self.m_per_group * self.n * self.k
+
+
+@dataclass(frozen=True)
+class Masked:
+    """M-grouped masked: group g holds masked_m[g] valid rows, drawn around expected_m (see masked_rows)."""
+    groups: int
+    expected_m: int
+    n: int
+    k: int
+    max_m: int = 4096
+
+    @property
+    def name(self):
+        return f'{self.groups}x{self.expected_m}x{self.n}x{self.k}'
+
+
+@dataclass(frozen=True)
+class Host:
+    """One exported call family timed for host cost: `function` is looked up by name in each library."""
+    function: str
+    dtype: str
+    shape: tuple
+
+    @property
+    def name(self):
+        return f"{self.function} {'x'.join(str(s) for s in self.shape)}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A scale-layout helper on fp32 scales [groups, mn, ceil(k / 128)] (groups 1: 2-D), or, for the K-grouped
+    helper, on per-channel scales [Σk / 128, mn] of `groups` groups of k each."""
+    helper: str
+    mn: int
+    k: int
+    groups: int = 1
+
+    @property
+    def name(self):
+        return (f'{self.groups}x' if self.groups > 1 else '') + f'{self.mn}x{self.k}'
+
+
+def _dense(ms, nks=DEEPSEEK_NK):
+    return tuple(Dense(m, n, k) for m in ms for n, k in nks)
+
+
+RAGGED = (Dense(65, 2112, 7168), Dense(129, 7168, 2048), Dense(129, 4096, 7168), Dense(257, 24576, 1536),
+          Dense(2048, 7168, 2048))
+
+GROUPED = tuple(Grouped(g, m, n, k) for g, m in ((4, 8192), (8, 4096)) for n, k in ((4096, 7168), (7168, 2048))) + \
+    (Grouped(4, 8192, 6144, 7168), Grouped(8, 4096, 7168, 3072))
+
+# The masked rows of shared/anchors/h200.md.
+MASKED = (Masked(32, 192, 6144, 7168), Masked(6, 1024, 7168, 3072), Masked(32, 20, 4096, 4096),
+          Masked(6, 20, 4096, 2048), Masked(16, 256, 4096, 7168))
+
+# Shapes small enough that the GPU keeps up with the host, so the median host time is the call's own cost.
+_HOST_DENSE = (128, 2112, 7168)
+HOST = tuple(Host(f'bf16_gemm_{layout}', 'bf16', _HOST_DENSE) for layout in ('nt', 'nn', 'tn', 'tt')) + \
+    tuple(Host(f'fp8_gemm_{layout}', 'fp8', _HOST_DENSE) for layout in ('nt', 'nn', 'tn', 'tt')) + (
+    Host('m_grouped_bf16_gemm_nt_contiguous', 'bf16', (4, 256, 4096, 7168)),
+    Host('m_grouped_fp8_gemm_nt_contiguous', 'fp8', (4, 256, 4096, 7168)),
+    Host('m_grouped_bf16_gemm_nt_masked', 'bf16', (4, 64, 4096, 7168)),
+    Host('m_grouped_fp8_gemm_nt_masked', 'fp8', (4, 64, 4096, 7168)),
+    Host('k_grouped_bf16_gemm_tn_contiguous', 'bf16', (4, 1024, 1024, 1024)),
+    Host('k_grouped_fp8_gemm_nt_contiguous', 'fp8', (4, 1024, 1024, 1024)),
+    Host('einsum', 'bf16', (32, 128, 512, 128)),
+    Host('fp8_einsum', 'fp8', (32, 8, 4096, 1024)),
+)
+
+LAYOUT_HELPERS = ('get_mn_major_tma_aligned_tensor', 'get_mn_major_tma_aligned_packed_ue8m0_tensor',
+                  'get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
+_LAYOUT_MN_K = tuple((mn, k) for mn in (4096, 8192, 32768) for k in (7168, 16384))
+LAYOUT = tuple(Layout(helper, mn, k) for helper in LAYOUT_HELPERS[:2] for mn, k in _LAYOUT_MN_K) + \
+    tuple(Layout(helper, 4096, 7168, groups=8) for helper in LAYOUT_HELPERS[:2]) + \
+    (Layout(LAYOUT_HELPERS[2], 4096, 4096, groups=8), Layout(LAYOUT_HELPERS[2], 7168, 2048, groups=16))
+
+SUITES = {
+    'deepseek': _dense((64, 128, 4096)),
+    'decode': _dense((1, 8, 16, 32)),
+    'ragged': RAGGED,
+    'grouped': GROUPED,
+    'masked': MASKED,
+    'host': HOST,
+    'layout': LAYOUT,
+}
+# Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
+DTYPE_FREE = ('layout', )
+
+
+def masked_rows(groups, expected_m, max_m, rng):
+    """Valid rows per group, int(expected_m * U(0.7, 1.3)) as DeepGEMM's generators.py draws them, from the
+    given random.Random (a fixed seed gives the same rows every run)."""
+    rows = [int(expected_m * rng.uniform(0.7, 1.3)) for _ in range(groups)]
+    if max(rows) > max_m:
+        raise ValueError(f'max_m: expected at least the largest drawn group ({max(rows)}), got {max_m}')
+    return rows
+
+
+def contiguous_layout(group_rows, alignment):
+    """DeepGEMM's contiguous grouped_layout: per row its group index, each group's rows padded up to the
+    alignment with -1 rows."""
+    layout = []
+    for g, rows in enumerate(group_rows):
+        padded = (rows + alignment - 1) // alignment * alignment
+        layout += [g] * rows + [-1] * (padded - rows)
+    return layout
+
+
+def parse_list(text, allowed, name):
+    """Comma-separated choices; 'all' means every one. ValueError naming the option on an unknown word."""
+    words = [w.strip() for w in str(text).split(',') if w.strip()]
+    if not words:
+        raise ValueError(f'{name}: expected one or more of {", ".join(allowed)} (or all), got {text!r}')
+    if 'all' in words:
+        return list(allowed)
+    for w in words:
+        if w not in allowed:
+            raise ValueError(f'{name}: expected one or more of {", ".join(allowed)} (or all), got {w!r}')
+    return list(dict.fromkeys(words))
+
+
+def shape_filter(text):
+    """Glob patterns (comma-separated) a case's name must match one of; None keeps every case."""
+    patterns = [p.strip() for p in (text or '').split(',') if p.strip()]
+    if not patterns:
+        return None
+    return lambda name: any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def select(suite, dtype, keep=None):
+    """The cases of one suite for one dtype, filtered by name."""
+    cases = SUITES[suite]
+    if suite == 'host':
+        cases = tuple(c for c in cases if c.dtype == dtype)
+    return [c for c in cases if keep is None or keep(c.name)]
