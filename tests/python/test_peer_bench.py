@@ -205,6 +205,25 @@ def test_the_peer_loads_beside_ours_and_ours_stays_in_place(tmp_path):
     assert peer.describe(other)['version'] == 'peer-2.6.1'
 
 
+def test_a_peer_whose_extension_comes_from_elsewhere_is_refused(tmp_path):
+    # What an import hook redirecting deep_gemm._C to our build would look like from here.
+    package = tmp_path / 'dg' / 'deep_gemm'
+    package.mkdir(parents=True)
+    (package / '__init__.py').write_text('import json as _C\n')
+    with pytest.raises(ValueError, match=r"^deepgemm: expected deep_gemm to import from .* but json came from"):
+        peer.load_peer(str(tmp_path / 'dg'))
+    assert sys.modules['deep_gemm'] is deep_gemm
+
+
+def test_a_peer_that_fails_to_import_leaves_ours_in_place(tmp_path):
+    package = tmp_path / 'dg' / 'deep_gemm'
+    package.mkdir(parents=True)
+    (package / '__init__.py').write_text('from . import missing_extension\n')
+    with pytest.raises(ImportError):
+        peer.load_peer(str(tmp_path / 'dg'))
+    assert sys.modules['deep_gemm'] is deep_gemm and 'deep_gemm.missing_extension' not in sys.modules
+
+
 def test_a_folder_without_the_package_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r'^deepgemm: expected a folder that holds a deep_gemm/ package'):
         peer.load_peer(str(tmp_path))

@@ -6,7 +6,9 @@ import sys
 import time
 from types import SimpleNamespace
 
-from . import report, stats, suites, timing
+from . import gemm_cases, host_suite, layout_suite, measure, report, stats, suites, timing
+from .cublas import block_support
+from .inputs import Quantiser
 from .peer import describe, load_peer, lookup
 
 DESCRIPTION = """Times our deep_gemm against DeepGEMM 2.6.1 (--deepgemm PATH: a folder that imports as deep_gemm,
@@ -151,9 +153,6 @@ def _progress(text):
 
 
 def run(torch, options, libs):
-    from . import gemm_cases, host_suite, layout_suite, measure
-    from .cublas import block_support
-    from .inputs import Quantiser
     quant_key = 'deepgemm' if 'deepgemm' in libs else 'ours'
     quant = Quantiser(libs[quant_key], f"{quant_key}'s deep_gemm.utils")
     cublas_fp8, reason = 'block', None
@@ -215,7 +214,11 @@ def main(argv=None):
                   f'{type(e).__name__}: {e}', file=sys.stderr)
             return 2
     result = run(torch, options, libs)
-    print(report.markdown(result))
+    text = report.markdown(result)
+    try:
+        print(text)
+    except UnicodeEncodeError:  # a terminal that cannot show µ or ✗: the files keep them
+        print(text.encode(sys.stdout.encoding or 'ascii', 'replace').decode(sys.stdout.encoding or 'ascii'))
     if options.out:
         for path in report.write(result, options.out):
             _progress(f'wrote {path}')

@@ -2,6 +2,7 @@
 bench is part of it), DeepGEMM is imported from its folder with ours taken out of sys.modules for the moment,
 and then every `deep_gemm*` entry is put back as it was, so each package keeps resolving its own modules."""
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -18,8 +19,10 @@ def _under(path, folder):
 
 
 def load_peer(folder):
-    """DeepGEMM's module object, imported from folder (a directory holding a `deep_gemm` package)."""
-    if not os.path.isdir(os.path.join(folder, PACKAGE)):
+    """DeepGEMM's module object, imported from folder (a directory holding a `deep_gemm` package). The package is
+    loaded from its file, so an import hook that maps `deep_gemm` to ours (an editable install) cannot answer."""
+    init = os.path.join(folder, PACKAGE, '__init__.py')
+    if not os.path.isfile(init):
         raise ValueError(f'deepgemm: expected a folder that holds a {PACKAGE}/ package, got {folder!r}')
     folder = os.path.abspath(folder)
     ours = {name: module for name, module in sys.modules.items() if _is_package_entry(name)}
@@ -29,15 +32,21 @@ def load_peer(folder):
     sys.path.insert(0, folder)
     try:
         importlib.invalidate_caches()
-        peer = importlib.import_module(PACKAGE)
+        spec = importlib.util.spec_from_file_location(PACKAGE, os.path.join(folder, PACKAGE, '__init__.py'),
+                                                      submodule_search_locations=[os.path.join(folder, PACKAGE)])
+        peer = importlib.util.module_from_spec(spec)
+        sys.modules[PACKAGE] = peer
+        spec.loader.exec_module(peer)
     finally:
         for name in [n for n in sys.modules if _is_package_entry(n)]:
             del sys.modules[name]
         sys.modules.update(ours)
         sys.path[:] = saved_path
-    where = getattr(peer, '__file__', None) or ''
-    if not _under(where, folder):
-        raise ValueError(f'deepgemm: expected {PACKAGE} to import from {folder}, but it came from {where!r}')
+    for module in (peer, getattr(peer, '_C', None)):
+        where = getattr(module, '__file__', None) or ''
+        if module is not None and not _under(where, folder):
+            raise ValueError(f'deepgemm: expected {PACKAGE} to import from {folder}, but {module.__name__} came '
+                             f'from {where!r}')
     return peer
 
 

@@ -88,7 +88,7 @@ def _host_table(section):
 
 def _layout_table(section):
     lines = ['| helper | scales | MB moved | ours µs | ours GB/s | DeepGEMM µs | DeepGEMM GB/s | copy GB/s | '
-             'ours / copy | DeepGEMM / copy | DeepGEMM / ours | check |',
+             'ours/copy GB/s | DeepGEMM/copy GB/s | DeepGEMM / ours | check |',
              '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
     for row in section['rows']:
         p = row['params']
