@@ -183,14 +183,16 @@ def test_bench_kineto_kernel_names_must_be_str_or_tuple():
 
 
 # torch.profiler's key_averages().table() with CUDA activity only, column by column: the last two columns are the
-# average device time per call and the call count. The kernels are tilegemm's (sm90_*_impl), torch's and cuBLASLt's.
+# average device time per call and the call count. The kernels are tilegemm's (the GEMMs' entry points and a
+# scale-layout kernel, which 'gemm_' must not find), torch's and cuBLASLt's.
 COLUMNS = ('Self CPU %', 'Self CPU', 'CPU total %', 'CPU total', 'CPU time avg', 'Self CUDA', 'Self CUDA %',
            'CUDA total', 'CUDA time avg', '# of Calls')
 ROWS = [
-    ('sm90_fp8_gemm_1d2d_impl_128x160x128', '1.234ms', '55.00%', '1.234ms', '41.133us', '30'),
+    ('sm90_fp8_gemm_1d2d_impl', '1.234ms', '55.00%', '1.234ms', '41.133us', '30'),
+    ('sf_transpose_fp32', '30.000us', '1.00%', '30.000us', '1.000us', '30'),
     ('void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>>(...)', '900.000us', '40.00%',
      '900.000us', '30.000us', '30'),
-    ('sm90_bf16_gemm_impl_256x128', '120.000us', '5.00%', '120.000us', '12.000us', '10'),
+    ('sm90_bf16_gemm_impl', '120.000us', '5.00%', '120.000us', '12.000us', '10'),
     ('nvjet_tst_128x256_64x4_2x1', '2.100ms', '10.00%', '2.100ms', '1.050ms', '2'),
 ]
 
