@@ -130,7 +130,7 @@ def _cublas_note(suite, dtype, env):
     if suite not in ('deepseek', 'decode', 'ragged') or not env['cublas']:
         return 'No cuBLAS column: the baseline is dense only.' if suite in ('grouped', 'masked') else None
     if dtype == 'bf16':
-        return 'cuBLAS: torch.mm into a preallocated D.'
+        return 'cuBLAS: torch.matmul into a preallocated D.'
     if env['cublas_fp8'] == 'block':
         return 'cuBLAS: torch._scaled_mm (cuBLASLt) on the same FP8 bytes, 1x128 / 128x128 fp32 block scales.'
     return ('cuBLAS: torch._scaled_mm with per-tensor scales on operands of its own (this torch takes no block '
@@ -152,7 +152,9 @@ def _progress(text):
     print(text, file=sys.stderr, flush=True)
 
 
-def run(torch, options, libs):
+def run(torch, options, libs, on_row=None):
+    """Every selected case, measured; on_row(report so far) after each one (the files are rewritten as the run
+    goes, so a run stopped by a time limit keeps what it measured)."""
     quant_key = 'deepgemm' if 'deepgemm' in libs else 'ours'
     quant = Quantiser(libs[quant_key], f"{quant_key}'s deep_gemm.utils")
     cublas_fp8, reason = 'block', None
@@ -165,8 +167,10 @@ def run(torch, options, libs):
     env['alignment'] = ctx.alignment
     flush = timing.Flusher(torch)
     sections, begin = [], time.monotonic()
+    result = {'environment': env, 'sections': sections}
     for suite, dtype, cases in plan(options):
         rows = []
+        sections.append(report.section(suite, dtype, rows, _cublas_note(suite, dtype, env)))
         for i, case in enumerate(cases, 1):
             label = f"{suite}{' ' + dtype if dtype else ''} [{i}/{len(cases)}] {case.name}"
             try:
@@ -180,10 +184,12 @@ def run(torch, options, libs):
             except Exception as e:  # making the inputs failed (memory, a torch without an op): record, go on
                 row = failed_row(case, suite, e)
             rows.append(row)
+            sections[-1] = report.section(suite, dtype, rows, _cublas_note(suite, dtype, env))
             torch.cuda.empty_cache()
             _progress(f'{label}: {report.check_cell(row)} ({time.monotonic() - begin:.0f} s)')
-        sections.append(report.section(suite, dtype, rows, _cublas_note(suite, dtype, env)))
-    return {'environment': env, 'sections': sections}
+            if on_row is not None:
+                on_row(result)
+    return result
 
 
 def main(argv=None):
@@ -213,7 +219,7 @@ def main(argv=None):
             print(f'deep_gemm.bench: deepgemm: importing deep_gemm from {options.deepgemm!r} failed: '
                   f'{type(e).__name__}: {e}', file=sys.stderr)
             return 2
-    result = run(torch, options, libs)
+    result = run(torch, options, libs, (lambda r: report.write(r, options.out)) if options.out else None)
     text = report.markdown(result)
     try:
         print(text)

@@ -1,8 +1,8 @@
-"""The torch/cuBLAS baselines: torch.mm for BF16 and torch._scaled_mm for FP8, with DeepGEMM's 1x128 / 128x128
+"""The torch/cuBLAS baselines: torch.matmul for BF16 and torch._scaled_mm for FP8, with DeepGEMM's 1x128 / 128x128
 block scales where the installed torch takes them (else per-tensor scales, on operands of their own)."""
 from .measure import Entry, unsupported
 
-BF16_LABEL = 'torch.mm'
+BF16_LABEL = 'torch.matmul'
 BLOCK_LABEL = 'torch._scaled_mm 1x128/128x128'
 PER_TENSOR_LABEL = 'torch._scaled_mm per-tensor'
 _FP8_MAX = 448.0
@@ -11,7 +11,7 @@ _FP8_MAX = 448.0
 def bf16(torch, a, b):
     """D = A · Bᵀ for a [M, K] and b [N, K], into a preallocated D (no allocation in the timed call)."""
     d = torch.empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16, device='cuda')
-    return Entry(fn=lambda: torch.mm(a, b.t(), out=d), out=d, label=BF16_LABEL)
+    return Entry(fn=lambda: torch.matmul(a, b.t(), out=d), out=d, label=BF16_LABEL)
 
 
 def _block_scale_b_candidates(torch, sfb):
@@ -37,7 +37,7 @@ def fp8_block(torch, a, b):
         try:
             call()
             return Entry(fn=call, label=BLOCK_LABEL)
-        except RuntimeError as e:
+        except Exception as e:  # RuntimeError from its checks or cuBLASLt; TypeError from an older signature
             failure = failure or e
     lines = str(failure).strip().splitlines()
     return unsupported(f'{type(failure).__name__}: {lines[0] if lines else ""}', label=BLOCK_LABEL)
@@ -46,10 +46,11 @@ def fp8_block(torch, a, b):
 def block_support(torch):
     """(True, None) when this torch runs block-scaled torch._scaled_mm on a small problem, else (False, why).
     The probe quantises by hand (same recipe as DeepGEMM's casts), so it needs neither package."""
-    a = torch.randn((128, 256), device='cuda', dtype=torch.bfloat16)
-    b = torch.randn((256, 256), device='cuda', dtype=torch.bfloat16)
-    a8 = _token_cast(torch, a)
-    b8 = _block_cast(torch, b)
+    try:
+        a8 = _token_cast(torch, torch.randn((128, 256), device='cuda', dtype=torch.bfloat16))
+        b8 = _block_cast(torch, torch.randn((256, 256), device='cuda', dtype=torch.bfloat16))
+    except Exception as e:  # a torch without float8 types
+        return False, f'{type(e).__name__}: {e}'
     entry = fp8_block(torch, a8, b8)
     return (True, None) if entry.status == 'ok' else (False, entry.message)
 
@@ -81,7 +82,7 @@ def fp8_per_tensor(torch, a, b):
         return torch._scaled_mm(a8, b8.t(), sa, sb, out_dtype=torch.bfloat16)
     try:
         call()
-    except RuntimeError as e:
+    except Exception as e:
         lines = str(e).strip().splitlines()
-        return unsupported(f'RuntimeError: {lines[0] if lines else ""}', label=PER_TENSOR_LABEL)
+        return unsupported(f'{type(e).__name__}: {lines[0] if lines else ""}', label=PER_TENSOR_LABEL)
     return Entry(fn=call, reference=reference, label=PER_TENSOR_LABEL)
