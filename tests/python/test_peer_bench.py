@@ -362,3 +362,36 @@ def test_environment_names_what_the_brief_asks_for(monkeypatch):
     assert env['flush_bytes'] == 256_000_000 and env['rounds'] == 2
     assert env['round_combine'] == 'mean of the per-round medians'
     assert 'CUDA events' in env['timer'] and env['kernel_timer'] is False
+
+
+def fake_gpu_torch():
+    props = SimpleNamespace(multi_processor_count=132)
+    cuda = SimpleNamespace(current_device=lambda: 0, get_device_properties=lambda i: props,
+                           get_device_name=lambda: 'fake GPU', synchronize=lambda: None, empty_cache=lambda: None)
+    return SimpleNamespace(cuda=cuda, __version__='0.0', version=SimpleNamespace(cuda='0.0'))
+
+
+def test_run_measures_each_case_reports_after_each_and_survives_a_failing_builder(monkeypatch):
+    built = []
+
+    def builder(ctx, case, dtype):
+        built.append((case.name, dtype))
+        if case.m == 129:
+            raise RuntimeError('CUDA out of memory. Tried to allocate 2 GiB')
+        entry = measure.Entry(fn=lambda: None, verify=lambda out: (True, None))
+        return measure.Problem(case.name, {'ours': entry}, flops=case.flops)
+    monkeypatch.setitem(cli.gemm_cases.BUILDERS, 'ragged', builder)
+    monkeypatch.setattr(timing, 'Flusher', lambda torch: None)
+    monkeypatch.setattr(timing, 'time_events', lambda torch, fn, flush, w, r: (4.0, 10))
+    snapshots = []
+    options = cli.parse_args(['--no-peer', '--no-cublas', '--suite', 'ragged', '--dtype', 'bf16', '--rounds', '1'])
+    result = cli.run(fake_gpu_torch(), options, {'ours': deep_gemm},
+                     on_row=lambda r: snapshots.append([len(s['rows']) for s in r['sections']]))
+    assert built == [(c.name, 'bf16') for c in suites.RAGGED]
+    assert snapshots == [[1], [2], [3], [4], [5]]  # the files are rewritten after every case
+    rows = result['sections'][0]['rows']
+    assert [r['results']['ours']['status'] for r in rows] == ['ok', 'error', 'error', 'ok', 'ok']
+    assert rows[1]['results']['ours']['message'] == 'bench: RuntimeError: CUDA out of memory. Tried to allocate 2 GiB'
+    assert rows[0]['results']['ours']['us'] == 4.0
+    assert report.exit_status(result) == 1
+    assert result['environment']['gpu'] == 'fake GPU' and result['environment']['quantiser'] == 'our deep_gemm.utils'

@@ -156,7 +156,7 @@ def run(torch, options, libs, on_row=None):
     """Every selected case, measured; on_row(report so far) after each one (the files are rewritten as the run
     goes, so a run stopped by a time limit keeps what it measured)."""
     quant_key = 'deepgemm' if 'deepgemm' in libs else 'ours'
-    quant = Quantiser(libs[quant_key], f"{quant_key}'s deep_gemm.utils")
+    quant = Quantiser(libs[quant_key], {'deepgemm': "DeepGEMM's deep_gemm.utils"}.get(quant_key, 'our deep_gemm.utils'))
     cublas_fp8, reason = 'block', None
     if options.cublas and 'fp8' in options.dtypes:
         supported, reason = block_support(torch)
