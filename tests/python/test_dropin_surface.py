@@ -43,14 +43,6 @@ ABSENT = {
     'bf16_mega_moe': 'mega MoE (multi-GPU fused MoE) is not implemented',
     'legacy': "DeepGEMM's Triton kernels for A100 (deep_gemm.legacy) are not part of an SM90 library",
 }
-# Names utils/layout.py is to provide (its owner adds them); until then their checks skip, naming them.
-PENDING_LAYOUT = {'get_mn_major_tma_aligned_packed_ue8m0_tensor',
-                  'get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor'}
-# Differences in files other engineers own, each expected to fail until fixed (strict: a fix shows up as XPASS).
-KNOWN_GAPS = {
-    ('deep_gemm', 'transform_sf_into_required_layout'):
-        "_sf_layout.py lacks DeepGEMM 2.6.1's last parameter, psum_layout=None",
-}
 # Pybind functions bound with neither py::arg nor a lambda: their parameters are unnamed in DeepGEMM.
 UNNAMED = object()
 
@@ -222,23 +214,14 @@ def test_the_surface_was_read():
     assert len(SURFACE) > 80
 
 
-def _surface_params():
-    if not SURFACE:
-        return [('', '')]
-    return [pytest.param(*key, marks=pytest.mark.xfail(reason=KNOWN_GAPS[key], strict=True)) if key in KNOWN_GAPS
-            else key for key in sorted(SURFACE)]
-
-
 @needs_peer
-@pytest.mark.parametrize('module,name', _surface_params())
+@pytest.mark.parametrize('module,name', sorted(SURFACE) if SURFACE else [('', '')])
 def test_every_deepgemm_name_is_here_with_its_signature_or_absent_on_purpose(module, name):
     expected = SURFACE[(module, name)]
     target = importlib.import_module(module)
     if name in ABSENT:
         assert not hasattr(target, name), f'{module}.{name} is listed absent ({ABSENT[name]}) but exists'
         return
-    if name in PENDING_LAYOUT and not hasattr(target, name):
-        pytest.skip(f'{module}.{name}: utils/layout.py does not provide it yet')
     assert hasattr(target, name), f'{module}.{name} is missing'
     ours_obj = getattr(target, name)
     if expected == 'class':
@@ -287,8 +270,6 @@ def test_deepgemm_test_files_find_every_name_we_implement(path, module, name):
         assert not hasattr(importlib.import_module(module), name)
         pytest.skip(f'{path}: {module}.{name} is absent on purpose: {ABSENT[name]}')
     target = importlib.import_module(module)
-    if name in PENDING_LAYOUT and not hasattr(target, name):
-        pytest.skip(f'{path}: {module}.{name}: utils/layout.py does not provide it yet')
     assert hasattr(target, name), f'{path} needs {module}.{name}'
 
 
