@@ -43,6 +43,15 @@ std::size_t ascend_packed_ue8m0_size(int groups, int mn, int kb);
 std::vector<std::int16_t> pack_ue8m0_ascend(const float* sf, int groups, int mn, int kb);
 std::vector<float> unpack_ue8m0_ascend(const std::vector<std::int16_t>& packed, int groups, int mn, int kb);
 
+// The K-grouped SM100 layout (get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor below) on the host. sf
+// is row-major fp32 [sf_k, mn]; grouped_layout the group K sizes (or, use_psum_layout, their prefix-sum
+// ends). Returns the packed rows the groups own, [rows, mn] row-major, rows = Σ ceil(ceil(k_g / gran_k) / 4);
+// K-block rows a group would read past sf_k count as 0.0f. Exponent bits are taken as they are, like the GPU
+// kernel.
+std::vector<std::int32_t> pack_ue8m0_k_grouped(const float* sf, int sf_k, int mn,
+                                               const std::vector<int>& grouped_layout, int gran_k,
+                                               int k_alignment, bool use_psum_layout);
+
 // --- GPU (device tensors, asynchronous on `stream`, a cudaStream_t; JIT kernels in sf_layout.cuh) --------
 
 // sf fp32 [mn, kb] or [G, mn, kb] with any strides → out fp32 of the same shape, MN-major and TMA-aligned:
@@ -57,6 +66,28 @@ void get_mn_major_tma_aligned_tensor(const TensorView& sf, const TensorView& out
 // exponent bits are taken as they are (DeepGEMM's behaviour), which is also what the kernel writes.
 void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out, void* stream,
                                                   bool validate = true);
+
+// The same with DeepGEMM's psum_layout (int32 [G] end rows of an M-grouped A whose groups start at the
+// previous end rounded up to m_alignment): rows in the gaps between groups, and past the last one, are not
+// read and pack to 0 words. sf must hold one group ([mn, kb]). No UE8M0 validation (DeepGEMM packs the
+// exponent bits).
+void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
+                                                  const TensorView& psum_layout, int m_alignment,
+                                                  void* stream);
+
+// DeepGEMM's K-grouped SM100 packing. sf fp32 [sf_k, mn], contiguous (MN contiguous, mn % 4 == 0): the
+// K-block rows of every group one after another, ceil(k_g / gran_k) of them for group g. grouped_layout int32
+// [G] (1 <= G <= 128) on the device: the group K sizes k_g, or with use_psum_layout their prefix-sum ends
+// (group g then spans grouped_layout[g] - align(grouped_layout[g - 1], k_alignment) K elements). out int32
+// [packed_sf_k, mn], contiguous: group g's rows take ceil(ceil(k_g / gran_k) / 4) packed rows, one after
+// another, each word packing 4 consecutive K-block rows of one column (byte b = row 4p + b, the group's last
+// word zero-padded). Packed rows no group owns (out sized for an upper bound) are not written. gran_k is 32
+// or 128, k_alignment a multiple of 32 (positive with use_psum_layout). Both pointers must be 16-byte
+// aligned.
+void get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
+                                                            const TensorView& grouped_layout, int gran_k,
+                                                            int k_alignment, bool use_psum_layout,
+                                                            void* stream);
 
 // DeepGEMM's recipe: (gran_mn of A, gran_mn of B, gran_k); is_sfa picks which gran_mn applies.
 struct SfRecipe {

@@ -2,6 +2,7 @@
 // is reported the same with or without a GPU), then one launch of a sf_layout.cuh kernel.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -64,7 +65,7 @@ void require_mn_major_out(const TensorView& out, const TensorView& sf, DType dty
 }
 
 SfLayoutParams make_params(const TensorView& sf, const SfView& v, const TensorView& out, int mn, int out_cols,
-                           int row_div) {
+                           int row_div, bool pack) {
   SfLayoutParams p{};
   p.in = static_cast<const float*>(sf.data);
   p.out = out.data;
@@ -75,7 +76,13 @@ SfLayoutParams make_params(const TensorView& sf, const SfView& v, const TensorVi
   p.out_cols = out_cols;
   p.rows_in = v.rows;
   p.row_div = row_div;
+  p.tile_k_log2 = sf_tile_k_log2(v.kb, pack);
+  // An MN-major input ([kb][mn] memory, or any view whose rows are adjacent) is read MN first.
+  p.mn_fast_loads = v.rows > 1 && sf.stride(-2) == 1 && (v.kb == 1 || sf.stride(-1) != 1);
+  p.vector_stores = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0;
   p.first_bad = nullptr;
+  p.psum_layout = nullptr;
+  p.psum_groups = 0, p.m_alignment = 1;
   return p;
 }
 
@@ -83,7 +90,7 @@ SfLayoutParams make_params(const TensorView& sf, const SfView& v, const TensorVi
 // linear index of a non-UE8M0 input; reading it back waits for the stream.
 void pack(const TensorView& sf, const SfView& v, const TensorView& out, int mn, int row_div, bool validate,
           void* stream) {
-  SfLayoutParams p = make_params(sf, v, out, mn, ceil_div(v.kb, 4), row_div);
+  SfLayoutParams p = make_params(sf, v, out, mn, ceil_div(v.kb, 4), row_div, true);
   if (!validate) return layout::launch_sf_layout(layout::SfKernel::kPackUe8m0, p, v.groups, stream);
 
   auto s = static_cast<cudaStream_t>(stream);
@@ -125,7 +132,7 @@ void get_mn_major_tma_aligned_tensor(const TensorView& sf, const TensorView& out
     TILEGEMM_REQUIRE(same_strides(out, sf), "out", "a tensor that does not alias sf (or sf itself)", describe(out));
     return;  // already in the required layout
   }
-  const SfLayoutParams p = make_params(sf, v, out, v.rows, v.kb, 1);
+  const SfLayoutParams p = make_params(sf, v, out, v.rows, v.kb, 1, false);
   layout::launch_sf_layout(layout::SfKernel::kTransposeFp32, p, v.groups, stream);
 }
 
@@ -135,6 +142,78 @@ void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const Te
   require_mn_major_out(out, sf, DType::kInt32, v.groups, v.rows, ceil_div(v.kb, 4), "packed UE8M0");
   TILEGEMM_REQUIRE(out.data != sf.data, "out", "a tensor that does not alias sf", describe(out));
   pack(sf, v, out, v.rows, 1, validate, stream);
+}
+
+void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
+                                                  const TensorView& psum_layout, int m_alignment,
+                                                  void* stream) {
+  const SfView v = parse_sf(sf);
+  TILEGEMM_REQUIRE(v.groups == 1, "sf", "one group of scales with psum_layout (a 2-D [mn, kb] tensor)",
+                   describe(sf));
+  require_mn_major_out(out, sf, DType::kInt32, v.groups, v.rows, ceil_div(v.kb, 4), "packed UE8M0");
+  TILEGEMM_REQUIRE(out.data != sf.data, "out", "a tensor that does not alias sf", describe(out));
+  TILEGEMM_REQUIRE(psum_layout.data != nullptr && psum_layout.dtype == DType::kInt32 &&
+                       psum_layout.ndim == 1 && psum_layout.size(0) > 0 &&
+                       psum_layout.size(0) <= kMaxExtent &&
+                       (psum_layout.size(0) == 1 || psum_layout.stride(0) == 1),
+                   "psum_layout", "a contiguous 1-D int32 tensor of group end rows, at least one",
+                   psum_layout.data ? describe(psum_layout) : "a null data pointer");
+  TILEGEMM_REQUIRE(m_alignment > 0, "m_alignment", "a positive row alignment of the groups",
+                   fmt::format("{}", m_alignment));
+  SfLayoutParams p = make_params(sf, v, out, v.rows, ceil_div(v.kb, 4), 1, true);
+  p.psum_layout = static_cast<const int*>(psum_layout.data);
+  p.psum_groups = static_cast<int>(psum_layout.size(0));
+  p.m_alignment = m_alignment;
+  layout::launch_sf_layout(layout::SfKernel::kPackUe8m0, p, 1, stream);
+}
+
+void get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
+                                                            const TensorView& grouped_layout, int gran_k,
+                                                            int k_alignment, bool use_psum_layout,
+                                                            void* stream) {
+  TILEGEMM_REQUIRE(gran_k == 32 || gran_k == 128, "gran_k", "32 or 128", fmt::format("{}", gran_k));
+  TILEGEMM_REQUIRE(k_alignment % 32 == 0 && (k_alignment > 0 || (!use_psum_layout && k_alignment == 0)),
+                   "k_alignment", use_psum_layout ? "a positive multiple of 32" : "a multiple of 32",
+                   fmt::format("{}", k_alignment));
+  const bool sf_ok = sf.data != nullptr && sf.dtype == DType::kFloat32 && sf.ndim == 2 && sf.size(0) > 0 &&
+                     sf.size(0) <= kMaxExtent && sf.size(1) > 0 && sf.size(1) <= kMaxExtent &&
+                     sf.size(1) % 4 == 0 && sf.stride(1) == 1 &&
+                     (sf.size(0) == 1 || sf.stride(0) == sf.size(1)) &&
+                     reinterpret_cast<std::uintptr_t>(sf.data) % 16 == 0;
+  TILEGEMM_REQUIRE(
+      sf_ok, "sf",
+      "a contiguous, 16-byte aligned fp32 [sf_k, mn] tensor with mn a multiple of 4 (the K-block rows of "
+      "every group one after another)",
+      sf.data ? describe(sf) : "a null data pointer");
+  const std::int64_t mn = sf.size(1);
+  const std::int64_t groups = grouped_layout.ndim == 1 ? grouped_layout.size(0) : 0;
+  TILEGEMM_REQUIRE(grouped_layout.data != nullptr && grouped_layout.dtype == DType::kInt32 &&
+                       grouped_layout.ndim == 1 && groups > 0 && groups <= kSfMaxKGroups &&
+                       (groups == 1 || grouped_layout.stride(0) == 1),
+                   "grouped_layout",
+                   fmt::format("a contiguous 1-D int32 tensor of 1 to {} group {}", kSfMaxKGroups,
+                               use_psum_layout ? "K ends (prefix sums)" : "K sizes"),
+                   grouped_layout.data ? describe(grouped_layout) : "a null data pointer");
+  const bool out_ok = out.data != nullptr && out.dtype == DType::kInt32 && out.ndim == 2 && out.size(0) > 0 &&
+                      out.size(0) <= kMaxExtent && out.size(1) == mn && out.stride(1) == 1 &&
+                      (out.size(0) == 1 || out.stride(0) == mn) &&
+                      reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 && out.data != sf.data;
+  TILEGEMM_REQUIRE(
+      out_ok, "out",
+      fmt::format("a contiguous, 16-byte aligned int32 [packed_sf_k, {}] tensor not aliasing sf", mn),
+      out.data ? describe(out) : "a null data pointer");
+  SfKGroupedPackParams p{};
+  p.in = static_cast<const float*>(sf.data);
+  p.out = static_cast<unsigned int*>(out.data);
+  p.grouped_layout = static_cast<const int*>(grouped_layout.data);
+  p.mn = static_cast<int>(mn);
+  p.sf_k = static_cast<int>(sf.size(0));
+  p.packed_sf_k = static_cast<int>(out.size(0));
+  p.num_groups = static_cast<int>(groups);
+  p.gran_k = gran_k;
+  p.k_alignment = std::max(k_alignment, 1);  // read with the prefix-sum layout only
+  p.use_psum = use_psum_layout;
+  layout::launch_sf_k_grouped_pack(p, stream);
 }
 
 void transform_sf_into_required_layout(const TensorView& sf, const TensorView& out, int mn, int k,

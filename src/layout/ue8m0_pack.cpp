@@ -1,5 +1,6 @@
-// UE8M0 exponent bytes, their validation and the two packed layouts (SM100 4-per-int32, Ascend 2-per-int16)
-// on the host. These are the references the GPU pack kernel is compared against bit for bit.
+// UE8M0 exponent bytes, their validation and the packed layouts (SM100 4-per-int32, MN-major and K-grouped;
+// Ascend 2-per-int16) on the host. These are the references the GPU pack kernels are compared against bit for
+// bit.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -116,6 +117,37 @@ std::vector<float> unpack_ue8m0_ascend(const std::vector<std::int16_t>& packed, 
         const auto half = static_cast<std::uint16_t>(packed[(g * packed_k + k / 2) * mn + m]);
         out[index(g, m, k, mn, kb)] = ue8m0_to_float(static_cast<std::uint8_t>(half >> (8 * (k % 2))));
       }
+  return out;
+}
+
+std::vector<std::int32_t> pack_ue8m0_k_grouped(const float* sf, int sf_k, int mn,
+                                               const std::vector<int>& grouped_layout, int gran_k,
+                                               int k_alignment, bool use_psum_layout) {
+  TILEGEMM_REQUIRE(sf != nullptr || sf_k == 0, "sf", "a non-null pointer to sf_k * mn floats", "nullptr");
+  TILEGEMM_REQUIRE(sf_k >= 0, "sf_k", "a row count >= 0", fmt::format("{}", sf_k));
+  TILEGEMM_REQUIRE(mn > 0, "mn", "a positive size", fmt::format("{}", mn));
+  TILEGEMM_REQUIRE(gran_k > 0, "gran_k", "a positive K granularity", fmt::format("{}", gran_k));
+  TILEGEMM_REQUIRE(!use_psum_layout || k_alignment > 0, "k_alignment",
+                   "a positive alignment with use_psum_layout", fmt::format("{}", k_alignment));
+  std::vector<std::int32_t> out;
+  int first_row = 0, previous_end = 0;
+  for (const int value : grouped_layout) {
+    const int start = use_psum_layout ? (previous_end + k_alignment - 1) / k_alignment * k_alignment : 0;
+    const int group_k = value - start;
+    previous_end = value;
+    const int rows = group_k > 0 ? (group_k + gran_k - 1) / gran_k : 0;
+    for (int p = 0; p < (rows + 3) / 4; ++p)
+      for (int m = 0; m < mn; ++m) {
+        std::uint32_t word = 0;
+        for (int b = 0; b < 4 && 4 * p + b < rows; ++b) {
+          const int row = first_row + 4 * p + b;
+          const float v = row < sf_k ? sf[static_cast<std::size_t>(row) * mn + m] : 0.0f;
+          word |= static_cast<std::uint32_t>(float_to_ue8m0(v)) << (8 * b);
+        }
+        out.push_back(static_cast<std::int32_t>(word));
+      }
+    first_row += rows;
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-// UE8M0 packing on the host: hand-checked words for both layouts, bit-exact round trips on ragged shapes,
+// UE8M0 packing on the host: hand-checked words for every layout, bit-exact round trips on ragged shapes,
 // validation errors naming the offending value and position.
 #include <gtest/gtest.h>
 
@@ -119,4 +119,46 @@ TEST(Fp8Layout, BadShapesNameTheArgument) {
                             "4 int32 words");
   test_util::expect_invalid([&] { unpack_ue8m0_ascend(std::vector<std::int16_t>(3), 1, 2, 3); }, "packed",
                             "4 int16 elements");
+}
+
+TEST(Fp8Layout, KGroupedWordsByHand) {
+  // Two groups of K = 640 and 256 with gran_k 128: 5 and 2 K-block rows of mn = 4 columns, rows one after
+  // another. Group 0 takes packed rows 0 (its rows 0..3) and 1 (its row 4, three 0 bytes); group 1 row 2.
+  const int mn = 4, sf_k = 7;
+  std::vector<float> sf(sf_k * mn);
+  for (int r = 0; r < sf_k; ++r)
+    for (int m = 0; m < mn; ++m) sf[r * mn + m] = std::ldexp(1.0f, r - m);  // exponent byte 127 + r - m
+  const std::vector<std::int32_t> packed =
+      pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640, 256}, 128, 128, false);
+  ASSERT_EQ(packed.size(), 3u * mn);
+  auto word = [](int b0, int b1, int b2, int b3) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(b0) | b1 << 8 | b2 << 16 |
+                                     static_cast<std::uint32_t>(b3) << 24);
+  };
+  for (int m = 0; m < mn; ++m) {
+    SCOPED_TRACE(m);
+    const int e = 127 - m;
+    EXPECT_EQ(packed[0 * mn + m], word(e, e + 1, e + 2, e + 3));
+    EXPECT_EQ(packed[1 * mn + m], word(e + 4, 0, 0, 0));
+    EXPECT_EQ(packed[2 * mn + m], word(e + 5, e + 6, 0, 0));
+  }
+  // The same groups as prefix-sum ends with a 256 K alignment: group 1 starts at align(640, 256) = 768, so
+  // its end is 1024. An empty group (end 1024 again) owns no packed row.
+  EXPECT_EQ(pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640, 1024, 1024}, 128, 256, true), packed);
+  // K sizes that are not multiples of gran_k round up to whole K blocks (640 + 64 needs 6 rows): the row past
+  // sf_k reads as 0.0f, whose exponent byte is 0.
+  const std::vector<std::int32_t> ragged =
+      pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640 + 64, 256}, 128, 128, false);
+  ASSERT_EQ(ragged.size(), 3u * mn);
+  EXPECT_EQ(ragged[1 * mn + 0], word(127 + 4, 127 + 5, 0, 0));
+  EXPECT_EQ(ragged[2 * mn + 0], word(127 + 6, 0, 0, 0));
+}
+
+TEST(Fp8Layout, KGroupedBadArgumentsNameTheArgument) {
+  const std::vector<float> sf(8, 1.0f);
+  test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 0, {128}, 128, 128, false); }, "mn");
+  test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 4, {128}, 0, 128, false); }, "gran_k");
+  test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 4, {128}, 128, 0, true); },
+                            "k_alignment");
+  test_util::expect_invalid([&] { pack_ue8m0_k_grouped(nullptr, 2, 4, {128}, 128, 128, false); }, "sf");
 }

@@ -1,6 +1,9 @@
 // GPU scaling-factor layout transforms against the CPU references (src/layout/), bit for bit, on ragged
-// MN (1, 7, 129, 4097), several K-block counts and group counts. Outputs live between poisoned guard bands
-// and their TMA padding rows start poisoned too: the kernels must write exactly the view's elements.
+// MN (1, 7, 129, 4097), K-block counts on both sides of every tile width, group counts, row-major and
+// MN-major inputs, and an output 4 bytes off 16-byte alignment (the per-row store path). Outputs live between
+// poisoned guard bands and their TMA padding rows start poisoned too: the kernels must write exactly the
+// view's elements. The K-grouped packer and the prefix-sum (psum) form of the MN-major packer are checked the
+// same way.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -129,7 +132,8 @@ std::vector<Shape> shapes() {
   for (int groups : {0, 3})
     for (int mn : {1, 7, 129, 4097})
       for (int kb : {1, 3, 5, 56}) s.push_back({groups, mn, kb});
-  s.push_back({2, 64, 33});  // a K-block count just past one 32-wide tile
+  // K-block counts around the tile widths (powers of two up to 64 K blocks) and past the widest tile.
+  for (int kb : {2, 4, 8, 9, 16, 17, 32, 33, 57, 64, 65, 130}) s.push_back({2, 70, kb});
   return s;
 }
 
@@ -284,6 +288,121 @@ TEST_F(SfLayout, TransformSfIntoRequiredLayout) {
     gpu_test::report("transform_sf", "3x4097x7232", "sfb (128,128) -> packed", "ue8m0",
                      problem.empty() ? "bit-exact" : problem, problem.empty());
     EXPECT_TRUE(problem.empty()) << problem;
+  }
+}
+
+TEST_F(SfLayout, UnalignedOutputTakesThePerRowStores) {
+  // The output view starts 4 bytes past a 16-byte boundary, so the kernels cannot use 16-byte stores.
+  const int groups = 2, mn = 129, kb = 9;
+  const std::vector<float> sf =
+      random_bits(static_cast<std::size_t>(groups) * mn * kb, gpu_test::next_seed());
+  const int aligned = tilegemm::get_tma_aligned_size(mn, 4);
+  GuardedBytes in(sf.size() * 4), out((static_cast<std::size_t>(groups) * kb * aligned + 1) * 4);
+  in.upload(sf.data(), sf.size() * 4);
+  void* shifted = static_cast<char*>(out.data()) + 4;
+  tilegemm::get_mn_major_tma_aligned_tensor(sf_view(in.data(), groups, mn, kb, kb, 1, std::int64_t{mn} * kb),
+                                            mn_major_view(shifted, DType::kFloat32, groups, mn, kb), stream_);
+  sync();
+  const std::vector<float> reference = tilegemm::to_mn_major_tma_aligned(sf.data(), groups, mn, kb);
+  const std::vector<std::uint8_t> all = out.download();
+  bool ok = out.guards_intact(all) && all[kGuardBytes] == kPoison;
+  for (int g = 0; g < groups && ok; ++g)
+    for (int c = 0; c < kb && ok; ++c)
+      for (int m = 0; m < mn && ok; ++m) {
+        const std::size_t i = (static_cast<std::size_t>(g) * kb + c) * aligned + m;
+        ok = std::memcmp(all.data() + kGuardBytes + 4 + 4 * i, &reference[i], 4) == 0;
+      }
+  gpu_test::report("sf_mn_major", "2x129x9", "out 4 bytes off", "fp32", ok ? "bit-exact" : "differs", ok);
+  EXPECT_TRUE(ok);
+}
+
+TEST_F(SfLayout, PsumPackZeroesTheGapRows) {
+  const int mn = 4097, kb = 57, alignment = 128;
+  const std::vector<int> ends = {100, 300, 300, 1000, 4000};  // groups start at 0, 128, 384, 384 and 1024
+  const std::vector<float> sf = random_ue8m0(static_cast<std::size_t>(mn) * kb, gpu_test::next_seed());
+  GuardedBytes in(sf.size() * 4), out(tilegemm::sm100_packed_ue8m0_size(1, mn, kb) * 4),
+      layout(ends.size() * 4);
+  in.upload(sf.data(), sf.size() * 4);
+  layout.upload(ends.data(), ends.size() * 4);
+  TensorView psum =
+      TensorView::matrix(layout.data(), DType::kInt32, static_cast<std::int64_t>(ends.size()), 1, 1);
+  psum.ndim = 1;
+  tilegemm::get_mn_major_tma_aligned_packed_ue8m0_tensor(
+      sf_view(in.data(), 0, mn, kb, kb, 1, 0), mn_major_view(out.data(), DType::kInt32, 0, mn, (kb + 3) / 4),
+      psum, alignment, stream_);
+  sync();
+  // The reference: every row packed, then the words of the rows outside every group zeroed.
+  std::vector<std::int32_t> reference = tilegemm::pack_ue8m0_sm100(sf.data(), 1, mn, kb);
+  const int aligned = tilegemm::get_tma_aligned_size(mn, 4);
+  std::vector<bool> in_group(mn, false);
+  int start = 0;
+  for (const int end : ends) {
+    for (int m = start; m < end; ++m) in_group[m] = true;
+    start = (end + alignment - 1) / alignment * alignment;
+  }
+  for (int m = 0; m < mn; ++m)
+    if (!in_group[m])
+      for (int p = 0; p < (kb + 3) / 4; ++p) reference[static_cast<std::size_t>(p) * aligned + m] = 0;
+  const std::string problem = compare_padded(out, reference.data(), 1, mn, (kb + 3) / 4);
+  gpu_test::report("sf_pack_psum", "4097x57", "sm100 int32", "ue8m0", problem.empty() ? "bit-exact" : problem,
+                   problem.empty());
+  EXPECT_TRUE(problem.empty()) << problem;
+}
+
+TEST_F(SfLayout, KGroupedPackMatchesCpuReference) {
+  struct Case {
+    int mn, gran_k, k_alignment;
+    bool psum;
+    std::vector<int> ks;  // the groups' K sizes
+  };
+  const std::vector<Case> cases = {
+      {4096, 128, 128, false, {2048, 1536, 128, 0, 2560}},
+      {7168, 128, 128, false, std::vector<int>(72, 384)},
+      {256, 32, 32, false, {32, 64, 96, 128, 160}},
+      {4096, 128, 160, true, {2048, 1536 + 64, 128, 0, 2560 + 64}},
+      {1024, 128, 224, true, std::vector<int>(128, 256 + 64)},
+  };
+  for (const Case& c : cases) {
+    std::vector<int> layout_values;
+    int rows = 0, end = 0;
+    for (const int k : c.ks) {
+      rows += (k + c.gran_k - 1) / c.gran_k;
+      if (c.psum) {
+        const int start = (end + c.k_alignment - 1) / c.k_alignment * c.k_alignment;
+        end = start + k;
+        layout_values.push_back(end);
+      } else {
+        layout_values.push_back(k);
+      }
+    }
+    const std::vector<float> sf = random_ue8m0(static_cast<std::size_t>(rows) * c.mn, gpu_test::next_seed());
+    const std::vector<std::int32_t> reference =
+        tilegemm::pack_ue8m0_k_grouped(sf.data(), rows, c.mn, layout_values, c.gran_k, c.k_alignment, c.psum);
+    const int packed_rows =
+        static_cast<int>(reference.size() / c.mn) + 2;  // two more: an upper bound's spare rows
+    GuardedBytes in(sf.size() * 4), out(static_cast<std::size_t>(packed_rows) * c.mn * 4),
+        layout(layout_values.size() * 4);
+    in.upload(sf.data(), sf.size() * 4);
+    layout.upload(layout_values.data(), layout_values.size() * 4);
+    TensorView grouped =
+        TensorView::matrix(layout.data(), DType::kInt32, static_cast<std::int64_t>(c.ks.size()), 1, 1);
+    grouped.ndim = 1;
+    tilegemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(
+        TensorView::matrix(in.data(), DType::kFloat32, rows, c.mn, c.mn),
+        TensorView::matrix(out.data(), DType::kInt32, packed_rows, c.mn, c.mn), grouped, c.gran_k,
+        c.k_alignment, c.psum, stream_);
+    sync();
+    const std::vector<std::uint8_t> all = out.download();
+    bool ok = out.guards_intact(all) &&
+              std::memcmp(all.data() + kGuardBytes, reference.data(), reference.size() * 4) == 0;
+    // The spare rows no group owns are not written.
+    for (std::size_t i = reference.size() * 4; ok && i < static_cast<std::size_t>(packed_rows) * c.mn * 4;
+         ++i)
+      ok = all[kGuardBytes + i] == kPoison;
+    const std::string shape = fmt::format("{} groups x {} (sf_k {})", c.ks.size(), c.mn, rows);
+    gpu_test::report("sf_pack_k_grouped", shape, c.psum ? "psum" : "sizes",
+                     fmt::format("gran_k {}", c.gran_k), ok ? "bit-exact" : "differs", ok);
+    EXPECT_TRUE(ok) << shape;
   }
 }
 
