@@ -40,7 +40,10 @@ std::vector<double> host_to_doubles(const TensorView& view);
 // ---- cuBLASLt baseline (device memory, runs on `stream`, a cudaStream_t) ----------------------------
 // D = C + A·Bᵀ with a bf16 [M,K] (or [B,M,K]) and b bf16 [N,K] (or [B,N,K]) whose strides say K-major or
 // MN-major (as in gemm.hpp); d bf16 or fp32, contiguous in N; c optional with d's shape, dtype and strides
-// (c may be d itself: D += A·Bᵀ). FP32 accumulation. The handle and a 32 MiB workspace are cached per
+// (c may be d itself: D += A·Bᵀ). FP32 accumulation. a and b may instead both be e4m3 (DeepGEMM's
+// cublaslt_gemm_* with FP8 operands: unscaled, full-precision accumulation); then both must be K-major
+// (cuBLASLt's FP8 matmul takes only the TN form) with row strides and pointers 16-byte aligned, and an
+// MN-major one is an InvalidArgument naming it. The handle and a 32 MiB workspace are cached per
 // (device, stream) and the heuristic's algorithm per problem. Bad views throw InvalidArgument naming the
 // argument; cuBLAS and CUDA failures throw RuntimeError with the status name.
 void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c = nullptr,

@@ -1,6 +1,8 @@
-// The cuBLASLt baseline: bf16 A/B, bf16 or fp32 D, optional C, fp32 accumulation.
+// The cuBLASLt baseline: bf16 or e4m3 (unscaled) A/B, bf16 or fp32 D, optional C, fp32 accumulation.
 // cuBLASLt is column-major, so the row-major D[M,N] = A·Bᵀ is computed as its transpose
-// Dᵀ[N,M] (col-major, ld = D's row stride) = op(B)·op(A), with B as cuBLASLt's "A" operand.
+// Dᵀ[N,M] (col-major, ld = D's row stride) = op(B)·op(A), with B as cuBLASLt's "A" operand. FP8 operands must
+// both be K-major: that makes cuBLASLt's A transposed and its B not, the "TN" form, the only one its FP8
+// matmul takes on Hopper.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
@@ -76,8 +78,10 @@ Problem check_arguments(const TensorView& a, const TensorView& b, const TensorVi
   require_device_view(a, "a", a.ndim);
   require_device_view(b, "b", a.ndim);
   require_device_view(d, "d", a.ndim);
-  TILEGEMM_REQUIRE(a.dtype == DType::kBFloat16, "a", "dtype bf16", view_string(a));
-  TILEGEMM_REQUIRE(b.dtype == DType::kBFloat16, "b", "dtype bf16", view_string(b));
+  TILEGEMM_REQUIRE(a.dtype == DType::kBFloat16 || a.dtype == DType::kFloat8E4M3, "a",
+                   "dtype bf16 or fp8 (e4m3)", view_string(a));
+  TILEGEMM_REQUIRE(b.dtype == a.dtype, "b", fmt::format("dtype {} like a", dtype_name(a.dtype)),
+                   view_string(b));
   TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32, "d", "dtype bf16 or fp32",
                    view_string(d));
   Problem p{a.ndim == 3 ? a.shape[0] : 1, a.size(-2), b.size(-2), a.size(-1)};
@@ -95,6 +99,23 @@ Problem check_arguments(const TensorView& a, const TensorView& b, const TensorVi
   return p;
 }
 
+// cuBLASLt's FP8 matmul on Hopper: both operands K-major (the TN form) with rows starting on 16-byte
+// boundaries (its tensor-core alignment; an fp8 element is one byte, so the row stride in elements is in
+// bytes).
+void require_fp8_operand(const TensorView& v, const Operand& op, const std::string& argument) {
+  TILEGEMM_REQUIRE(
+      op.k_major, argument,
+      "a K-major FP8 operand (stride(-1) == 1): cuBLASLt's FP8 matmul takes only the TN form, both "
+      "operands K-major",
+      view_string(v));
+  TILEGEMM_REQUIRE(
+      op.ld % 16 == 0, argument,
+      fmt::format("an FP8 row stride that is a multiple of 16 bytes (cuBLASLt's FP8 alignment; K = {})",
+                  v.size(-1)),
+      view_string(v));
+  TILEGEMM_REQUIRE(v.numel() == 0 || pointer_alignment(v.data) >= 16, argument,
+                   "a 16-byte aligned data pointer (cuBLASLt's FP8 alignment)", view_string(v));
+}
 
 // RAII holders for the per-call descriptors.
 struct Layout {
@@ -163,6 +184,11 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   const Operand op_b = describe_operand(b, "b");  // cuBLASLt's A: must become N×K
   const Operand op_a = describe_operand(a, "a");  // cuBLASLt's B: must become K×M
+  const bool fp8 = a.dtype == DType::kFloat8E4M3;
+  if (fp8) {
+    require_fp8_operand(a, op_a, "a");
+    require_fp8_operand(b, op_b, "b");
+  }
 
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice (is there a CUDA device?)");
@@ -170,6 +196,7 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
   if (p.k == 0) return fill_without_k(d, c, p, cuda_stream);
   reference_detail::CublasLtContext& ctx = reference_detail::cublaslt_context(device, stream, "cublaslt_gemm");
 
+  const cudaDataType in_type = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   const cudaDataType out_type = d.dtype == DType::kFloat32 ? CUDA_R_32F : CUDA_R_16BF;
   const std::int64_t batch_a = a.ndim == 3 ? a.strides[0] : 0, batch_b = b.ndim == 3 ? b.strides[0] : 0;
   const std::int64_t batch_d = d.ndim == 3 ? d.strides[0] : 0;
@@ -181,18 +208,27 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
   const cublasOperation_t trans_b = op_a.k_major ? CUBLAS_OP_N : CUBLAS_OP_T;
 
   MatmulDesc desc(trans_a, trans_b);
-  Layout layout_a(CUDA_R_16BF, op_b.rows, op_b.cols, op_b.ld, p.batch, batch_b);
-  Layout layout_b(CUDA_R_16BF, op_a.rows, op_a.cols, op_a.ld, p.batch, batch_a);
+  if (fp8) {
+    // Full-precision accumulation (DeepGEMM sets it too; fast accumulation keeps fewer bits between K
+    // slices).
+    const std::int8_t fast_accumulate = 0;
+    check_cublas(cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                &fast_accumulate, sizeof(fast_accumulate)),
+                 "set FAST_ACCUM");
+  }
+  Layout layout_a(in_type, op_b.rows, op_b.cols, op_b.ld, p.batch, batch_b);
+  Layout layout_b(in_type, op_a.rows, op_a.cols, op_a.ld, p.batch, batch_a);
   Layout layout_c(out_type, p.n, p.m, ld_c, p.batch, batch_c);
   Layout layout_d(out_type, p.n, p.m, ld_d, p.batch, batch_d);
   const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data),
                                        pointer_alignment(c_view.data), pointer_alignment(d.data)};
 
   // The heuristic query costs more than a small GEMM, so its answer is cached per problem.
-  const std::string key = fmt::format("{}|{}{}|{}|{}x{}x{}x{}|{},{},{},{}|{},{},{},{}|{},{},{},{}", device,
-                                      static_cast<int>(trans_a), static_cast<int>(trans_b), static_cast<int>(out_type),
-                                      p.batch, p.m, p.n, p.k, op_b.ld, op_a.ld, ld_c, ld_d, batch_b, batch_a, batch_c,
-                                      batch_d, alignments[0], alignments[1], alignments[2], alignments[3]);
+  const std::string key =
+      fmt::format("{}|{}{}|{},{}|{}x{}x{}x{}|{},{},{},{}|{},{},{},{}|{},{},{},{}", device,
+                  static_cast<int>(trans_a), static_cast<int>(trans_b), static_cast<int>(in_type),
+                  static_cast<int>(out_type), p.batch, p.m, p.n, p.k, op_b.ld, op_a.ld, ld_c, ld_d, batch_b,
+                  batch_a, batch_c, batch_d, alignments[0], alignments[1], alignments[2], alignments[3]);
   cublasLtMatmulAlgo_t algo;
   cublasStatus_t status;
   if (!reference_detail::cached_heuristic_algo(ctx, "cublaslt_gemm", key, desc.handle, layout_a.handle,
