@@ -10,12 +10,14 @@ A viewed [h, b, r] with strides (r, h·r, 1), B [h, d, r] as given, D viewed [h,
 | 'bhr,hdr->bhd' | h, b, d, r | d bf16, no c                    | both recipes                                   |
 | 'bhd,hdr->bhr' | h, b, r, d | d bf16, no c (B MN-major)       | b must be stored with d contiguous             |
 | 'bhd,bhr->hdr' | h, d, r, b | d fp32, optional c (MN-major)   | recipe (1, 1, 128); a, b with b contiguous     |
-| 'bmk,bnk->mn'  | —          | ValueError                      | ValueError                                     |
+| 'bmk,bnk->mn'  | —          | arguments checked, ValueError   | ValueError                                     |
 
 'bmk,bnk->mn' sums over the batch dimension as well as k: the contracted (b, k) pair is not one strided
-dimension of a, so it needs a copy of the operands (or a batch-reducing kernel, which tilegemm does not
-have); it raises ValueError naming ``expr`` rather than being faked with torch. 'bhd,bhr->hdr' is in
-later DeepGEMM releases (cuBLASLt there); here it runs on tilegemm's kernel (MN-major BF16 operands).
+dimension of a, and tilegemm's SM90 kernel walks the K blocks of one batch per tile, so it would need a K loop
+that steps through the batches (DeepGEMM has a dedicated kernel for it). Its arguments are checked as DeepGEMM
+checks them (bad ones raise naming the argument), then it raises ValueError naming ``expr`` rather than being
+faked with torch or several launches. 'bhd,bhr->hdr' is in later DeepGEMM releases (cuBLASLt there); here it
+runs on tilegemm's kernel (MN-major BF16 operands).
 
 FP8 (SM90 wgmma reads FP8 only K-major): every permuted FP8 operand needs stride 1 along its contracted
 letter, so 'bhd,hdr->bhr' needs ``b`` stored as [h, r, d] (passed as the transposed view [h, d, r]), as
@@ -27,7 +29,7 @@ they are converted once per call with get_mn_major_tma_aligned_tensor (tilegemm'
 the scales only: b·h·r/128 floats); per-block B scales are small and made K-contiguous if they are not.
 """
 from . import _C
-from ._checks import require_bool, require_dtype, require_tensor, shape_of, strides_of
+from ._checks import dtype_name, is_contiguous, require_bool, require_dtype, require_tensor, shape_of, strides_of
 from ._config import num_sms_setting
 from ._fp8 import RECIPE_1D1D, RECIPE_1D2D, _pair, _resolve_recipe, _write_c_or_zero
 from ._sf_layout import ceil_div, to_kernel_layout
@@ -53,10 +55,14 @@ EXPRESSIONS = {
     'bhd,bhr->hdr': _Expr('bhd,bhr->hdr', batch='h', m='d', n='r', k='b'),
 }
 # DeepGEMM expressions with no strided-view mapping onto a batched GEMM here, and why.
+BATCH_REDUCTION = 'bmk,bnk->mn'
 UNSUPPORTED = {
-    'bmk,bnk->mn': 'it sums over the batch dimension b as well as k, and (b, k) is not one strided dimension '
-                   'of a [b, m, k] (it would need a copy of both operands or a batch-reducing kernel)',
+    BATCH_REDUCTION: 'it sums over the batch dimension b as well as k, and (b, k) is not one strided dimension '
+                     'of a [b, m, k]: the SM90 kernel walks the K blocks of one batch per tile, and a K loop '
+                     'stepping through the batches is not implemented',
 }
+# DeepGEMM's SM90 'bmk,bnk->mn' kernel tiles M and N by 64 and K by 64 (and indexes rows in 32 bits).
+_BATCH_REDUCTION_ALIGNMENT = 64
 # Expressions whose output accumulates (fp32 d, optional c); the others write bf16 d and take no c.
 _ACCUMULATING = ('bhd,bhr->hdr', )
 
@@ -116,8 +122,51 @@ def _check_c(c, d, e, expr):
     _check_output(c, 'c', expr, 'float32')
 
 
+def _check_batch_reduction(a, b, d, c, use_cublaslt):
+    """DeepGEMM's checks of 'bmk,bnk->mn': a [s, m, k], b [s, n, k] contiguous bf16; d [m, n] contiguous, either
+    fp32 accumulated in place (c is d) or bf16 without c; m, n and k multiples of 64; no cuBLASLt form."""
+    expr = BATCH_REDUCTION
+    if use_cublaslt:
+        raise ValueError(f'use_cublaslt: expected False for {expr!r} (DeepGEMM has no cuBLASLt form of it), got True')
+    for t, name, letters in ((a, 'a', 'smk'), (b, 'b', 'snk'), (d, 'd', 'mn')):
+        require_tensor(t, name)
+        if len(shape_of(t)) != len(letters):
+            raise ValueError(f'{name}: expected a {len(letters)}-D tensor [{", ".join(letters)}] for {expr!r}, got '
+                             f'{len(shape_of(t))}-D {tuple(shape_of(t))}')
+        if not is_contiguous(t):
+            raise ValueError(f'{name}: expected a contiguous tensor for {expr!r}, got shape {tuple(shape_of(t))} '
+                             f'with strides {tuple(strides_of(t))}')
+    require_dtype(a, 'a', 'bfloat16')
+    require_dtype(b, 'b', 'bfloat16')
+    (s, m, k), (s_b, n, k_b) = shape_of(a), shape_of(b)
+    if (s_b, k_b) != (s, k):
+        raise ValueError(f'b: expected shape [s={s}, n, k={k}] for {expr!r} (s and k from a), got {(s_b, n, k_b)}')
+    if shape_of(d) != [m, n]:
+        raise ValueError(f'd: expected shape [m={m}, n={n}] for {expr!r}, got {tuple(shape_of(d))}')
+    if dtype_name(d) == 'float32':
+        if c is not d:
+            raise ValueError(f'c: expected d itself with a float32 d (DeepGEMM\'s {expr!r} accumulates into d in '
+                             f'place: d += Σ_s a[s] @ b[s]ᵀ), got {"None" if c is None else "another tensor"}')
+    elif dtype_name(d) == 'bfloat16':
+        if c is not None:
+            raise ValueError(f'c: expected None with a bfloat16 d (only a float32 d accumulates), got a tensor')
+    else:
+        raise ValueError(f'd: expected float32 (accumulated in place, c=d) or bfloat16 elements, got {d.dtype}')
+    for value, name in ((m, 'm'), (n, 'n'), (k, 'k')):
+        if value % _BATCH_REDUCTION_ALIGNMENT:
+            operand = 'b' if name == 'n' else 'a'
+            raise ValueError(f'{operand}: expected {name} a multiple of {_BATCH_REDUCTION_ALIGNMENT} for {expr!r} '
+                             f'(DeepGEMM\'s tiling), got {name}={value} in {tuple(shape_of(b if name == "n" else a))}')
+    if s * max(m, n) > 2**31 - 1:
+        raise ValueError(f'a: expected s * max(m, n) < 2^31 for {expr!r}, got s={s}, m={m}, n={n}')
+    common_device(a=a, b=b, d=d)
+
+
 def einsum(expr, a, b, d, c=None, use_cublaslt=False):
     """d = einsum(expr, a, b) (+ c) in BF16 on one batched tilegemm GEMM (cuBLASLt with use_cublaslt)."""
+    if expr == BATCH_REDUCTION:
+        require_bool(use_cublaslt, 'use_cublaslt')
+        _check_batch_reduction(a, b, d, c, use_cublaslt)
     e = _expression(expr)
     require_bool(use_cublaslt, 'use_cublaslt')
     for t, name in ((a, 'a'), (b, 'b'), (d, 'd')):
