@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@
 #include "tilegemm/hw.hpp"
 #include "tilegemm/reference.hpp"
 #include "tilegemm/tensor_view.hpp"
+
+#include "api/launch_plan.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -217,6 +220,214 @@ void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uint
   on_device(device, {}, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, reinterpret_cast<void*>(stream)); });
 }
 
+// Launch plans (src/api/launch_plan.hpp): the plan_* functions check a call as the entry points above do and
+// return its plan without launching anything; Plan.launch runs it on a later call's pointers and stream. The
+// Python layer keeps plans per argument signature (deep_gemm/_plans.py).
+
+// Throws ValueError unless `device` is a device index of this machine (no check without a GPU: the run reports
+// the missing GPU after the checks).
+void require_device(int device) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return;
+  }
+  if (device < 0 || device >= count)
+    throw nb::value_error(fmt::format("device: expected a CUDA device index in [0, {}), got {}", count, device).c_str());
+}
+
+// The device current for one run (the module's cudart is static, so torch's current device is not ours); a
+// failed query (no GPU) switches nothing and the run reports the missing GPU.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    if (previous_ == device) return;
+    if (cudaSetDevice(device) != cudaSuccess)
+      throw nb::value_error(fmt::format("device: cannot make CUDA device {} current", device).c_str());
+    switched_ = true;
+  }
+  ~DeviceScope() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+};
+
+// Runs served by a kept plan (Plan.launch) and runs a kept plan turned down (pointers or settings not those it
+// was checked with), for deep_gemm._plan_cache_info().
+std::atomic<std::uint64_t> g_plan_hits{0}, g_plan_declines{0};
+
+struct PyPlan {
+  tilegemm::api::Plan plan;
+  int device = 0;
+  const Renames* renames = nullptr;
+
+  // Runs the plan if it admits these pointers; false (nothing run) when it does not: then the call needs the
+  // full checks and a new plan. `kept`: a run of a kept plan (counted in the statistics, before the run, which may
+  // raise, e.g. without a GPU).
+  bool run(std::uintptr_t stream, int num_sms, const std::uintptr_t* pointers, bool kept) const {
+    const bool admitted = plan->admits(pointers, num_sms);
+    if (kept) (admitted ? g_plan_hits : g_plan_declines).fetch_add(1, std::memory_order_relaxed);
+    if (!admitted) return false;
+    const DeviceScope scope(device);
+    nb::gil_scoped_release release;
+    try {
+      plan->run(pointers, reinterpret_cast<void*>(stream));
+    } catch (const tilegemm::InvalidArgument& e) {
+      nb::gil_scoped_acquire acquire;
+      rethrow_renamed(e, *renames);
+    }
+    return true;
+  }
+};
+
+template <typename Factory>
+PyPlan make_plan(int device, const Renames& renames, Factory&& factory) {
+  require_device(device);
+  try {
+    return PyPlan{factory(), device, &renames};
+  } catch (const tilegemm::InvalidArgument& e) {
+    rethrow_renamed(e, renames);
+  }
+}
+
+const Renames kNoRenames{};
+const Renames kKGroupedRenames{{"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
+
+PyPlan plan_bf16_gemm(const View& a, const View& b, const View& d, const std::optional<View>& c, int device,
+                      int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  return make_plan(device, kNoRenames,
+                   [&] { return tilegemm::api::plan_bf16_gemm(va, vb, vd, vc ? &*vc : nullptr, num_sms); });
+}
+
+PyPlan plan_m_grouped_contiguous(const View& a, const View& b, const View& d, const View& grouped_layout,
+                                 bool use_psum_layout, int device, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  const auto vl = to_view(grouped_layout, "grouped_layout");
+  return make_plan(device, kNoRenames, [&] {
+    return tilegemm::api::plan_m_grouped_bf16_gemm_contiguous(va, vb, vd, vl, use_psum_layout, num_sms);
+  });
+}
+
+PyPlan plan_m_grouped_masked(const View& a, const View& b, const View& d, const View& masked_m, int expected_m,
+                             int device, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  const auto vm = to_view(masked_m, "masked_m");
+  return make_plan(device, kNoRenames, [&] {
+    return tilegemm::api::plan_m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, num_sms);
+  });
+}
+
+PyPlan plan_k_grouped_tn(const View& a, const View& b, const View& d, const std::vector<int>& ks_cpu,
+                         const View& grouped_layout, const std::optional<View>& c, int device, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  const auto vl = to_view(grouped_layout, "grouped_layout");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  return make_plan(device, kKGroupedRenames, [&] {
+    return tilegemm::api::plan_k_grouped_bf16_gemm_tn_contiguous(va, vb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
+                                                                 num_sms);
+  });
+}
+
+PyPlan plan_fp8_gemm(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                     const std::optional<View>& c, bool one_d_one_d, int device, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  return make_plan(device, kFp8Renames, [&] {
+    return tilegemm::api::plan_fp8_gemm(va, vsa, vb, vsb, vd, vc ? &*vc : nullptr, one_d_one_d, num_sms);
+  });
+}
+
+PyPlan plan_m_grouped_fp8_contiguous(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                                     const View& grouped_layout, bool use_psum_layout, int device, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
+  return make_plan(device, kFp8Renames, [&] {
+    return tilegemm::api::plan_m_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, vl, use_psum_layout, num_sms);
+  });
+}
+
+PyPlan plan_m_grouped_fp8_masked(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                                 const View& masked_m, int expected_m, int device, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d"), vm = to_view(masked_m, "masked_m");
+  return make_plan(device, kFp8Renames, [&] {
+    return tilegemm::api::plan_m_grouped_fp8_gemm_masked(va, vsa, vb, vsb, vd, vm, expected_m, num_sms);
+  });
+}
+
+PyPlan plan_k_grouped_fp8(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                          const std::vector<int>& ks_cpu, const View& grouped_layout, const std::optional<View>& c,
+                          int device, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  return make_plan(device, kFp8Renames, [&] {
+    return tilegemm::api::plan_k_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
+                                                             num_sms);
+  });
+}
+
+void register_plan_bindings(nb::module_& m) {
+  nb::class_<PyPlan>(m, "Plan", "A checked GEMM call (deep_gemm/_plans.py keeps them per argument signature)")
+      .def_prop_ro("num_tensors", [](const PyPlan& p) { return p.plan->num_tensors(); })
+      .def_prop_ro("device", [](const PyPlan& p) { return p.device; })
+      // The cached-plan path: pointers in the plan's tensor order, 0 for absent tensors and unused slots.
+      .def(
+          "launch",
+          [](const PyPlan& p, std::uintptr_t stream, int num_sms, std::uintptr_t p0, std::uintptr_t p1,
+             std::uintptr_t p2, std::uintptr_t p3, std::uintptr_t p4, std::uintptr_t p5, std::uintptr_t p6) {
+            const std::uintptr_t pointers[] = {p0, p1, p2, p3, p4, p5, p6};
+            return p.run(stream, num_sms, pointers, true);
+          },
+          "stream"_a, "num_sms"_a, "p0"_a, "p1"_a, "p2"_a, "p3"_a = 0, "p4"_a = 0, "p5"_a = 0, "p6"_a = 0)
+      // The first run, right after the checks (not counted as a hit).
+      .def(
+          "first_launch",
+          [](const PyPlan& p, std::uintptr_t stream, int num_sms, const std::vector<std::uintptr_t>& pointers) {
+            TILEGEMM_REQUIRE(static_cast<int>(pointers.size()) == p.plan->num_tensors(), "pointers",
+                             fmt::format("{} pointers", p.plan->num_tensors()), std::to_string(pointers.size()));
+            return p.run(stream, num_sms, pointers.data(), false);
+          },
+          "stream"_a, "num_sms"_a, "pointers"_a);
+  m.def("plan_bf16_gemm", &plan_bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "num_sms"_a);
+  m.def("plan_m_grouped_contiguous", &plan_m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
+        "use_psum_layout"_a, "device"_a, "num_sms"_a);
+  m.def("plan_m_grouped_masked", &plan_m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a,
+        "device"_a, "num_sms"_a);
+  m.def("plan_k_grouped_tn", &plan_k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(),
+        "device"_a, "num_sms"_a);
+  m.def("plan_fp8_gemm", &plan_fp8_gemm, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "c"_a.none(), "one_d_one_d"_a,
+        "device"_a, "num_sms"_a);
+  m.def("plan_m_grouped_fp8_contiguous", &plan_m_grouped_fp8_contiguous, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
+        "grouped_layout"_a, "use_psum_layout"_a, "device"_a, "num_sms"_a);
+  m.def("plan_m_grouped_fp8_masked", &plan_m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
+        "masked_m"_a, "expected_m"_a, "device"_a, "num_sms"_a);
+  m.def("plan_k_grouped_fp8", &plan_k_grouped_fp8, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "ks_cpu"_a,
+        "grouped_layout"_a, "c"_a.none(), "device"_a, "num_sms"_a);
+  m.def("plan_stats", [] {
+    nb::dict stats;
+    stats["hits"] = g_plan_hits.load(std::memory_order_relaxed);
+    stats["declined"] = g_plan_declines.load(std::memory_order_relaxed);
+    return stats;
+  });
+}
+
 nb::dict dtype_codes() {
   nb::dict codes;
   for (int i = 0; i <= static_cast<int>(tilegemm::DType::kInt32); ++i)
@@ -232,6 +443,7 @@ void register_layout_bindings(nb::module_& m);
 NB_MODULE(_C, m) {
   m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
   register_layout_bindings(m);
+  register_plan_bindings(m);
   m.def("bf16_gemm", &bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
   m.def("m_grouped_contiguous", &m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
         "use_psum_layout"_a, "device"_a, "stream"_a, "num_sms"_a);

@@ -77,6 +77,9 @@ from ._einsum import einsum, fp8_einsum  # noqa: E402
 # Layout helpers (torch ops; the C++ API reads the layouts they produce)
 from ._sf_layout import transform_sf_into_required_layout  # noqa: E402
 
+# The plan cache behind every GEMM call (debugging and tests: how calls were served)
+from ._plans import plan_cache_info as _plan_cache_info, clear_plan_cache as _clear_plan_cache  # noqa: E402,F401
+
 from . import testing  # noqa: E402
 from . import utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403

@@ -6,22 +6,26 @@ Operands come as ``(tensor, sf)`` pairs: float8_e4m3fn data and float32 scaling 
   [ceil(N/128), ceil(K/128)]; d is bfloat16 and there is no ``c`` (inference forward).
 - (1, 1, 128): "1D1D". Both per-token; d is float32 and ``c`` (float32, may be ``d``) is optional
   (weight gradients). ``recipe_a=(1, 128), recipe_b=(1 or 128, 128)`` say the same per operand.
-Scales are converted here with torch ops into the layout the C++ API reads (see _sf_layout.py); ones
-already in it pass untouched. SM90 keeps fp32 scales: ``disable_ue8m0_cast`` is checked, not used.
+Scales go to the kernels untouched, in whatever strides they have (row-major as ``per_token_cast_to_fp8``
+returns them, MN-major as ``get_mn_major_tma_aligned_tensor`` makes them; the kernels copy them element by
+element): no layout pass, no copy. SM90 keeps fp32 scales: ``disable_ue8m0_cast`` is checked, not used.
 
 Every operand must be K-major (stride 1 along K): SM90's wgmma reads FP8 only that way. ``fp8_gemm_nn/tn/tt``
 and ``m_grouped_fp8_gemm_nn_contiguous`` exist for DeepGEMM's names: as there, they transpose their
 arguments' views (``nn`` takes b as [K, N]) and then need K-major storage, i.e. a [K, N] b that is the
 transposed view of an [N, K] tensor; anything else raises ValueError naming the operand.
+
+A call whose signature (see _plans.py) was seen runs the plan the first such call made: one lookup, the data
+pointers and the stream into C++, no check. Otherwise the checks run (Python's here, then C++'s in the plan_*
+function) and the plan is kept.
 """
 from . import _C
-from ._checks import (dims, dtype_name, is_contiguous, require_bool, require_compiled_dims, require_dims,
-                      require_dtype, require_int, require_k_major, require_psum_hint, require_row_major, require_shape,
-                      require_tensor, shape_of)
+from ._checks import (is_contiguous, require_bool, require_compiled_dims, require_dims, require_dtype, require_int,
+                      require_k_major, require_psum_hint, require_row_major, require_shape, require_tensor, shape_of)
 from ._config import num_sms_setting
-from ._gemm import _zero_padding_rows
-from ._sf_layout import ceil_div, check_sf_shape, get_mn_major_tma_aligned_tensor, to_kernel_layout
-from ._tensor import common_device, current_stream, view
+from ._plans import run_checked, table, typed, typed_sequence
+from ._sf_layout import check_sf_shape
+from ._tensor import common_device, current_stream, signature, view
 
 RECIPE_1D2D = (1, 128, 128)
 RECIPE_1D1D = (1, 1, 128)
@@ -91,13 +95,33 @@ def _common(compiled_dims, disable_ue8m0_cast):
     require_bool(disable_ue8m0_cast, 'disable_ue8m0_cast')
 
 
-def _launch(**tensors):
-    device = common_device(**tensors)
-    return device, current_stream(device), num_sms_setting()
+def _recipes(recipe, recipe_a, recipe_b):
+    """The recipe arguments for a signature (None, the default, costs nothing)."""
+    return (None if recipe is None else typed_sequence(recipe), None if recipe_a is None else typed_sequence(recipe_a),
+            None if recipe_b is None else typed_sequence(recipe_b))
+
+
+def _views(*tensors):
+    """The (ptr, dtype, shape, strides) views of (tensor, name) pairs, and their pointers."""
+    views = [view(t, name) for t, name in tensors]
+    return views, [v[0] for v in views]
 
 
 def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, transpose_a,
               transpose_b):
+    try:
+        (a_data, a_sf), (b_data, b_sf) = a, b
+        sa = signature(a_data)
+        key = ('fp8_gemm', transpose_a, transpose_b, compiled_dims, id(disable_ue8m0_cast),
+               _recipes(recipe, recipe_a, recipe_b), sa, signature(a_sf), signature(b_data), signature(b_sf),
+               signature(d), None if c is None else signature(c))
+        plan = table.get(key)
+    except Exception:  # not pairs of tensors, an unhashable argument...: the checks below name it
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                        0 if c is None else c.data_ptr()):
+        return
     _common(compiled_dims, disable_ue8m0_cast)
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _pair(b, 'b')
@@ -131,16 +155,12 @@ def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8
         require_row_major(c, 'c')
     check_sf_shape(a_sf, 'a[1]', m, k, 1, 128, None)
     check_sf_shape(b_sf, 'b[1]', n, k, gran_n_b, 128, None)
-    device, stream, num_sms = _launch(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d, c=c)
-    if m == 0 or n == 0:
-        return
-    if k == 0:  # nothing to accumulate: d = c (or 0), as DeepGEMM
-        _write_c_or_zero(d, c)
-        return
-    sfa = to_kernel_layout(a_sf, 'a[1]', m, k, 1, 128, None)
-    sfb = to_kernel_layout(b_sf, 'b[1]', n, k, gran_n_b, 128, None)
-    _C.fp8_gemm(view(a_data, 'a'), view(sfa, 'a[1]'), view(b_data, 'b'), view(sfb, 'b[1]'), view(d, 'd'),
-                None if c is None else view(c, 'c'), one_d_one_d, device, stream, num_sms)
+    device, num_sms = common_device(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d, c=c), num_sms_setting()
+    # Empty M or N: nothing to do; K = 0 writes c (or zeros) into d, as DeepGEMM (the plan does both).
+    views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'))
+    c_view = None if c is None else view(c, 'c')
+    run_checked(key, lambda: _C.plan_fp8_gemm(*views, c_view, one_d_one_d, device, num_sms),
+                current_stream(device), num_sms, pointers + [0 if c is None else c_view[0]])
 
 
 def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims='nk',
@@ -176,6 +196,19 @@ def _grouped_b(b, transpose_b):
 
 def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast,
                           use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout, transpose_b):
+    try:
+        (a_data, a_sf), (b_data, b_sf) = a, b
+        sa = signature(a_data)
+        key = ('m_grouped_fp8_contiguous', transpose_b, compiled_dims, id(disable_ue8m0_cast), id(use_psum_layout),
+               id(ensure_zero_padding), typed(expected_m_for_psum_layout), _recipes(recipe, recipe_a, recipe_b), sa,
+               signature(a_sf), signature(b_data), signature(b_sf), signature(d), signature(grouped_layout))
+        plan = table.get(key)
+    except Exception:
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                        grouped_layout.data_ptr()):
+        return
     _common(compiled_dims, disable_ue8m0_cast)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
@@ -198,22 +231,17 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
                   ' (one end row per group with use_psum_layout)' if use_psum_layout else ' (one group per row)')
     check_sf_shape(a_sf, 'a[1]', m, k, 1, 128, None)
     check_sf_shape(b_sf, 'b[1]', n, k, 128, 128, groups)
-    device, stream, num_sms = _launch(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d,
-                                      grouped_layout=grouped_layout)
-    if m == 0 or n == 0:
-        return
-    if k == 0:
-        d.zero_()
-        return
-    sfa = to_kernel_layout(a_sf, 'a[1]', m, k, 1, 128, None)
-    sfb = to_kernel_layout(b_sf, 'b[1]', n, k, 128, 128, groups)
-    _C.m_grouped_fp8_contiguous(view(a_data, 'a'), view(sfa, 'a[1]'), view(b_data, 'b'), view(sfb, 'b[1]'),
-                                view(d, 'd'), view(grouped_layout, 'grouped_layout'), use_psum_layout, device,
-                                stream, num_sms)
-    if ensure_zero_padding:
-        _zero_padding_rows(d, grouped_layout, use_psum_layout, _C.mk_alignment())
+    device = common_device(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d, grouped_layout=grouped_layout)
+    num_sms = num_sms_setting()
+    # Empty M or N: nothing to do; K = 0 zeroes d (the plan does both).
+    views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'),
+                             (grouped_layout, 'grouped_layout'))
+    run_checked(key, lambda: _C.plan_m_grouped_fp8_contiguous(*views, use_psum_layout, device, num_sms),
+                current_stream(device), num_sms, pointers)
 
 
+# ensure_zero_padding is checked and otherwise unused, as in DeepGEMM 2.6.1 on SM90 (only its SM100 kernels read
+# it): no extra work is launched for it. See m_grouped_bf16_gemm_nt_contiguous for what padding rows of d hold.
 def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None,
                                      compiled_dims='nk', disable_ue8m0_cast=False, use_psum_layout=False,
                                      ensure_zero_padding=True, expected_m_for_psum_layout=None):
@@ -230,6 +258,19 @@ def m_grouped_fp8_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, recip
 
 def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, recipe_a=None, recipe_b=None,
                                  compiled_dims='nk', disable_ue8m0_cast=False):
+    try:
+        (a_data, a_sf), (b_data, b_sf) = a, b
+        sa = signature(a_data)
+        key = ('m_grouped_fp8_masked', compiled_dims, id(disable_ue8m0_cast), typed(expected_m),
+               _recipes(recipe, recipe_a, recipe_b), sa, signature(a_sf), signature(b_data), signature(b_sf),
+               signature(d), signature(masked_m))
+        plan = table.get(key)
+    except Exception:
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                        masked_m.data_ptr()):
+        return
     _common(compiled_dims, disable_ue8m0_cast)
     require_int(expected_m, 'expected_m', low=1)
     a_data, a_sf = _pair(a, 'a')
@@ -253,12 +294,12 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
         raise ValueError(f'b: expected N > 0 (DeepGEMM\'s masked contract), got {(groups_b, n, k_b)}')
     check_sf_shape(a_sf, 'a[1]', m_max, k, 1, 128, groups)
     check_sf_shape(b_sf, 'b[1]', n, k, 128, 128, groups)
-    device, stream, num_sms = _launch(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d,
-                                      masked_m=masked_m)
-    sfa = to_kernel_layout(a_sf, 'a[1]', m_max, k, 1, 128, groups)
-    sfb = to_kernel_layout(b_sf, 'b[1]', n, k, 128, 128, groups)
-    _C.m_grouped_fp8_masked(view(a_data, 'a'), view(sfa, 'a[1]'), view(b_data, 'b'), view(sfb, 'b[1]'),
-                            view(d, 'd'), view(masked_m, 'masked_m'), expected_m, device, stream, num_sms)
+    device = common_device(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d, masked_m=masked_m)
+    num_sms = num_sms_setting()
+    views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'),
+                             (masked_m, 'masked_m'))
+    run_checked(key, lambda: _C.plan_m_grouped_fp8_masked(*views, expected_m, device, num_sms),
+                current_stream(device), num_sms, pointers)
 
 
 def _k_grouped_operand(x, mn, ks):
@@ -280,6 +321,23 @@ def _k_grouped_operand(x, mn, ks):
 
 def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, recipe=(1, 1, 128),
                                      compiled_dims='mn', use_psum_layout=False):
+    try:
+        (a_data, a_sf), (b_data, b_sf) = a, b
+        sa, ks = signature(a_data), typed_sequence(ks_cpu)
+        key = ('k_grouped_fp8', compiled_dims, id(use_psum_layout), typed_sequence(recipe), ks, sa, signature(a_sf),
+               signature(b_data), signature(b_sf), signature(d), signature(grouped_layout),
+               None if c is None else signature(c))
+        plan = table.get(key)
+    except Exception:
+        key = plan = None
+    if plan is not None:
+        # The C++ API's [mn, ΣK] operands: made again on every call (a copy when several groups are not empty).
+        _, m, n = d.shape
+        a_mk, b_nk = _k_grouped_operand(a_data, m, ks[1]), _k_grouped_operand(b_data, n, ks[1])
+        if plan.launch(current_stream(sa[3]), num_sms_setting(), a_mk.data_ptr(), a_sf.data_ptr(),
+                       b_nk.data_ptr(), b_sf.data_ptr(), d.data_ptr(), grouped_layout.data_ptr(),
+                       0 if c is None else c.data_ptr()):
+            return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -323,15 +381,18 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     require_shape(grouped_layout, 'grouped_layout', (groups, ), ' (the group K sizes, as ks_cpu)')
     for sf, name, mn in ((a_sf, 'a[1]', m), (b_sf, 'b[1]', n)):
         check_sf_shape(sf, name, mn, sum_k, 1, 128, None)
-    device, stream, num_sms = _launch(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d, c=c,
-                                      grouped_layout=grouped_layout)
+    device = common_device(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d, c=c,
+                           grouped_layout=grouped_layout)
+    num_sms = num_sms_setting()
     if m == 0 or n == 0:
         return
     if sum_k == 0:
         _write_c_or_zero(d, c)
         return
     a_mk, b_nk = _k_grouped_operand(a_data, m, ks_cpu), _k_grouped_operand(b_data, n, ks_cpu)
-    sfa, sfb = get_mn_major_tma_aligned_tensor(a_sf), get_mn_major_tma_aligned_tensor(b_sf)
-    _C.k_grouped_fp8(view(a_mk, 'a'), view(sfa, 'a[1]'), view(b_nk, 'b'), view(sfb, 'b[1]'), view(d, 'd'),
-                     list(ks_cpu), view(grouped_layout, 'grouped_layout'), None if c is None else view(c, 'c'),
-                     device, stream, num_sms)
+    views, pointers = _views((a_mk, 'a'), (a_sf, 'a[1]'), (b_nk, 'b'), (b_sf, 'b[1]'), (d, 'd'))
+    layout_view = view(grouped_layout, 'grouped_layout')
+    c_view = None if c is None else view(c, 'c')
+    ks = list(ks_cpu)
+    run_checked(key, lambda: _C.plan_k_grouped_fp8(*views, ks, layout_view, c_view, device, num_sms),
+                current_stream(device), num_sms, pointers + [layout_view[0], 0 if c is None else c_view[0]])

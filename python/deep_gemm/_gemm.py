@@ -4,98 +4,134 @@ Every function computes into the caller's ``d`` on torch's current stream: ``d =
 (a [M, K], b [N, K]); nn takes b as [K, N], tn takes a as [K, M] (d = a.T @ b), tt both (d = a.T @ b.T).
 When ``c`` is given and is not ``d`` it is copied into ``d`` first; empty M or N return at once; K = 0
 writes ``c`` (or zeros) into ``d``. Bad arguments raise TypeError/ValueError naming the argument.
+
+A call whose signature (see _plans.py) was seen runs the plan the first such call made: one lookup, the data
+pointers and the stream into C++, no check. Otherwise the checks run (Python's here, then C++'s in the plan_*
+function) and the plan is kept.
 """
 from . import _C
 from ._checks import require_bool, require_compiled_dims, require_psum_hint
 from ._config import num_sms_setting
-from ._tensor import common_device, current_stream, transposed, view
+from ._plans import run_checked, table, typed, typed_sequence
+from ._tensor import common_device, current_stream, signature, transposed, view
+
+# Layout tags of the signatures (each layout views the same tensors differently).
+_NT, _NN, _TN, _TT = 'nt', 'nn', 'tn', 'tt'
 
 
-def _launch_args(**tensors):
-    device = common_device(**tensors)
-    return device, current_stream(device)
-
-
-def _dense(a_view, b_view, a, b, d, c, compiled_dims):
+def _dense(layout, a, b, d, c, compiled_dims):
+    try:
+        sa = signature(a)
+        key = (layout, compiled_dims, sa, signature(b), signature(d), None if c is None else signature(c))
+        plan = table.get(key)
+    except Exception:  # not tensors, an unhashable argument...: the checks below name it
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                        d.data_ptr(), 0 if c is None else c.data_ptr()):
+        return
     require_compiled_dims(compiled_dims)
+    a_view, b_view = view(a, 'a'), view(b, 'b')
+    if layout in (_TN, _TT):
+        a_view = transposed(a_view)
+    if layout in (_NN, _TN):
+        b_view = transposed(b_view)
     d_view = view(d, 'd')
     c_view = None if c is None else view(c, 'c')
-    device, stream = _launch_args(a=a, b=b, d=d, c=c)
-    _C.bf16_gemm(a_view, b_view, d_view, c_view, device, stream, num_sms_setting())
+    device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
+    run_checked(key, lambda: _C.plan_bf16_gemm(a_view, b_view, d_view, c_view, device, num_sms),
+                current_stream(device), num_sms, [a_view[0], b_view[0], d_view[0], 0 if c is None else c_view[0]])
 
 
 def bf16_gemm_nt(a, b, d, c=None, compiled_dims='nk'):
-    _dense(view(a, 'a'), view(b, 'b'), a, b, d, c, compiled_dims)
+    _dense(_NT, a, b, d, c, compiled_dims)
 
 
 def bf16_gemm_nn(a, b, d, c=None, compiled_dims='nk'):
-    _dense(view(a, 'a'), transposed(view(b, 'b')), a, b, d, c, compiled_dims)
+    _dense(_NN, a, b, d, c, compiled_dims)
 
 
 def bf16_gemm_tn(a, b, d, c=None, compiled_dims='mn'):
-    _dense(transposed(view(a, 'a')), transposed(view(b, 'b')), a, b, d, c, compiled_dims)
+    _dense(_TN, a, b, d, c, compiled_dims)
 
 
 def bf16_gemm_tt(a, b, d, c=None, compiled_dims='mn'):
-    _dense(transposed(view(a, 'a')), view(b, 'b'), a, b, d, c, compiled_dims)
+    _dense(_TT, a, b, d, c, compiled_dims)
 
 
-def _zero_padding_rows(d, grouped_layout, use_psum_layout, alignment):
-    """Zeroes the rows of d that belong to no group (DeepGEMM's ensure_zero_padding), on the current stream
-    with device-side ops only, so it neither synchronises nor breaks CUDA-graph capture."""
-    import torch
-    m = d.shape[0]
-    if m == 0:
-        return
-    if use_psum_layout:
-        ends = grouped_layout.to(torch.int64)
-        previous = torch.cat([ends.new_zeros(1), ends[:-1]])
-        starts = (previous + alignment - 1) // alignment * alignment
-        rows = torch.arange(m, device=d.device).unsqueeze(1)
-        in_group = ((rows >= starts.unsqueeze(0)) & (rows < ends.unsqueeze(0))).any(dim=1)
-    else:
-        in_group = grouped_layout >= 0
-    d.masked_fill_(~in_group.unsqueeze(1), 0)
-
-
-def _m_grouped_contiguous(b_view, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding,
+def _m_grouped_contiguous(layout, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding,
                           expected_m_for_psum_layout):
+    try:
+        sa = signature(a)
+        key = ('m_grouped_contiguous', layout, compiled_dims, sa, signature(b), signature(d),
+               signature(grouped_layout), id(use_psum_layout), id(ensure_zero_padding),
+               typed(expected_m_for_psum_layout))
+        plan = table.get(key)
+    except Exception:
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                        d.data_ptr(), grouped_layout.data_ptr()):
+        return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
     require_psum_hint(expected_m_for_psum_layout, use_psum_layout)
-    a_view, d_view = view(a, 'a'), view(d, 'd')
+    a_view, b_view, d_view = view(a, 'a'), view(b, 'b'), view(d, 'd')
+    if layout == _NN:
+        b_view = transposed(b_view)
     layout_view = view(grouped_layout, 'grouped_layout')
-    device, stream = _launch_args(a=a, b=b, d=d, grouped_layout=grouped_layout)
-    _C.m_grouped_contiguous(a_view, b_view, d_view, layout_view, use_psum_layout, device, stream,
-                            num_sms_setting())
-    if ensure_zero_padding and len(d.shape) == 2 and d.shape[1] > 0:
-        _zero_padding_rows(d, grouped_layout, use_psum_layout, _C.mk_alignment())
+    device, num_sms = common_device(a=a, b=b, d=d, grouped_layout=grouped_layout), num_sms_setting()
+    run_checked(key, lambda: _C.plan_m_grouped_contiguous(a_view, b_view, d_view, layout_view, use_psum_layout,
+                                                          device, num_sms),
+                current_stream(device), num_sms, [a_view[0], b_view[0], d_view[0], layout_view[0]])
 
 
+# ensure_zero_padding is checked and otherwise unused, as in DeepGEMM 2.6.1 on SM90 (only its SM100 kernels read
+# it): no extra work is launched for it. Rows of d that belong to no group hold what the kernel wrote there: each
+# 128-row block of a group is computed whole, so a group's padding rows get a's padding rows times b[g] (zero
+# when a's padding rows are zero, as DeepGEMM's callers make them); whole blocks of padding are not written.
 def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims='nk', use_psum_layout=False,
                                       ensure_zero_padding=True, expected_m_for_psum_layout=None):
-    _m_grouped_contiguous(view(b, 'b'), a, b, d, grouped_layout, compiled_dims, use_psum_layout,
-                          ensure_zero_padding, expected_m_for_psum_layout)
+    _m_grouped_contiguous(_NT, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding,
+                          expected_m_for_psum_layout)
 
 
 def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims='nk', use_psum_layout=False,
                                       ensure_zero_padding=True):
-    _m_grouped_contiguous(transposed(view(b, 'b')), a, b, d, grouped_layout, compiled_dims, use_psum_layout,
-                          ensure_zero_padding, None)
+    _m_grouped_contiguous(_NN, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, None)
 
 
 def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='nk'):
+    try:
+        sa = signature(a)
+        key = ('m_grouped_masked', compiled_dims, sa, signature(b), signature(d), signature(masked_m),
+               typed(expected_m))
+        plan = table.get(key)
+    except Exception:
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                        d.data_ptr(), masked_m.data_ptr()):
+        return
     require_compiled_dims(compiled_dims)
     if isinstance(expected_m, bool) or not isinstance(expected_m, int):
         raise TypeError(f'expected_m: expected an int, got {type(expected_m).__name__} {expected_m!r}')
     views = view(a, 'a'), view(b, 'b'), view(d, 'd'), view(masked_m, 'masked_m')
-    device, stream = _launch_args(a=a, b=b, d=d, masked_m=masked_m)
-    _C.m_grouped_masked(*views, expected_m, device, stream, num_sms_setting())
+    device, num_sms = common_device(a=a, b=b, d=d, masked_m=masked_m), num_sms_setting()
+    run_checked(key, lambda: _C.plan_m_grouped_masked(*views, expected_m, device, num_sms), current_stream(device),
+                num_sms, [v[0] for v in views])
 
 
 def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims='mn',
                                       use_psum_layout=False):
+    try:
+        sa = signature(a)
+        key = ('k_grouped_tn', compiled_dims, sa, signature(b), signature(d), typed_sequence(ks_cpu),
+               signature(grouped_layout), None if c is None else signature(c), id(use_psum_layout))
+        plan = table.get(key)
+    except Exception:
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                        d.data_ptr(), grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
+        return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -108,15 +144,18 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
     views = view(a, 'a'), view(b, 'b'), view(d, 'd')
     layout_view = view(grouped_layout, 'grouped_layout')
     c_view = None if c is None else view(c, 'c')
-    device, stream = _launch_args(a=a, b=b, d=d, grouped_layout=grouped_layout, c=c)
-    _C.k_grouped_tn(*views, list(ks_cpu), layout_view, c_view, device, stream, num_sms_setting())
+    device, num_sms = common_device(a=a, b=b, d=d, grouped_layout=grouped_layout, c=c), num_sms_setting()
+    ks = list(ks_cpu)
+    run_checked(key, lambda: _C.plan_k_grouped_tn(*views, ks, layout_view, c_view, device, num_sms),
+                current_stream(device), num_sms,
+                [v[0] for v in views] + [layout_view[0], 0 if c is None else c_view[0]])
 
 
 def _cublaslt(layout, a, b, d, c):
     views = view(a, 'a'), view(b, 'b'), view(d, 'd')
     c_view = None if c is None else view(c, 'c')
-    device, stream = _launch_args(a=a, b=b, d=d, c=c)
-    _C.cublaslt(layout, *views, c_view, device, stream)
+    device = common_device(a=a, b=b, d=d, c=c)
+    _C.cublaslt(layout, *views, c_view, device, current_stream(device))
 
 
 def cublaslt_gemm_nt(a, b, d, c=None):

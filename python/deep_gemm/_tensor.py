@@ -72,13 +72,43 @@ def common_device(**tensors):
     return device
 
 
+def signature(t):
+    """What the checks read from tensor ``t``: (shape, strides, dtype, device index, -1 off the GPU).
+
+    torch's own accessors, each read once; objects without ``get_device`` (stand-ins) give their ``device``."""
+    try:
+        device = t.get_device()
+    except AttributeError:
+        device = getattr(t, 'device', None)
+        device = (device.index or 0) if getattr(device, 'type', None) == 'cuda' else -1
+    return t.shape, t.stride(), t.dtype, device
+
+
+def _stream_getter():
+    """device index -> torch's current stream handle on it, or None while torch has no usable CUDA runtime."""
+    torch = sys.modules.get('torch')
+    if torch is None:
+        return None
+    if not torch.cuda.is_available():
+        return lambda device: 0
+    raw = getattr(torch._C, '_cuda_getCurrentRawStream', None)  # an int, without building a Stream object
+    if raw is not None:
+        return raw
+    return lambda device: int(torch.cuda.current_stream(device).cuda_stream)
+
+
+_current_stream = None
+
+
 def current_stream(device):
     """torch's current stream on ``device`` as an integer handle (the one under capture in a CUDA graph).
 
     Without a usable torch CUDA runtime (duck-typed tensors, a machine without a GPU) this is 0, the legacy
     default stream; the C++ layer then still validates the arguments before it reports the missing GPU.
     """
-    torch = sys.modules.get('torch')
-    if torch is None or not torch.cuda.is_available():
-        return 0
-    return int(torch.cuda.current_stream(device).cuda_stream)
+    global _current_stream
+    if _current_stream is None:
+        _current_stream = _stream_getter()
+        if _current_stream is None:  # torch not imported (yet): ask again next call
+            return 0
+    return _current_stream(device)

@@ -1,4 +1,5 @@
-// The FP8 block-scaled operations users call: validate → GemmDesc → GemmConfig → JIT kernel → launch.
+// The FP8 block-scaled operations users call: validate → GemmDesc (a LaunchPlan) → GemmConfig → JIT kernel →
+// launch.
 #include "tilegemm/fp8_gemm.hpp"
 #include "tilegemm/gemm.hpp"
 
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/launch_plan.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
 #include "kernels/tma_views.hpp"
@@ -90,13 +92,60 @@ GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k,
   return desc;
 }
 
-void run(const GemmDesc& desc, const kernels::Sm90Fp8Operands& ops, const GemmOptions& options) {
-  kernels::launch_sm90_fp8_gemm(desc, select_config_for_current_device(desc, options), ops, options.stream);
+using api::LaunchPlan;
+using api::Plan;
+using kernels::as_3d;
+using Work = LaunchPlan::Work;
+
+void launch(const LaunchPlan& plan, const kernels::Sm90Fp8Operands& ops, void* stream) {
+  kernels::launch_sm90_fp8_gemm(plan.desc, plan.config(), ops, stream);
 }
 
+// The runners: what each entry point does once its checks passed, on the views of one run (a, sfa, b, sfb, d,
+// then c or the group tensor).
+void run_dense(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  const TensorView& d = v[4];
+  const TensorView* c = plan.present(5) ? &v[5] : nullptr;
+  if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kKernel) plan.config();  // select before touching d (no GPU: nothing written)
+  if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, stream);
+  if (plan.work == Work::kFill) {
+    if (c == nullptr) api::copy_or_zero(d, nullptr, stream);
+    return;
+  }
+  launch(plan, {as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), as_3d(d), nullptr}, stream);
+}
+
+void run_m_grouped_contiguous(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kFill) return api::copy_or_zero(v[4], nullptr, stream);
+  launch(plan, {as_3d(v[0]), as_3d(v[1]), v[2], v[3], as_3d(v[4]), static_cast<const int*>(v[5].data)}, stream);
+}
+
+void run_m_grouped_masked(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kFill) return api::copy_or_zero(v[4], nullptr, stream);
+  launch(plan, {v[0], v[1], v[2], v[3], v[4], static_cast<const int*>(v[5].data)}, stream);
+}
+
+void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  const TensorView& d = v[4];
+  const TensorView* c = plan.present(6) ? &v[6] : nullptr;
+  if (plan.work == Work::kNone) return;
+  plan.config();
+  if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, stream);
+  if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
+  launch(plan, {as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), d, static_cast<const int*>(v[5].data)},
+         stream);
+}
+
+}  // namespace
+
+namespace api {
+
 // Dense or batched, both recipes.
-void dense_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                    const TensorView& d, const TensorView* c, bool per_token_b, const GemmOptions& options) {
+Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const TensorView* c, bool per_token_b, int num_sms) {
   const int ndim = a.ndim;
   TILEGEMM_REQUIRE(ndim == 2 || ndim == 3, "a", "a 2-D [M, K] or 3-D [B, M, K] tensor",
                    fmt::format("{}-D {}", a.ndim, shape_str(a)));
@@ -116,6 +165,8 @@ void dense_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView
     check_per_token_sf(sfb, "sfb", ndim, batch, n, k);
   else
     check_per_block_sf(sfb, "sfb", ndim, batch, n, k);
+  TILEGEMM_REQUIRE(per_token_b || c == nullptr, "c", "none with per-block B scales (the 1D2D recipe has no C)",
+                   "a tensor");
   if (c != nullptr) {
     require_tensor(*c, "c", ndim, DType::kFloat32);
     TILEGEMM_REQUIRE(c->size(-2) == m && c->size(-1) == n && (ndim == 2 || c->size(0) == batch), "c",
@@ -124,36 +175,25 @@ void dense_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView
   }
   for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
     require_int_size(v, name);
-  if (m == 0 || n == 0 || batch == 0) return;
-
-  const GemmDesc desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype,
-                                 c != nullptr);
-  // Validate everything before touching d: a rejected call leaves d as it was.
-  if (k > 0) validate_desc(desc);
-  if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, options.stream);
-  if (k == 0) {
-    if (c == nullptr) api::copy_or_zero(d, nullptr, options.stream);
-    return;
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, c},
+                                           num_sms, &run_dense);
+  if (m == 0 || n == 0 || batch == 0) {
+    plan->work = Work::kNone;
+    return plan;
   }
-  using kernels::as_3d;
-  run(desc, {as_3d(a), as_3d(sfa), as_3d(b), as_3d(sfb), as_3d(d), nullptr}, options);
+  plan->desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype, c != nullptr);
+  plan->desc.deterministic = plan->settings().deterministic;
+  // Validate everything before touching d: a rejected call leaves d as it was.
+  if (k > 0)
+    validate_desc(plan->desc);
+  else
+    plan->work = Work::kFill;
+  return plan;
 }
 
-}  // namespace
-
-void fp8_gemm_1d2d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                   const TensorView& d, const GemmOptions& options) {
-  dense_fp8_gemm(a, sfa, b, sfb, d, nullptr, false, options);
-}
-
-void fp8_gemm_1d1d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                   const TensorView& d, const TensorView* c, const GemmOptions& options) {
-  dense_fp8_gemm(a, sfa, b, sfb, d, c, true, options);
-}
-
-void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                                   const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
-                                   bool use_psum_layout, const GemmOptions& options) {
+Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                        const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
+                                        bool use_psum_layout, int num_sms) {
   check_fp8_operand(a, "a", 2);
   check_fp8_operand(b, "b", 3);
   require_tensor(d, "d", 2, DType::kBFloat16);
@@ -164,19 +204,27 @@ void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
   check_per_token_sf(sfa, "sfa", 2, 1, m, k);
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);
   api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
-  if (m == 0 || n == 0) return;
-  if (k == 0) return api::copy_or_zero(d, nullptr, options.stream);
-
-  GemmDesc desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false);
-  desc.use_psum_layout = use_psum_layout;
-  validate_desc(desc);
-  using kernels::as_3d;
-  run(desc, {as_3d(a), as_3d(sfa), b, sfb, as_3d(d), static_cast<const int*>(grouped_layout.data)}, options);
+  auto plan = std::make_shared<LaunchPlan>(
+      std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &grouped_layout}, num_sms,
+      &run_m_grouped_contiguous);
+  if (m == 0 || n == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
+  if (k == 0) {
+    plan->work = Work::kFill;
+    return plan;
+  }
+  plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false);
+  plan->desc.use_psum_layout = use_psum_layout;
+  plan->desc.deterministic = plan->settings().deterministic;
+  validate_desc(plan->desc);
+  return plan;
 }
 
-void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                               const TensorView& d, const TensorView& masked_m, int expected_m,
-                               const GemmOptions& options) {
+Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                    const TensorView& sfb, const TensorView& d, const TensorView& masked_m,
+                                    int expected_m, int num_sms) {
   check_fp8_operand(a, "a", 3);
   check_fp8_operand(b, "b", 3);
   require_tensor(d, "d", 3, DType::kBFloat16);
@@ -185,18 +233,26 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
   check_per_token_sf(sfa, "sfa", 3, groups, m_max, k);
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);
   api::require_masked_m(masked_m, groups, expected_m);
-  if (groups == 0 || m_max == 0 || n == 0) return;
-  if (k == 0) return api::copy_or_zero(d, nullptr, options.stream);
-
-  GemmDesc desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false);
-  desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
-  validate_desc(desc);
-  run(desc, {a, sfa, b, sfb, d, static_cast<const int*>(masked_m.data)}, options);
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &masked_m},
+                                           num_sms, &run_m_grouped_masked);
+  if (groups == 0 || m_max == 0 || n == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
+  if (k == 0) {
+    plan->work = Work::kFill;
+    return plan;
+  }
+  plan->desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false);
+  plan->desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
+  plan->desc.deterministic = plan->settings().deterministic;
+  validate_desc(plan->desc);
+  return plan;
 }
 
-void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                                   const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
-                                   const TensorView& ks_tensor, const TensorView* c, const GemmOptions& options) {
+Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                        const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
+                                        const TensorView& ks_tensor, const TensorView* c, int num_sms) {
   check_fp8_operand(a, "a", 2);
   check_fp8_operand(b, "b", 2);
   require_tensor(d, "d", 3, DType::kFloat32);
@@ -213,16 +269,53 @@ void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
                      fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));
     require_contiguous_rows(*c, "c");
   }
-  if (groups == 0 || m == 0 || n == 0) return;
-
+  auto plan = std::make_shared<LaunchPlan>(
+      std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &ks_tensor, c}, num_sms, &run_k_grouped);
+  if (groups == 0 || m == 0 || n == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
   // The heuristics see the mean group K (each group is one [M, N, K_g] problem).
   const std::int64_t mean_k = std::max<std::int64_t>(kScaleBlock, ceil_div(sum_k / groups, kScaleBlock) * kScaleBlock);
-  const GemmDesc desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr);
-  validate_desc(desc);
-  if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, options.stream);
-  if (c == nullptr) api::zero_empty_groups(d, ks, options.stream);
-  using kernels::as_3d;
-  run(desc, {as_3d(a), as_3d(sfa), as_3d(b), as_3d(sfb), d, static_cast<const int*>(ks_tensor.data)}, options);
+  plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr);
+  plan->desc.deterministic = plan->settings().deterministic;
+  validate_desc(plan->desc);
+  plan->ks = ks;
+  return plan;
+}
+
+}  // namespace api
+
+// Each entry point: its plan, run once on the call's own pointers.
+void fp8_gemm_1d2d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const GemmOptions& options) {
+  api::plan_fp8_gemm(a, sfa, b, sfb, d, nullptr, false, options.num_sms)->run(options.stream);
+}
+
+void fp8_gemm_1d1d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const TensorView* c, const GemmOptions& options) {
+  api::plan_fp8_gemm(a, sfa, b, sfb, d, c, true, options.num_sms)->run(options.stream);
+}
+
+void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                   const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
+                                   bool use_psum_layout, const GemmOptions& options) {
+  api::plan_m_grouped_fp8_gemm_contiguous(a, sfa, b, sfb, d, grouped_layout, use_psum_layout, options.num_sms)
+      ->run(options.stream);
+}
+
+void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                               const TensorView& d, const TensorView& masked_m, int expected_m,
+                               const GemmOptions& options) {
+  api::plan_m_grouped_fp8_gemm_masked(a, sfa, b, sfb, d, masked_m, expected_m, options.num_sms)
+      ->run(options.stream);
+}
+
+void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                   const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
+                                   const TensorView& ks_tensor, const TensorView* c, const GemmOptions& options) {
+  api::plan_k_grouped_fp8_gemm_contiguous(a, sfa, b, sfb, d, ks, ks_tensor, c, options.num_sms)
+      ->run(options.stream);
 }
 
 }  // namespace tilegemm

@@ -1,4 +1,4 @@
-// The BF16 operations users call: validate → GemmDesc → GemmConfig → JIT kernel → launch.
+// The BF16 operations users call: validate → GemmDesc (a LaunchPlan) → GemmConfig → JIT kernel → launch.
 #include "tilegemm/gemm.hpp"
 
 #include <cuda_runtime_api.h>
@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/launch_plan.hpp"
 #include "api/process_switches.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
@@ -36,15 +37,60 @@ Major operand_major(const TensorView& v, const char* name) {
                         fmt::format("strides [{}, {}]", v.stride(-2), v.stride(-1)));
 }
 
-void run(GemmDesc desc, const kernels::Sm90GemmOperands& ops, const GemmOptions& options) {
-  desc.deterministic = is_deterministic();
-  kernels::launch_sm90_bf16_gemm(desc, select_config_for_current_device(desc, options), ops, options.stream);
+using api::LaunchPlan;
+using api::Plan;
+using Work = LaunchPlan::Work;
+
+void launch(const LaunchPlan& plan, const kernels::Sm90GemmOperands& ops, void* stream) {
+  kernels::launch_sm90_bf16_gemm(plan.desc, plan.config(), ops, stream);
+}
+
+// The runners: what each entry point does once its checks passed, on the views of one run.
+void run_bf16_gemm(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  const TensorView &a = v[0], &b = v[1], &d = v[2];
+  const TensorView* c = plan.present(3) ? &v[3] : nullptr;
+  if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kKernel) plan.config();  // select before touching d (no GPU: nothing written)
+  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
+  if (plan.work == Work::kFill) {
+    if (c == nullptr) copy_or_zero(d, nullptr, stream);
+    return;
+  }
+  launch(plan, {as_3d(a), as_3d(b), as_3d(d), nullptr, c != nullptr}, stream);
+}
+
+void run_m_grouped_contiguous(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kFill) return copy_or_zero(v[2], nullptr, stream);
+  launch(plan, {as_3d(v[0]), v[1], as_3d(v[2]), static_cast<const int*>(v[3].data), false}, stream);
+}
+
+void run_m_grouped_masked(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kFill) return copy_or_zero(v[2], nullptr, stream);
+  launch(plan, {v[0], v[1], v[2], static_cast<const int*>(v[3].data), false}, stream);
+}
+
+void run_k_grouped_tn(const LaunchPlan& plan, const TensorView* v, void* stream) {
+  const TensorView &a = v[0], &b = v[1], &d = v[2], &ks_tensor = v[3];
+  const TensorView* c = plan.present(4) ? &v[4] : nullptr;
+  if (plan.work == Work::kNone) return;
+  plan.config();
+  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
+  if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
+  // A and B as [1, M, ΣK] / [1, N, ΣK] views, M (N) contiguous.
+  const std::int64_t sum_k = a.size(0), m = a.size(1), n = b.size(1);
+  const TensorView a3 = TensorView::batched(a.data, a.dtype, 1, m, sum_k, sum_k * a.stride(0), 1, a.stride(0));
+  const TensorView b3 = TensorView::batched(b.data, b.dtype, 1, n, sum_k, sum_k * b.stride(0), 1, b.stride(0));
+  launch(plan, {a3, b3, d, static_cast<const int*>(ks_tensor.data), c != nullptr}, stream);
 }
 
 }  // namespace
 
-void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
-               const GemmOptions& options) {
+namespace api {
+
+Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                    int num_sms) {
   const int ndim = a.ndim;
   TILEGEMM_REQUIRE(ndim == 2 || ndim == 3, "a", "a 2-D [M, K] or 3-D [B, M, K] tensor",
                    fmt::format("{}-D {}", a.ndim, shape_str(a)));
@@ -76,30 +122,30 @@ void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, co
   for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
     TILEGEMM_REQUIRE(v >= 0 && v < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(v));
 
-  auto stream = static_cast<cudaStream_t>(options.stream);
-  if (m == 0 || n == 0 || batch == 0) return;
-  const bool accumulate = c != nullptr;
-
-  GemmDesc desc;
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, c}, num_sms,
+                                           &run_bf16_gemm);
+  if (m == 0 || n == 0 || batch == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
+  GemmDesc& desc = plan->desc;
   desc.type = ndim == 3 ? GemmType::kBatched : GemmType::kNormal;
   desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
   desc.num_groups = static_cast<int>(batch);
   desc.d_dtype = d.dtype;
   desc.major_a = major_a, desc.major_b = major_b;
-  desc.with_c = accumulate;
+  desc.with_c = c != nullptr;
+  desc.deterministic = plan->settings().deterministic;
   // Validate everything before touching d: a rejected call leaves d as it was.
-  if (k > 0) validate_desc(desc);
-  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
-  if (k == 0) {
-    if (c == nullptr) copy_or_zero(d, nullptr, stream);
-    return;
-  }
-  run(desc, {as_3d(a), as_3d(b), as_3d(d), nullptr, accumulate}, options);
+  if (k > 0)
+    validate_desc(desc);
+  else
+    plan->work = Work::kFill;
+  return plan;
 }
 
-void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
-                                    const TensorView& grouped_layout, bool use_psum_layout,
-                                    const GemmOptions& options) {
+Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                         const TensorView& grouped_layout, bool use_psum_layout, int num_sms) {
   require_tensor(a, "a", 2, DType::kBFloat16);
   require_tensor(b, "b", 3, DType::kBFloat16);
   require_tensor(d, "d", 2, DType::kBFloat16);
@@ -110,23 +156,30 @@ void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, co
                    fmt::format("strides [{}, {}]", a.stride(0), a.stride(1)));
   TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(1)));
   api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
-  if (m == 0 || n == 0) return;
-  if (k == 0) return copy_or_zero(d, nullptr, static_cast<cudaStream_t>(options.stream));
-
-  GemmDesc desc;
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &grouped_layout},
+                                           num_sms, &run_m_grouped_contiguous);
+  if (m == 0 || n == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
+  if (k == 0) {
+    plan->work = Work::kFill;
+    return plan;
+  }
+  GemmDesc& desc = plan->desc;
   desc.type = GemmType::kMGroupedContiguous;
   desc.use_psum_layout = use_psum_layout;
   desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
   desc.num_groups = static_cast<int>(groups);
   desc.major_a = Major::kKMajor;
   desc.major_b = operand_major(b, "b");
+  desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
-  TensorView a3 = as_3d(a), d3 = as_3d(d);
-  run(desc, {a3, b, d3, static_cast<const int*>(grouped_layout.data), false}, options);
+  return plan;
 }
 
-void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
-                                const TensorView& masked_m, int expected_m, const GemmOptions& options) {
+Plan plan_m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
+                                     const TensorView& masked_m, int expected_m, int num_sms) {
   require_tensor(a, "a", 3, DType::kBFloat16);
   require_tensor(b, "b", 3, DType::kBFloat16);
   require_tensor(d, "d", 3, DType::kBFloat16);
@@ -135,23 +188,31 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
   TILEGEMM_REQUIRE(a.stride(2) == 1, "a", "K-major (contiguous K) for M-grouped GEMMs",
                    fmt::format("last stride {}", a.stride(2)));
   TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
-  if (groups == 0 || m_max == 0 || n == 0) return;
-  if (k == 0) return copy_or_zero(d, nullptr, static_cast<cudaStream_t>(options.stream));
-
-  GemmDesc desc;
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &masked_m}, num_sms,
+                                           &run_m_grouped_masked);
+  if (groups == 0 || m_max == 0 || n == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
+  if (k == 0) {
+    plan->work = Work::kFill;
+    return plan;
+  }
+  GemmDesc& desc = plan->desc;
   desc.type = GemmType::kMGroupedMasked;
   desc.m = static_cast<int>(m_max), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
   desc.num_groups = static_cast<int>(groups);
   desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
   desc.major_a = Major::kKMajor;
   desc.major_b = operand_major(b, "b");
+  desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
-  run(desc, {a, b, d, static_cast<const int*>(masked_m.data), false}, options);
+  return plan;
 }
 
-void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
-                                       const std::vector<int>& ks, const TensorView& ks_tensor,
-                                       const TensorView* c, const GemmOptions& options) {
+Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                            const std::vector<int>& ks, const TensorView& ks_tensor,
+                                            const TensorView* c, int num_sms) {
   require_tensor(a, "a", 2, DType::kBFloat16);
   require_tensor(b, "b", 2, DType::kBFloat16);
   require_tensor(d, "d", 3, DType::kFloat32);
@@ -169,9 +230,13 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
                      "c", fmt::format("fp32 {} with contiguous rows, like d", shape_str(d)),
                      fmt::format("{} {}", dtype_name(c->dtype), shape_str(*c)));
   }
-  if (groups == 0 || m == 0 || n == 0) return;
-
-  GemmDesc desc;
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &ks_tensor, c},
+                                           num_sms, &run_k_grouped_tn);
+  if (groups == 0 || m == 0 || n == 0) {
+    plan->work = Work::kNone;
+    return plan;
+  }
+  GemmDesc& desc = plan->desc;
   desc.type = GemmType::kKGroupedContiguous;
   desc.m = static_cast<int>(m), desc.n = static_cast<int>(n);
   // The heuristics see the mean group K (each group is one [M, N, K_g] problem).
@@ -180,15 +245,36 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
   desc.d_dtype = DType::kFloat32;
   desc.major_a = desc.major_b = Major::kMNMajor;  // [ΣK, M]: M is the contiguous dimension
   desc.with_c = c != nullptr;
+  desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
+  plan->ks = ks;
+  return plan;
+}
 
-  auto stream = static_cast<cudaStream_t>(options.stream);
-  if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
-  if (c == nullptr) api::zero_empty_groups(d, ks, stream);
-  // A and B as [1, M, ΣK] / [1, N, ΣK] views, M (N) contiguous.
-  const TensorView a3 = TensorView::batched(a.data, a.dtype, 1, m, sum_k, sum_k * a.stride(0), 1, a.stride(0));
-  const TensorView b3 = TensorView::batched(b.data, b.dtype, 1, n, sum_k, sum_k * b.stride(0), 1, b.stride(0));
-  run(desc, {a3, b3, d, static_cast<const int*>(ks_tensor.data), c != nullptr}, options);
+}  // namespace api
+
+// Each entry point: its plan, run once on the call's own pointers.
+void bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+               const GemmOptions& options) {
+  api::plan_bf16_gemm(a, b, d, c, options.num_sms)->run(options.stream);
+}
+
+void m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                    const TensorView& grouped_layout, bool use_psum_layout,
+                                    const GemmOptions& options) {
+  api::plan_m_grouped_bf16_gemm_contiguous(a, b, d, grouped_layout, use_psum_layout, options.num_sms)
+      ->run(options.stream);
+}
+
+void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
+                                const TensorView& masked_m, int expected_m, const GemmOptions& options) {
+  api::plan_m_grouped_bf16_gemm_masked(a, b, d, masked_m, expected_m, options.num_sms)->run(options.stream);
+}
+
+void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
+                                       const std::vector<int>& ks, const TensorView& ks_tensor,
+                                       const TensorView* c, const GemmOptions& options) {
+  api::plan_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, ks_tensor, c, options.num_sms)->run(options.stream);
 }
 
 int get_mk_alignment_for_contiguous_layout() { return kContiguousGroupRowAlignment; }

@@ -48,8 +48,11 @@ class LoadedKernel final : public CompiledKernel {
 
   void launch(const LaunchConfig& config, void** args) const override {
     validate_launch_config(config);
-    const std::string who = fmt::format("kernel '{}'", name_);
-    const DriverApi& api = driver_api(who);
+    // Messages name the kernel; they are formatted on a failure only, not on every launch (host time per call).
+    const auto who = [this] { return fmt::format("kernel '{}'", name_); };
+    // Resolved once per process (a failed resolution throws and is retried by the next launch).
+    static const DriverApi* const driver = &driver_api(who());
+    const DriverApi& api = *driver;
     CUcontext context = nullptr;
     api.cuCtxGetCurrent(&context);
     if (context == nullptr) {
@@ -57,9 +60,9 @@ class LoadedKernel final : public CompiledKernel {
       // cudart call does, so our launches share streams and memory with the caller's runtime API use.
       const cudaError_t rc = cudaFree(nullptr);
       if (rc != cudaSuccess)
-        throw RuntimeError(fmt::format("{}: cannot launch: no usable CUDA device ({})", who, cudaGetErrorString(rc)));
+        throw RuntimeError(fmt::format("{}: cannot launch: no usable CUDA device ({})", who(), cudaGetErrorString(rc)));
       api.cuCtxGetCurrent(&context);
-      if (context == nullptr) throw RuntimeError(who + ": cannot launch: no current CUDA context");
+      if (context == nullptr) throw RuntimeError(who() + ": cannot launch: no current CUDA context");
     }
 
     CUfunction function = nullptr;
@@ -70,15 +73,16 @@ class LoadedKernel final : public CompiledKernel {
       ContextModule* slot = nullptr;
       for (auto& m : modules_)
         if (m.context == context) slot = &m;
-      if (slot == nullptr) slot = &load(api, context, who);
+      if (slot == nullptr) slot = &load(api, context, who());
       if (config.smem_bytes > slot->smem_limit_set) {
         check(api, api.cuFuncSetAttribute(slot->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           static_cast<int>(config.smem_bytes)),
-              who, fmt::format("setting {} bytes of dynamic shared memory", config.smem_bytes));
+              who(), fmt::format("setting {} bytes of dynamic shared memory", config.smem_bytes));
         slot->smem_limit_set = config.smem_bytes;
       }
       function = slot->function;
-      if (config.persistent && cluster_size > 1 && config.grid[1] * config.grid[2] == 1) grid_x = resident_grid(api, *slot, config, who);
+      if (config.persistent && cluster_size > 1 && config.grid[1] * config.grid[2] == 1)
+        grid_x = resident_grid(api, *slot, config, who);
     }
 
     CUlaunchAttribute attributes[2] = {};
@@ -99,17 +103,18 @@ class LoadedKernel final : public CompiledKernel {
     launch.hStream = static_cast<CUstream>(config.stream);
     launch.attrs = num_attributes ? attributes : nullptr;
     launch.numAttrs = num_attributes;
-    check(api, api.cuLaunchKernelEx(&launch, function, args, nullptr), who,
-          fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}",
-                      grid_x, config.grid[1], config.grid[2], config.block[0], config.block[1],
-                      config.block[2], config.cluster[0], config.cluster[1], config.cluster[2], config.smem_bytes,
-                      config.pdl));
+    const CUresult status = api.cuLaunchKernelEx(&launch, function, args, nullptr);
+    if (status != CUDA_SUCCESS)
+      check(api, status, who(),
+            fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}",
+                        grid_x, config.grid[1], config.grid[2], config.block[0], config.block[1], config.block[2],
+                        config.cluster[0], config.cluster[1], config.cluster[2], config.smem_bytes, config.pdl));
   }
 
  private:
   // grid.x cut down to whole clusters that can all be resident at once (see LaunchConfig::persistent).
-  unsigned resident_grid(const DriverApi& api, ContextModule& slot, const LaunchConfig& config,
-                         const std::string& who) const {
+  template <class Who>
+  unsigned resident_grid(const DriverApi& api, ContextModule& slot, const LaunchConfig& config, const Who& who) const {
     const unsigned cluster_size = config.cluster[0] * config.cluster[1] * config.cluster[2];
     const auto key = std::make_tuple(cluster_size, config.block[0] * config.block[1] * config.block[2],
                                      config.smem_bytes);
@@ -124,14 +129,14 @@ class LoadedKernel final : public CompiledKernel {
       query.attrs = &attribute;
       query.numAttrs = 1;
       int clusters = 0;
-      check(api, api.cuOccupancyMaxActiveClusters(&clusters, slot.function, &query), who,
+      check(api, api.cuOccupancyMaxActiveClusters(&clusters, slot.function, &query), who(),
             "cuOccupancyMaxActiveClusters");
       if (clusters < 1)
         throw RuntimeError(fmt::format("{}: no cluster of {} CTAs ({} threads, {} bytes of shared memory) fits",
-                                       who, cluster_size, config.block[0], config.smem_bytes));
+                                       who(), cluster_size, config.block[0], config.smem_bytes));
       it = slot.max_active_clusters.emplace(key, clusters).first;
       if (env().jit_debug)
-        fmt::print(stderr, "tilegemm: {}: at most {} clusters of {} resident\n", who, clusters, cluster_size);
+        fmt::print(stderr, "tilegemm: {}: at most {} clusters of {} resident\n", who(), clusters, cluster_size);
     }
     // Persistent launches are 1-D (checked by the caller): whole clusters along x.
     const unsigned resident_x = static_cast<unsigned>(it->second) * config.cluster[0];

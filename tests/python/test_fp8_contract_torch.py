@@ -1,10 +1,10 @@
 """The FP8 wrappers against the C++ API's contract (include/tilegemm/fp8_gemm.hpp), on the CPU (needs torch).
 
-The C++ entry points are replaced by a torch emulation that reads the (pointer, dtype, shape, strides) views
-the wrappers pass, ASSERTS the layouts fp8_gemm.hpp requires (K-major operands, per-token scales MN-major
-and TMA-aligned, per-block scales K-contiguous, K-grouped operands [mn, ΣK]) and computes the documented
-result. A wrapper that passed a wrong pointer, stride or scale layout fails here, without a GPU; the GPU
-tests (test_gpu_fp8.py) then check the real kernels through the same wrappers.
+The C++ plan factories are replaced by a torch emulation: each returns a plan that, when run, reads the
+(pointer, dtype, shape, strides) views the wrappers passed (with the run's pointers), ASSERTS what fp8_gemm.hpp
+requires (K-major operands, scales in any non-negative strides from a 4-byte aligned pointer, K-grouped operands
+[mn, ΣK]) and computes the documented result. A wrapper that passed a wrong pointer, stride or scale layout fails
+here, without a GPU; the GPU tests (test_gpu_fp8.py) then check the real kernels through the same wrappers.
 """
 import ctypes
 
@@ -33,22 +33,20 @@ def tensor_of(v):
     return raw.view(dtype).as_strided(shape, strides)
 
 
-def aligned4(x):
-    return (x + 3) // 4 * 4
+def check_scale_strides(sf):
+    """fp8_gemm.hpp reads scales in any non-negative strides from a 4-byte aligned pointer."""
+    assert all(s >= 0 for s in sf.stride()), f'scale strides must be non-negative, {sf.stride()}'
+    assert sf.data_ptr() % 4 == 0
 
 
 def per_token_scales(sf, k):
-    """Checks the per-token layout of fp8_gemm.hpp and expands [(G,) mn, kb] to [(G,) mn, k]."""
-    mn, kb = sf.shape[-2], sf.shape[-1]
-    assert mn <= 1 or sf.stride(-2) == 1, f'per-token scales must be MN-major, strides {sf.stride()}'
-    assert kb <= 1 or sf.stride(-1) == aligned4(mn), f'per-token scales must be TMA-aligned, {sf.stride()}'
-    if sf.dim() == 3 and sf.shape[0] > 1:
-        assert sf.stride(0) == aligned4(mn) * kb
+    """Expands per-token scales [(G,) mn, kb] to [(G,) mn, k]."""
+    check_scale_strides(sf)
     return sf.repeat_interleave(128, dim=-1)[..., :k]
 
 
 def per_block_scales(sf, n, k):
-    assert sf.shape[-1] <= 1 or sf.stride(-1) == 1, f'per-block scales must be K-contiguous, {sf.stride()}'
+    check_scale_strides(sf)
     return sf.repeat_interleave(128, dim=-2).repeat_interleave(128, dim=-1)[..., :n, :k]
 
 
@@ -59,11 +57,41 @@ def dequant(x, sf, per_block):
     return x.float() * scales
 
 
+class EmulatedPlan:
+    """A plan: the views its factory got; each run replaces their pointers with the run's and emulates."""
+
+    def __init__(self, run, views, extra):
+        self.run, self.views, self.extra = run, views, extra
+
+    def first_launch(self, stream, num_sms, pointers):
+        return self.launch(stream, num_sms, *pointers)
+
+    def launch(self, stream, num_sms, *pointers):
+        views = [None if v is None else (p, ) + tuple(v[1:]) for v, p in zip(self.views, pointers)]
+        self.run(*views, *self.extra)
+        return True
+
+
 class Emulated:
-    """Stands in for deep_gemm._C's FP8 entry points; records the calls."""
+    """Stands in for deep_gemm._C's FP8 plan factories; records the runs."""
 
     def __init__(self):
         self.calls, self.args = [], None
+
+    def plan_fp8_gemm(self, a, sfa, b, sfb, d, c, one_d_one_d, device, num_sms):
+        return EmulatedPlan(lambda *v: self.fp8_gemm(*v, one_d_one_d, device, 0, num_sms), [a, sfa, b, sfb, d, c], ())
+
+    def plan_m_grouped_fp8_contiguous(self, a, sfa, b, sfb, d, layout, use_psum_layout, device, num_sms):
+        return EmulatedPlan(self.m_grouped_fp8_contiguous, [a, sfa, b, sfb, d, layout],
+                            (use_psum_layout, device, 0, num_sms))
+
+    def plan_m_grouped_fp8_masked(self, a, sfa, b, sfb, d, masked_m, expected_m, device, num_sms):
+        return EmulatedPlan(self.m_grouped_fp8_masked, [a, sfa, b, sfb, d, masked_m], (expected_m, device, 0, num_sms))
+
+    def plan_k_grouped_fp8(self, a, sfa, b, sfb, d, ks, layout, c, device, num_sms):
+        return EmulatedPlan(lambda a, sfa, b, sfb, d, layout, c: self.k_grouped_fp8(a, sfa, b, sfb, d, ks, layout, c,
+                                                                                     device, 0, num_sms),
+                            [a, sfa, b, sfb, d, layout, c], ())
 
     def fp8_gemm(self, a, sfa, b, sfb, d, c, one_d_one_d, device, stream, num_sms):
         self.calls.append('fp8_gemm')
@@ -114,14 +142,13 @@ class Emulated:
 def emulated(monkeypatch):
     """The wrappers with the emulation behind them, on CPU tensors (the device checks are bypassed)."""
     fake = Emulated()
-    monkeypatch.setattr(_fp8, '_C', type('C', (), {
-        'fp8_gemm': fake.fp8_gemm, 'm_grouped_fp8_contiguous': fake.m_grouped_fp8_contiguous,
-        'm_grouped_fp8_masked': fake.m_grouped_fp8_masked, 'k_grouped_fp8': fake.k_grouped_fp8,
-        'mk_alignment': staticmethod(lambda: 128)})())
+    monkeypatch.setattr(_fp8, '_C', fake)
     monkeypatch.setattr(_fp8, 'common_device', lambda **tensors: 0)
     monkeypatch.setattr(_fp8, 'current_stream', lambda device: 0)
     monkeypatch.setattr(deep_gemm._tensor, 'device_of', lambda t, name: 0)
-    return fake
+    deep_gemm._clear_plan_cache()  # plans of the emulation must not outlive it
+    yield fake
+    deep_gemm._clear_plan_cache()
 
 
 def per_token(x):
@@ -162,6 +189,27 @@ def test_dense_1d1d(emulated, accumulate):
     assert close(d, ref)
 
 
+def test_row_major_scales_are_passed_without_a_copy(emulated):
+    m, n, k = 67, 256, 256
+    x, y = torch.randn(m, k), torch.randn(n, k)
+    a, b = per_token(x), per_block(y)
+    assert a[1].stride() == (2, 1)  # row-major [M, ceil(K/128)], as per_token_cast_to_fp8 returns them
+    d = torch.zeros(m, n, dtype=torch.bfloat16)
+    deep_gemm.fp8_gemm_nt(a, b, d)
+    assert emulated.args[1][0] == a[1].data_ptr() and emulated.args[3][0] == b[1].data_ptr()
+    assert close(d, x @ y.T)
+
+
+def test_a_second_call_runs_the_kept_plan_on_its_own_tensors(emulated):
+    m, n, k = 67, 256, 384
+    d = torch.zeros(m, n, dtype=torch.bfloat16)
+    for _ in range(2):  # same signature, new tensors: the second call must compute with the second call's data
+        x, y = torch.randn(m, k), torch.randn(n, k)
+        deep_gemm.fp8_gemm_nt(per_token(x), per_block(y), d)
+        assert close(d, x @ y.T)
+    assert emulated.calls == ['fp8_gemm', 'fp8_gemm'] and deep_gemm._plan_cache_info()['size'] == 1
+
+
 def test_pre_transformed_scales_are_passed_without_a_copy(emulated):
     m, n, k = 67, 256, 256
     x, y = torch.randn(m, k), torch.randn(n, k)
@@ -192,7 +240,10 @@ def test_m_grouped_contiguous(emulated, use_psum_layout):
     valid = rows >= 0
     ref = torch.zeros(total, n)
     ref[valid] = torch.einsum('mk,mnk->mn', x[valid], w[rows[valid].long()])
-    assert close(d, ref) and bool((d[~valid] == 0).all())
+    assert close(d[valid], ref[valid])
+    # ensure_zero_padding (True by default) launches nothing on SM90, as in DeepGEMM: rows of no group stay as
+    # the GEMM left them (the emulation writes none of them).
+    assert bool((d[~valid] == 5.0).all())
 
 
 def test_m_grouped_masked(emulated):
