@@ -331,12 +331,16 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     except Exception:
         key = plan = None
     if plan is not None:
-        # The C++ API's [mn, ΣK] operands: made again on every call (a copy when several groups are not empty).
-        _, m, n = d.shape
-        a_mk, b_nk = _k_grouped_operand(a_data, m, ks[1]), _k_grouped_operand(b_data, n, ks[1])
-        if plan.launch(current_stream(sa[3]), num_sms_setting(), a_mk.data_ptr(), a_sf.data_ptr(),
-                       b_nk.data_ptr(), b_sf.data_ptr(), d.data_ptr(), grouped_layout.data_ptr(),
-                       0 if c is None else c.data_ptr()):
+        # The C++ API's [mn, ΣK] operands. One group with rows of K: the operands themselves (what
+        # _k_grouped_operand views), else a copy made again on every call.
+        if sum(1 for k in ks[1] if k) == 1:
+            a_ptr, b_ptr = a_data.data_ptr(), b_data.data_ptr()
+        else:
+            _, m, n = d.shape
+            a_ptr = _k_grouped_operand(a_data, m, ks[1]).data_ptr()
+            b_ptr = _k_grouped_operand(b_data, n, ks[1]).data_ptr()
+        if plan.launch(current_stream(sa[3]), num_sms_setting(), a_ptr, a_sf.data_ptr(), b_ptr, b_sf.data_ptr(),
+                       d.data_ptr(), grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
             return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')

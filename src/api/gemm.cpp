@@ -42,7 +42,7 @@ using api::Plan;
 using Work = LaunchPlan::Work;
 
 void launch(const LaunchPlan& plan, const kernels::Sm90GemmOperands& ops, void* stream) {
-  kernels::launch_sm90_bf16_gemm(plan.desc, plan.config(), ops, stream);
+  kernels::launch_sm90_bf16_gemm_reusing(plan.desc, plan.config(), ops, stream, plan.reuse);
 }
 
 // The runners: what each entry point does once its checks passed, on the views of one run.

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kernels/sm90_launch_reuse.hpp"
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/gemm_config.hpp"
 #include "tilegemm/tensor_view.hpp"
@@ -57,6 +58,8 @@ class LaunchPlan {
   GemmDesc desc;
   Work work = Work::kKernel;
   std::vector<int> ks;  // K-grouped: the group sizes on the host
+  // The kernel and tensor maps of the previous run, for the next (families whose launcher takes it).
+  mutable kernels::Sm90LaunchReuse reuse;
 
  private:
   TensorView views_[kMaxTensors]{};

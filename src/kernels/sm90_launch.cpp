@@ -64,6 +64,7 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   void* args[] = {kernel_params};
   // The hot path: one launch over all the work (GemmParams' default unit range), nothing allocated.
   if (settings.waves_per_launch == 0) {
+    gemm.unit_begin = 0, gemm.unit_end = GemmParams{}.unit_end;  // a block kept from a chunked run held one range
     kernel.launch(launch, args);
     return;
   }
