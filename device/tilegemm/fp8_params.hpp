@@ -2,12 +2,14 @@
 // The parameter block of the SM90 FP8 GEMM kernels (host fills it, device reads it as one __grid_constant__
 // argument): the common GEMM block plus the scaling factors. Plain data only.
 #include "tilegemm/gemm_params.hpp"
+#include "tilegemm/shared_enums.hpp"
 
 namespace tilegemm {
 
-// A per-token or per-block scale tensor as the caller laid it out: element (g, r, kb) at
-// data[g * group_stride + r * row_stride + kb * k_stride], any strides (the producer's scale warp copies it with
-// 4-byte cp.async, so row-major [rows, K/128] as DeepGEMM's quantisers return it and MN-major both read directly).
+// A scale tensor as the caller laid it out: element (g, r, kb) at data[g * group_stride + r * row_stride +
+// kb * k_stride]. The kernels read A's per-token scales (and 1D1D B's) through a TMA map when their layout allows
+// (ScaleLayout kMnMajor / kRowMajor), else element by element from this view (kStrided); 1D2D B's per-block scales
+// always from this view.
 struct ScaleTensor {
   const float* data;
   long long group_stride, row_stride, k_stride;
@@ -18,7 +20,23 @@ struct Fp8GemmParams {
   GemmParams gemm;
   ScaleTensor sfa;  // per token (1x128)
   ScaleTensor sfb;  // 1D2D: per 128x128 block; 1D1D: per token
+  // kMnMajor: [G][K blocks][rows] (rows contiguous), box of BLOCK_M rows of one K block. kRowMajor: [G][rows][K
+  // blocks], box of 4 K blocks of BLOCK_M rows. The tail map's box holds the last partial block's rows (kMnMajor:
+  // rounded up to 16 bytes, sfa_tail_rows).
+  TmaDescriptor tma_sfa;
+  TmaDescriptor tma_sfa_tail;
+  int sfa_tail_rows;
+  TmaDescriptor tma_sfb;  // 1D1D with MN-major B scales: box of BLOCK_N rows of one K block
 };
+
+// Shared-memory bytes of one stage's per-token A scales: one 128-byte aligned column of block_m floats per K block,
+// or (kRowMajor) one [block_m][4] box covering the stage's one, two or four K blocks. Host (shared-memory plan)
+// and device (stage layout) both call this.
+TG_HOST_DEVICE constexpr int fp8_sfa_stage_bytes(ScaleLayout layout, int block_m, int k_blocks) {
+  return layout == ScaleLayout::kRowMajor ? (block_m * 16 + 127) / 128 * 128 : k_blocks * ((block_m * 4 + 127) / 128 * 128);
+}
+// The K blocks one kRowMajor box holds (16 bytes of a row: TMA's smallest inner box).
+inline constexpr int kRowMajorScaleBoxBlocks = 4;
 
 // 1D2D: shared-memory bytes of one stage's B block scales: the tile's (at most two) column blocks of each of the
 // stage's `k_blocks` 128-wide K blocks, 8 bytes per K block, at least 16. Host (shared-memory plan) and device

@@ -360,6 +360,9 @@ struct SuiteOptions {
   bool baseline_only = false;  // time cuBLASLt only
   bool time_b_read = false;    // also time a read of B alone (BenchRow::b_read)
   int num_sms = 0;             // passed to our kernels; 0 = every SM
+  // fp8: how our per-token A scales are laid out: MN-major and TMA-aligned, or row-major [M, K/128] as DeepGEMM's
+  // per_token_cast_to_fp8 returns them (what deep_gemm's callers pass).
+  bool row_major_scales = false;
   int device = 0;
   double diff_threshold = 1e-3;  // loose sanity check; the strict numerics check is the test suite's job
   std::function<void(std::size_t index, const BenchShape&)> on_shape_start;  // before each shape

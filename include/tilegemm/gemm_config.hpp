@@ -23,6 +23,10 @@ struct GemmDesc {
   // Split-K / stream-K must sum cut tiles in a fixed order (bit-identical results run to run) instead of
   // fp32 atomics in L2. Set from tilegemm::set_deterministic / DG_DETERMINISTIC by the API.
   bool deterministic = false;
+  // FP8: how the kernel reads A's per-token scales (and whether 1D1D B's need element-wise copies), from their
+  // strides and alignment (kernels::per_token_scale_layout). A row-major box takes more shared memory per stage.
+  ScaleLayout sfa_layout = ScaleLayout::kMnMajor;
+  bool sfb_strided = false;
 };
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B

@@ -11,6 +11,7 @@
 #include "api/device_context.hpp"
 #include "api/launch_plan.hpp"
 #include "api/validate.hpp"
+#include "kernels/scale_layout.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/errors.hpp"
@@ -78,8 +79,9 @@ void check_per_block_sf(const TensorView& sf, const char* name, int ndim, std::i
   check_scale_strides(sf, name);
 }
 
+// sfb_per_token: 1D1D B's per-token scales (null for 1D2D's per-block ones, which the kernel always copies itself).
 GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t groups, DType d_dtype,
-                  bool with_c) {
+                  bool with_c, const TensorView& sfa, const TensorView* sfb_per_token) {
   GemmDesc desc;
   desc.type = type;
   desc.m = static_cast<int>(m), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);
@@ -89,6 +91,9 @@ GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k,
   desc.major_a = desc.major_b = Major::kKMajor;
   desc.with_c = with_c;
   desc.deterministic = is_deterministic();  // split-K / stream-K reduction mode, as for BF16
+  desc.sfa_layout = kernels::per_token_scale_layout(kernels::as_3d(sfa));
+  desc.sfb_strided = sfb_per_token != nullptr &&
+                     kernels::per_token_scale_layout(kernels::as_3d(*sfb_per_token)) != ScaleLayout::kMnMajor;
   return desc;
 }
 
@@ -181,7 +186,8 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
     plan->work = Work::kNone;
     return plan;
   }
-  plan->desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype, c != nullptr);
+  plan->desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype, c != nullptr,
+                        sfa, per_token_b ? &sfb : nullptr);
   plan->desc.deterministic = plan->settings().deterministic;
   // Validate everything before touching d: a rejected call leaves d as it was.
   if (k > 0)
@@ -215,7 +221,7 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
     plan->work = Work::kFill;
     return plan;
   }
-  plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false);
+  plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.use_psum_layout = use_psum_layout;
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
@@ -243,7 +249,7 @@ Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, 
     plan->work = Work::kFill;
     return plan;
   }
-  plan->desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false);
+  plan->desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
@@ -277,7 +283,8 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   }
   // The heuristics see the mean group K (each group is one [M, N, K_g] problem).
   const std::int64_t mean_k = std::max<std::int64_t>(kScaleBlock, ceil_div(sum_k / groups, kScaleBlock) * kScaleBlock);
-  plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr);
+  plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr, sfa,
+                        &sfb);
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
   plan->ks = ks;

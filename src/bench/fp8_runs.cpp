@@ -15,6 +15,8 @@
 
 #include "bench/host_data.hpp"
 #include "bench/shape_run.hpp"
+#include "kernels/scale_layout.hpp"
+#include "kernels/tma_views.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_gemm.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -79,16 +81,25 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
   // Ours: fp8_gemm.hpp's layouts. Masked rows see A, sfa and D per group, contiguous rows the whole M_total.
   const bool masked = shape.type == GemmType::kMGroupedMasked;
   const std::int64_t token_rows = masked ? mg : m, token_groups = masked ? g : 1;
-  const std::vector<float> ours_sfa = pack_per_token_scales(sfa, token_groups, token_rows, kb);
+  // Row-major: the logical scales as they are ([M_total or G·M_max, kb]); else MN-major, TMA-aligned.
+  const std::vector<float> ours_sfa =
+      options.row_major_scales ? sfa : pack_per_token_scales(sfa, token_groups, token_rows, kb);
   void* ours_sfa_data =
       run.buffers.emplace_back(upload(ours_sfa.data(), ours_sfa.size() * kFloatBytes, "cudaMemcpy(sfa)")).get();
   void* ours_sfb_data =
       run.buffers.emplace_back(upload(sfb.data(), sfb.size() * kFloatBytes, "cudaMemcpy(sfb)")).get();
   const std::int64_t ld_sfa = tma_aligned_rows(token_rows);
+  // Per-token scale views of `rows` rows: (row, K-block) strides, and the group stride of the masked form.
+  const std::int64_t sfa_row_stride = options.row_major_scales ? kb : 1;
+  const std::int64_t sfa_k_stride = options.row_major_scales ? 1 : ld_sfa;
+  const std::int64_t sfa_group_stride = options.row_major_scales ? mg * kb : kb * ld_sfa;
+  // How the kernel will read them (the entry points decide the same from the views).
+  const ScaleLayout sfa_layout = kernels::per_token_scale_layout(
+      kernels::as_3d(float_matrix(ours_sfa_data, token_rows, kb, sfa_row_stride, sfa_k_stride)));
 
   if (shape.type == GemmType::kNormal) {
     const TensorView a = e4m3_matrix(a_data, m, k), b = e4m3_matrix(b_data, n, k);
-    const TensorView a_sf = float_matrix(ours_sfa_data, m, kb, 1, ld_sfa);
+    const TensorView a_sf = float_matrix(ours_sfa_data, m, kb, sfa_row_stride, sfa_k_stride);
     const TensorView b_sf = float_matrix(ours_sfb_data, nb, kb, kb, 1);
     const TensorView d = TensorView::matrix(run.d_ours.get(), DType::kBFloat16, m, n, n, 1);
     run.ours = [=](cudaStream_t s) {
@@ -107,7 +118,7 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
               .get();
       const TensorView layout = int32_vector(index, m);
       const TensorView a = e4m3_matrix(a_data, m, k);
-      const TensorView a_sf = float_matrix(ours_sfa_data, m, kb, 1, ld_sfa);
+      const TensorView a_sf = float_matrix(ours_sfa_data, m, kb, sfa_row_stride, sfa_k_stride);
       const TensorView d = TensorView::matrix(run.d_ours.get(), DType::kBFloat16, m, n, n, 1);
       run.ours = [=](cudaStream_t s) {
         GemmOptions o = gemm_options;
@@ -120,7 +131,8 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
       void* counts = run.buffers.emplace_back(upload(rows.data(), rows.size() * 4, "cudaMemcpy(masked_m)")).get();
       const TensorView masked_m = int32_vector(counts, g);
       const TensorView a3 = TensorView::batched(a_data, DType::kFloat8E4M3, g, mg, k, mg * k, k, 1);
-      const TensorView a_sf = TensorView::batched(ours_sfa_data, DType::kFloat32, g, mg, kb, kb * ld_sfa, 1, ld_sfa);
+      const TensorView a_sf = TensorView::batched(ours_sfa_data, DType::kFloat32, g, mg, kb, sfa_group_stride,
+                                                  sfa_row_stride, sfa_k_stride);
       const TensorView d3 = TensorView::batched(run.d_ours.get(), DType::kBFloat16, g, mg, n, mg * n, n, 1);
       run.ours = [=](cudaStream_t s) {
         GemmOptions o = gemm_options;
@@ -129,8 +141,11 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
       };
     }
   }
-  run.describe_ours = [shape, hw, num_sms = options.num_sms](BenchRow& row) {
-    row.variant = fmt::format("sm90_fp8 1d2d {}", gemm_type_name(shape.type));
+  run.describe_ours = [shape, hw, num_sms = options.num_sms, sfa_layout](BenchRow& row) {
+    row.variant = fmt::format("sm90_fp8 1d2d {}{}", gemm_type_name(shape.type),
+                              sfa_layout == ScaleLayout::kMnMajor    ? ""
+                              : sfa_layout == ScaleLayout::kRowMajor ? " sfa row-major"
+                                                                     : " sfa strided");
     // The choice fp8_gemm.cpp's entry points make for the same desc. A selector that cannot answer yet is
     // not our kernel's failure: the row then just has no config and the kernel call reports for itself.
     GemmDesc desc;
@@ -141,6 +156,7 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
     desc.a_dtype = desc.b_dtype = DType::kFloat8E4M3;
     desc.d_dtype = DType::kBFloat16;
     desc.major_a = desc.major_b = Major::kKMajor;
+    desc.sfa_layout = sfa_layout;
     try {
       row.config = compact_config(select_config(desc, hw, num_sms > 0 ? std::min(num_sms, hw.num_sms) : hw.num_sms));
     } catch (const std::exception&) {

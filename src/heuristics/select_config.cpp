@@ -143,7 +143,8 @@ std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
                 static_cast<int>(d.b_dtype), static_cast<int>(d.d_dtype), static_cast<int>(d.major_a),
                 static_cast<int>(d.major_b), static_cast<int>(d.with_c), num_sms, hw.num_sms, hw.smem_per_block_bytes,
                 hw.regs_per_sm, hw.max_regs_per_thread, hw.max_threads_per_sm, hw.max_cluster_size,
-                static_cast<int>(d.deterministic), static_cast<int>(d.use_psum_layout), env().force_scheme,
+                static_cast<int>(d.deterministic), static_cast<int>(d.use_psum_layout),
+                static_cast<int>(d.sfa_layout), static_cast<int>(d.sfb_strided), env().force_scheme,
                 env().force_split_k})
     append_raw(key, v);
   for (double v : {hw.sm_clock_mhz, hw.flop_per_cycle_bf16, hw.hbm_gbps}) append_raw(key, v);

@@ -37,6 +37,7 @@ struct BenchArgs {
   bool baseline_only = false;
   bool read_b = false;
   int num_sms = 0;
+  std::string sf_layout = "mn-major";
   int device = 0;
 };
 
@@ -68,6 +69,11 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
   options.baseline_only = args.baseline_only;
   options.time_b_read = args.read_b;
   options.num_sms = args.num_sms;
+  TILEGEMM_REQUIRE(args.sf_layout == "mn-major" || args.sf_layout == "row-major", "--sf-layout",
+                   "mn-major or row-major", fmt::format("'{}'", args.sf_layout));
+  TILEGEMM_REQUIRE(args.sf_layout == "mn-major" || options.dtype == DType::kFloat8E4M3, "--sf-layout",
+                   "mn-major unless --dtype is fp8 (only FP8 GEMMs take scales)", fmt::format("'{}'", args.sf_layout));
+  options.row_major_scales = args.sf_layout == "row-major";
   options.device = args.device;
   validate_suite_options(options);
   return options;
@@ -207,10 +213,14 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
                                "fastest any GEMM of the shape can run (column 'read B')");
   auto* num_sms =
       cmd->add_option("--num-sms", args->num_sms, "SMs our kernels may use (0 = all)")->capture_default_str();
+  auto* sf_layout = cmd->add_option("--sf-layout", args->sf_layout,
+                                    "fp8: our per-token A scales mn-major (TMA-aligned) or row-major [M, K/128], as "
+                                    "DeepGEMM's per_token_cast_to_fp8 returns them")
+                        ->capture_default_str();
   auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
   // Options that measure make no sense when nothing is measured.
   const std::vector<CLI::Option*> measuring = {
-      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, flush, baseline_only, read_b, num_sms,
+      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, flush, baseline_only, read_b, num_sms, sf_layout,
       device};
   auto* from_json = cmd->add_option("--from-json", args->from_json,
                                     "Re-render a recorded report (FILE) instead of measuring: no GPU needed");

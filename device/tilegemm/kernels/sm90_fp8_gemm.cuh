@@ -5,12 +5,13 @@
 //   1D1D (kSfbPerToken = true):  both per token; D fp32, optionally accumulated (TMA reduce-add).
 //
 //   warpgroup 0            : producer — one elected thread issues TMA loads of the A and B tiles (128-byte
-//                            swizzle, BLOCK_K = 128 = one scale block); a second warp cp.asyncs the stage's
-//                            scales (A's per-token column, B's one or two block scales or its per-token column)
-//                            from the caller's tensors in whatever strides they have, each lane arriving on the
-//                            same full barrier. Scales in shared memory keep an L2 round trip off the consumers'
-//                            critical path; cp.async instead of TMA lets the kernel read row-major scales, which
-//                            TMA cannot transpose, so no call needs a layout pass before the GEMM.
+//                            swizzle, BLOCK_K = 128 = one scale block) and of A's per-token scales: a column of
+//                            BLOCK_M rows per K block when they are MN-major, a [BLOCK_M][4] box of four K blocks
+//                            per stage when they are row-major as DeepGEMM's quantiser returns them (TMA cannot
+//                            transpose; the consumers read either layout), so no call needs a layout pass first.
+//                            1D2D: a second thread cp.asyncs the stage's one or two B block scales. Scales in any
+//                            other strides (ScaleLayout::kStrided) are copied by that whole warp, lane by lane
+//                            (slower: its copies compete with the consumers for the SM's load/store pipe).
 //   warpgroups 1..kMathWGs : consumers — per K block and 64-row sub-block, wgmma 64xBLOCK_Nx32 (four of them)
 //                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
@@ -57,7 +58,7 @@ struct Sm90Fp8Smem {
   static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K;
   static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * (Cfg::kDIsFloat ? 4 : 2);
   static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // one K block's column, MN-contiguous
-  static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
+  static constexpr int kSfaBytes = fp8_sfa_stage_bytes(Cfg::kSfaLayout, Cfg::BLOCK_M, kScaleBlocks);
   // 1D1D: BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block ([K block][column
   // block]).
   static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : fp8_1d2d_sfb_stage_bytes(kScaleBlocks);
@@ -72,9 +73,14 @@ struct Sm90Fp8Smem {
   static constexpr int kPairSumBytes = kKSplitPair ? Cfg::BLOCK_M * Cfg::BLOCK_N * 4 : 0;
   static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
-  // TMA transaction bytes of one stage (the scales arrive by cp.async): a box counts in full, out-of-bounds
-  // elements included. A's boxes hold a_rows rows (BLOCK_M, or a tail's rows).
-  TG_DEVICE static unsigned stage_tx_bytes(int a_rows) { return kScaleBlocks * a_rows * 128 + kBBytes; }
+  // TMA transaction bytes of one stage: a box counts in full, out-of-bounds elements included. A's boxes hold
+  // a_rows rows (BLOCK_M, or a tail's rows), its scale boxes sfa_rows rows; strided scales arrive by cp.async.
+  TG_DEVICE static unsigned stage_tx_bytes(int a_rows, int sfa_rows) {
+    const int sfa = Cfg::kSfaLayout == ScaleLayout::kMnMajor   ? kScaleBlocks * sfa_rows * 4
+                    : Cfg::kSfaLayout == ScaleLayout::kRowMajor ? sfa_rows * 16
+                                                                : 0;
+    return kScaleBlocks * a_rows * 128 + kBBytes + sfa + (Cfg::kSfbPerToken && !Cfg::kSfbStrided ? Cfg::BLOCK_N * 4 : 0);
+  }
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
@@ -130,7 +136,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   constexpr int kNParts = !kKSplitPair && kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
   constexpr int kPartN = BLOCK_N / kNParts;
   constexpr int kScaleBlock = 128;  // K and N extent of one scale block
-  constexpr int kScaleWarpLanes = 32;  // the producer's scale warp: every lane copies and arrives
+  constexpr ScaleLayout kSfaLayout = Cfg::kSfaLayout;
+  // The producer's second warp: with strided scales every lane copies and arrives; else one lane copies 1D2D B's
+  // block scales; 1D1D with every scale through TMA needs it not at all.
+  constexpr int kScaleWarpLanes = 32;
+  constexpr bool kScaleWarpCopies = kSfaLayout == ScaleLayout::kStrided || (kPerTokenB && Cfg::kSfbStrided);
+  constexpr int kScaleArrivals = kScaleWarpCopies ? kScaleWarpLanes : kPerTokenB ? 0 : 1;
   // A stage of several K blocks on a narrow one-sub-block tile issues every block's wgmmas at once, each into
   // registers of its own and a commit group of its own, then promotes each block as its group lands: the tensor pipe
   // runs the later blocks while the CUDA cores promote the earlier ones, instead of waiting for each block in turn.
@@ -205,11 +216,16 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     prim::tma_prefetch_descriptor(&gemm.tma_a);
     prim::tma_prefetch_descriptor(&gemm.tma_b);
     prim::tma_prefetch_descriptor(&gemm.tma_d);
-    if (gemm.a_tail_rows > 0) prim::tma_prefetch_descriptor(&gemm.tma_a_tail);
+    if constexpr (kSfaLayout != ScaleLayout::kStrided) prim::tma_prefetch_descriptor(&params.tma_sfa);
+    if (gemm.a_tail_rows > 0) {
+      prim::tma_prefetch_descriptor(&gemm.tma_a_tail);
+      if constexpr (kSfaLayout != ScaleLayout::kStrided) prim::tma_prefetch_descriptor(&params.tma_sfa_tail);
+    }
     if (gemm.d_tail_rows > 0) prim::tma_prefetch_descriptor(&gemm.tma_d_tail);
-    // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread, and each lane of
-    // the scale warp's cp.async arrival. (A K-split pair: only the warpgroup that owns a slot releases it.)
-    barriers->init((kKSplitPair ? 1 : kMathWGs) * 4 * Pair::kCtas, 1 + kScaleWarpLanes);
+    if constexpr (kPerTokenB && !Cfg::kSfbStrided) prim::tma_prefetch_descriptor(&params.tma_sfb);
+    // Empty: one release per consumer warp of every CTA sharing a stage. Full: the TMA thread and the scale warp's
+    // cp.async arrivals. (A K-split pair: only the warpgroup that owns a slot releases it.)
+    barriers->init((kKSplitPair ? 1 : kMathWGs) * 4 * Pair::kCtas, 1 + kScaleArrivals);
     prim::fence_barrier_init();
   }
   Pair pair;
@@ -229,14 +245,20 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     if (producer_warp == 0 && prim::elect_one_sync()) {
       // (The host never gives a 1x2 cluster sharing A a tail map: its CTAs load half tiles.)
       auto tx_bytes = [&](const sched::Tile& tile) {
-        return Smem::stage_tx_bytes(is_a_tail(gemm, tile.m0) ? gemm.a_tail_rows : BLOCK_M);
+        return is_a_tail(gemm, tile.m0) ? Smem::stage_tx_bytes(gemm.a_tail_rows, params.sfa_tail_rows)
+                                        : Smem::stage_tx_bytes(BLOCK_M, BLOCK_M);
       };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
             const bool tail = is_a_tail(gemm, tile.m0);
             const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
-            // Per K block of the stage: one 128-byte atom of A and of B.
+            const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
+            const int k_scale0 = k0 / kScaleBlock;
+            // A row-major box of A's scales: four K blocks from the stage's first (past K: zero-filled, never used).
+            if constexpr (kSfaLayout == ScaleLayout::kRowMajor)
+              prim::tma_load_3d(tma_sfa, full, smem_sfa(stage), k_scale0, tile.m0, tile.a_batch);
+            // Per K block of the stage: one 128-byte atom of A and of B, one column of MN-major scales.
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
               const int k = k0 + h * kScaleBlock;
@@ -250,12 +272,18 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
                                                    b_batch, tile.share_b);
               else
                 prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
+              if constexpr (kSfaLayout == ScaleLayout::kMnMajor)
+                prim::tma_load_3d(tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
+                                  k_scale0 + h, tile.a_batch);
+              if constexpr (kPerTokenB && !Cfg::kSfbStrided)  // (one K block per stage: checked above)
+                prim::tma_load_3d(&params.tma_sfb, full, smem_sfb(stage), tile.n0, k_scale0, tile.b_batch);
             }
           });
-    } else if (producer_warp == 1) {
-      // The stage's scales, by the whole warp with 4-byte cp.async from the caller's strides: A's per-token column
-      // of each K block (MN-contiguous in shared memory, as the consumers read it) and B's scales. Rows past the
-      // last are read from the last row: their products land in accumulator rows or columns that are never stored.
+    } else if (kScaleArrivals > 0 && producer_warp == 1 && (kScaleWarpCopies || thread_in_wg % 32 == 0)) {
+      // The stage's scales that TMA does not bring, with 4-byte cp.async: 1D2D B's block scales (lane 0) and strided
+      // per-token scales (every lane: A's column of each K block, MN-contiguous in shared memory as the consumers
+      // read it; 1D1D B's likewise). Rows past the last are read from the last row: their products land in
+      // accumulator rows or columns that are never stored.
       const int lane = thread_in_wg % 32;
       const ScaleTensor& sfa = params.sfa;
       const ScaleTensor& sfb = params.sfb;
@@ -268,17 +296,21 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
               // A K block past K (in the last stage, when the K-block count is not a multiple of the stage's) reads
               // the first block's scales again: its A and B are zero-filled, and a finite scale keeps 0 · scale at 0.
               const long long kb = kb0 + (k0 + h * kScaleBlock < gemm.k ? h : 0);
-              const float* a_column = sfa.data + tile.a_batch * sfa.group_stride + kb * sfa.k_stride;
-              float* a_dst = smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4;
-              // (Not unrolled: this warp has 40 registers when two consumer warpgroups take the rest.)
+              if constexpr (kSfaLayout == ScaleLayout::kStrided) {
+                const float* a_column = sfa.data + tile.a_batch * sfa.group_stride + kb * sfa.k_stride;
+                float* a_dst = smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4;
+                // (Not unrolled: this warp has 40 registers when two consumer warpgroups take the rest.)
 #pragma unroll 1
-              for (int r = lane; r < BLOCK_M; r += kScaleWarpLanes)
-                prim::cp_async_4(a_dst + r, a_column + min(tile.m0 + r, sfa.rows - 1) * sfa.row_stride);
+                for (int r = lane; r < BLOCK_M; r += kScaleWarpLanes)
+                  prim::cp_async_4(a_dst + r, a_column + min(tile.m0 + r, sfa.rows - 1) * sfa.row_stride);
+              }
               const float* b_column = sfb.data + b_batch * sfb.group_stride + kb * sfb.k_stride;
               if constexpr (kPerTokenB) {  // (one K block per stage: checked above)
+                if constexpr (Cfg::kSfbStrided) {
 #pragma unroll 1
-                for (int c = lane; c < BLOCK_N; c += kScaleWarpLanes)
-                  prim::cp_async_4(smem_sfb(stage) + c, b_column + min(tile.n0 + c, sfb.rows - 1) * sfb.row_stride);
+                  for (int c = lane; c < BLOCK_N; c += kScaleWarpLanes)
+                    prim::cp_async_4(smem_sfb(stage) + c, b_column + min(tile.n0 + c, sfb.rows - 1) * sfb.row_stride);
+                }
               } else if (lane == 0) {
                 // The tile's first 128-column block and the next (this one again past the last row: never read). An
                 // inactive tile of a 1x2 pair may lie past the last row; it stores nothing.
@@ -369,11 +401,14 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
               sb_first[h] = smem_sfb(st.index)[2 * h];
               if constexpr (!kOneScaleBlockB) sb_second[h] = smem_sfb(st.index)[2 * h + 1];
             }
-            const float* sfa_block = smem_sfa(st.index) + h * Smem::kSfaBlockBytes / 4;
+            // Row r of K block h: MN-major columns at [h][r], a row-major box at [r][h].
+            constexpr bool kRowMajorBox = kSfaLayout == ScaleLayout::kRowMajor;
+            const float* sfa_stage = smem_sfa(st.index) + (kRowMajorBox ? h : h * Smem::kSfaBlockBytes / 4);
+            constexpr int kRowStep = kRowMajorBox ? kRowMajorScaleBoxBlocks : 1;
 #pragma unroll
             for (int s = 0; s < kSubM; ++s) {
-              sa[h][s][0] = sfa_block[row_base + s * 64 + thread_row];
-              sa[h][s][1] = sfa_block[row_base + s * 64 + thread_row + 8];
+              sa[h][s][0] = sfa_stage[(row_base + s * 64 + thread_row) * kRowStep];
+              sa[h][s][1] = sfa_stage[(row_base + s * 64 + thread_row + 8) * kRowStep];
             }
           }
 

@@ -1,0 +1,62 @@
+#include "kernels/scale_layout.hpp"
+
+#include <cstdint>
+
+namespace tilegemm::kernels {
+
+namespace {
+
+using u64 = std::uint64_t;
+constexpr std::int64_t kFloatsPer16Bytes = 4;
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+bool floats_aligned16(std::int64_t stride) { return stride > 0 && stride % kFloatsPer16Bytes == 0; }
+// A stride TMA never steps (one row, one K block) must still be a multiple of 16 bytes.
+u64 unused_stride_bytes(std::int64_t inner_floats) { return u64(inner_floats * 4 + 15) / 16 * 16; }
+
+void fill_group_stride(TmaView& t, const TensorView& sf) {
+  t.byte_strides[1] = sf.size(0) > 1 ? u64(sf.stride(0)) * 4 : t.byte_strides[0] * t.dims[1];
+}
+
+}  // namespace
+
+ScaleLayout per_token_scale_layout(const TensorView& sf) {
+  const std::int64_t groups = sf.size(0), rows = sf.size(1), kb = sf.size(2);
+  const bool groups_ok = groups <= 1 || floats_aligned16(sf.stride(0));
+  if (!aligned16(sf.data) || !groups_ok) return ScaleLayout::kStrided;
+  if ((rows <= 1 || sf.stride(1) == 1) && (kb <= 1 || (floats_aligned16(sf.stride(2)) && sf.stride(2) >= rows)))
+    return ScaleLayout::kMnMajor;
+  if ((kb <= 1 || sf.stride(2) == 1) && (rows <= 1 || (floats_aligned16(sf.stride(1)) && sf.stride(1) >= kb)))
+    return ScaleLayout::kRowMajor;
+  return ScaleLayout::kStrided;
+}
+
+TmaView mn_major_scale_view(const TensorView& sf, int box_rows) {
+  TmaView t;
+  t.base = sf.data;
+  t.dtype = sf.dtype;
+  t.dims = {u64(sf.size(1)), u64(sf.size(2)), u64(sf.size(0))};
+  t.byte_strides[0] = sf.size(2) > 1 ? u64(sf.stride(2)) * 4 : unused_stride_bytes(sf.size(1));
+  fill_group_stride(t, sf);
+  t.box = {static_cast<std::uint32_t>(box_rows), 1, 1};
+  t.swizzle_bytes = 0;
+  return t;
+}
+
+TmaView row_major_scale_view(const TensorView& sf, int box_rows) {
+  TmaView t;
+  t.base = sf.data;
+  t.dtype = sf.dtype;
+  t.dims = {u64(sf.size(2)), u64(sf.size(1)), u64(sf.size(0))};
+  t.byte_strides[0] = sf.size(1) > 1 ? u64(sf.stride(1)) * 4 : unused_stride_bytes(sf.size(2));
+  fill_group_stride(t, sf);
+  t.box = {static_cast<std::uint32_t>(kRowMajorScaleBoxBlocks), static_cast<std::uint32_t>(box_rows), 1};
+  t.swizzle_bytes = 0;
+  return t;
+}
+
+ScaleTensor scale_tensor(const TensorView& sf) {
+  return {static_cast<const float*>(sf.data), sf.stride(0), sf.stride(1), sf.stride(2), static_cast<int>(sf.size(1))};
+}
+
+}  // namespace tilegemm::kernels
