@@ -251,3 +251,20 @@ def test_invalid_calls_keep_no_plan():
     raises(ValueError, 'd', fn, a, b, t(M, N + 8))
     raises(ValueError, 'compiled_dims', fn, a, b, d, compiled_dims='nx')
     assert info()['size'] == 0
+
+
+@pytest.mark.parametrize('family', ['bf16_nt', 'bf16_m_grouped_masked', 'fp8_1d2d', 'fp8_m_grouped_contiguous'])
+def test_a_kept_plan_runs_no_python_check(family, monkeypatch):
+    fn, args, kwargs = FAMILIES[family]()
+    no_gpu(fn, *args, **kwargs)
+
+    def must_not_run(*_args, **_kwargs):
+        raise AssertionError('a check ran for a signature already seen')
+
+    from deep_gemm import _fp8, _gemm
+    for module in (_gemm, _fp8):
+        for name in ('view', 'common_device', 'require_compiled_dims', 'run_checked'):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, must_not_run)
+    monkeypatch.setattr(_fp8, '_common', must_not_run)
+    no_gpu(fn, *args, **kwargs)  # the library's no-GPU RuntimeError, not the AssertionError
