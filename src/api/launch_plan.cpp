@@ -13,7 +13,9 @@ PlanSettings current_plan_settings() {
 }
 
 LaunchPlan::LaunchPlan(std::initializer_list<const TensorView*> tensors, int num_sms, Runner runner)
-    : num_tensors_(static_cast<int>(tensors.size())), num_sms_(num_sms), settings_(current_plan_settings()),
+    : num_tensors_(static_cast<int>(tensors.size())),
+      num_sms_(num_sms),
+      settings_(current_plan_settings()),
       runner_(runner) {
   TILEGEMM_REQUIRE(num_tensors_ <= kMaxTensors, "tensors", fmt::format("at most {} tensors", kMaxTensors),
                    std::to_string(num_tensors_));
@@ -62,7 +64,9 @@ void LaunchPlan::run(const std::uintptr_t* pointers, void* stream) const {
   runner_(*this, views, stream);
 }
 
-void LaunchPlan::run(void* stream) const { runner_(*this, views_, stream); }
+void LaunchPlan::run(void* stream) const {
+  runner_(*this, views_, stream);
+}
 
 const GemmConfig& LaunchPlan::config() const {
   // Once per plan (a failed selection, e.g. no GPU, is retried by the next run).

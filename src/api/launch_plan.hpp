@@ -1,8 +1,8 @@
 #pragma once
-// A GEMM call checked once and launched many times. Each entry point of tilegemm/gemm.hpp and fp8_gemm.hpp is a
-// factory here that runs every check of the call (InvalidArgument naming the argument) and returns a plan, then
-// the plan's run: the C++ entry points run the plan they have just made; the Python package keeps plans per
-// argument signature, so a call on a signature it has seen runs a plan with no check at all.
+// A GEMM call checked once and launched many times. Each entry point of tilegemm/gemm.hpp and fp8_gemm.hpp is
+// a factory here that runs every check of the call (InvalidArgument naming the argument) and returns a plan,
+// then the plan's run: the C++ entry points run the plan they have just made; the Python package keeps plans
+// per argument signature, so a call on a signature it has seen runs a plan with no check at all.
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -16,8 +16,8 @@
 
 namespace tilegemm::api {
 
-// The process settings a plan was checked under: what DG_* variables said (reload_env bumps the generation) and
-// the deterministic switch, both read by the checks and the desc.
+// The process settings a plan was checked under: what DG_* variables said (reload_env bumps the generation)
+// and the deterministic switch, both read by the checks and the desc.
 struct PlanSettings {
   unsigned env_generation = 0;
   bool deterministic = false;
@@ -42,8 +42,8 @@ class LaunchPlan {
   const PlanSettings& settings() const { return settings_; }
 
   // Whether a run on `pointers` (num_tensors() of them, 0 for absent tensors) under `num_sms` and the current
-  // settings is a run the checks passed: the checks read the pointers only for null, the address modulo 16 and
-  // which tensors share one (C given as D), so those must be as in the checked call.
+  // settings is a run the checks passed: the checks read the pointers only for null, the address modulo 16
+  // and which tensors share one (C given as D), so those must be as in the checked call.
   bool admits(const std::uintptr_t* pointers, int num_sms) const;
   bool admits_pointers(const std::uintptr_t* pointers) const;
   // Runs on `pointers` (admits() must hold) on `stream`, the plan's device current.
@@ -77,8 +77,9 @@ class LaunchPlan {
 
 using Plan = std::shared_ptr<const LaunchPlan>;
 
-// One factory per entry point, with its arguments (options.num_sms as num_sms) and its checks. The tensor order
-// of each plan is the argument order: views a, b, d, c; FP8 a, sfa, b, sfb, d, then c or the group tensor.
+// One factory per entry point, with its arguments (options.num_sms as num_sms) and its checks. The tensor
+// order of each plan is the argument order: views a, b, d, c; FP8 a, sfa, b, sfb, d, then c or the group
+// tensor.
 Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
                     int num_sms);
 Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
@@ -93,14 +94,15 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
 Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const TensorView* c, bool per_token_b, int num_sms);
 Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                                        const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
-                                        bool use_psum_layout, int num_sms);
+                                        const TensorView& sfb, const TensorView& d,
+                                        const TensorView& grouped_layout, bool use_psum_layout, int num_sms);
 Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                     const TensorView& sfb, const TensorView& d, const TensorView& masked_m,
                                     int expected_m, int num_sms);
 // Tensors a, sfa, b, sfb, d, ks_tensor, c.
 Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                                        const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
-                                        const TensorView& ks_tensor, const TensorView* c, int num_sms);
+                                        const TensorView& sfb, const TensorView& d,
+                                        const std::vector<int>& ks, const TensorView& ks_tensor,
+                                        const TensorView* c, int num_sms);
 
 }  // namespace tilegemm::api

@@ -1,6 +1,6 @@
-// Launch plans (src/api/launch_plan.hpp): a factory runs the entry point's checks and keeps what they read; a plan
-// admits a later run only on pointers and settings the checks would pass the same way. No GPU needed: nothing
-// here runs a kernel.
+// Launch plans (src/api/launch_plan.hpp): a factory runs the entry point's checks and keeps what they read; a
+// plan admits a later run only on pointers and settings the checks would pass the same way. No GPU needed:
+// nothing here runs a kernel.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -78,7 +78,8 @@ TEST(PlanCache, TurnsDownRunsAfterASettingChanged) {
     reload_env();  // the DG_* settings may have changed
     EXPECT_FALSE(plan->admits(same, 0));
   }
-  // set_deterministic cannot be undone (the switch then ignores DG_DETERMINISTIC for good): in a child process.
+  // set_deterministic cannot be undone (the switch then ignores DG_DETERMINISTIC for good): in a child
+  // process.
   EXPECT_EXIT(
       {
         const bool was = is_deterministic();
@@ -98,10 +99,10 @@ TEST(PlanCache, TurnsDownRunsAfterASettingChanged) {
 
 TEST(PlanCache, FactoriesRunTheEntryPointsChecks) {
   const Dense x;
-  test_util::expect_invalid([&] { api::plan_bf16_gemm(mat(kBase, kFp32, 256, 512, 512), x.b, x.d, nullptr, 0); },
-                            "a");
-  test_util::expect_invalid([&] { api::plan_bf16_gemm(x.a, x.b, mat(kBase, kBf16, 256, 128, 1, 256), nullptr, 0); },
-                            "d");
+  test_util::expect_invalid(
+      [&] { api::plan_bf16_gemm(mat(kBase, kFp32, 256, 512, 512), x.b, x.d, nullptr, 0); }, "a");
+  test_util::expect_invalid(
+      [&] { api::plan_bf16_gemm(x.a, x.b, mat(kBase, kBf16, 256, 128, 1, 256), nullptr, 0); }, "d");
   // FP8: row-major per-token scales are accepted; a scale pointer that is not 4-byte aligned is not.
   const TensorView a = mat(kBase, kFp8, 256, 512, 512), b = mat(kBase + 0x100000, kFp8, 256, 512, 512);
   const TensorView sfa = mat(kBase + 0x200000, kFp32, 256, 4, 4), sfb = mat(kBase + 0x300000, kFp32, 2, 4, 4);
@@ -109,10 +110,13 @@ TEST(PlanCache, FactoriesRunTheEntryPointsChecks) {
   const auto plan = api::plan_fp8_gemm(a, sfa, b, sfb, d, nullptr, false, 0);
   EXPECT_EQ(plan->num_tensors(), 6);
   test_util::expect_invalid(
-      [&] { api::plan_fp8_gemm(a, mat(kBase + 0x200002, kFp32, 256, 4, 4), b, sfb, d, nullptr, false, 0); }, "sfa");
-  test_util::expect_invalid([&] { api::plan_fp8_gemm(a, sfa, b, sfb, d, &d, false, 0); }, "c");  // 1D2D has no C
+      [&] { api::plan_fp8_gemm(a, mat(kBase + 0x200002, kFp32, 256, 4, 4), b, sfb, d, nullptr, false, 0); },
+      "sfa");
+  test_util::expect_invalid([&] { api::plan_fp8_gemm(a, sfa, b, sfb, d, &d, false, 0); },
+                            "c");  // 1D2D has no C
   // A scale pointer 4 bytes off its planned alignment is a different run (the checks must see it).
-  const std::uintptr_t moved_sfa[] = {kBase, kBase + 0x200004, kBase + 0x100000, kBase + 0x300000, kBase + 0x400000, 0};
+  const std::uintptr_t moved_sfa[] = {
+      kBase, kBase + 0x200004, kBase + 0x100000, kBase + 0x300000, kBase + 0x400000, 0};
   EXPECT_FALSE(plan->admits(moved_sfa, 0));
 }
 
