@@ -36,10 +36,9 @@ enum class Major : int { kKMajor = 0, kMNMajor = 1 };
 // How an FP8 GEMM kernel reads a per-token scale tensor [G][rows][K blocks] (fp8_params.hpp):
 //   kMnMajor: rows contiguous, 16-byte aligned K-block columns (get_mn_major_tma_aligned_tensor): one TMA box of a
 //             tile's rows per K block.
-//   kRowMajor: K blocks contiguous, 16-byte aligned rows ([rows, K/128] as per_token_cast_to_fp8 returns it): one
-//             TMA box of four K blocks of a tile's rows per stage, stored [row][4] in shared memory.
-//   kStrided: any other strides: the producer's scale warp copies element by element (cp.async, slower).
-enum class ScaleLayout : int { kMnMajor = 0, kRowMajor = 1, kStrided = 2 };
+//   kStrided: any other strides, row-major [rows, K/128] as per_token_cast_to_fp8 returns it included: the
+//             producer's scale warp copies element by element (cp.async; slower on long K).
+enum class ScaleLayout : int { kMnMajor = 0, kStrided = 1 };
 
 // How the problem's tiles are enumerated by the persistent scheduler.
 enum class GemmType : int {

@@ -24,7 +24,7 @@ struct GemmDesc {
   // fp32 atomics in L2. Set from tilegemm::set_deterministic / DG_DETERMINISTIC by the API.
   bool deterministic = false;
   // FP8: how the kernel reads A's per-token scales (and whether 1D1D B's need element-wise copies), from their
-  // strides and alignment (kernels::per_token_scale_layout). A row-major box takes more shared memory per stage.
+  // strides and alignment (kernels::per_token_scale_layout): a variant of the kernel, same shared memory.
   ScaleLayout sfa_layout = ScaleLayout::kMnMajor;
   bool sfb_strided = false;
 };

@@ -38,13 +38,12 @@ bool is_1d1d(const GemmDesc& desc) { return desc.d_dtype == DType::kFloat32; }
 const char* scale_layout_token(ScaleLayout layout) {
   switch (layout) {
     case ScaleLayout::kMnMajor: return "kMnMajor";
-    case ScaleLayout::kRowMajor: return "kRowMajor";
     case ScaleLayout::kStrided: return "kStrided";
   }
   return "kStrided";
 }
 const char* scale_layout_suffix(const GemmDesc& desc) {
-  return desc.sfa_layout == ScaleLayout::kRowMajor ? "_sfrow" : desc.sfa_layout == ScaleLayout::kStrided ? "_sfstr" : "";
+  return desc.sfa_layout == ScaleLayout::kStrided ? "_sfstr" : "";
 }
 
 }  // namespace
@@ -77,20 +76,16 @@ void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const 
   params.gemm.tma_b =
       encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
   params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
-  // A's scales through TMA where their layout allows (desc.sfa_layout), else copied by the kernel's scale warp.
-  const ScaleLayout sfa_layout = desc.sfa_layout;
-  auto sfa_view = [&](int rows) {
-    return sfa_layout == ScaleLayout::kRowMajor ? row_major_scale_view(ops.sfa, rows) : mn_major_scale_view(ops.sfa, rows);
-  };
-  if (sfa_layout != ScaleLayout::kStrided) params.tma_sfa = encode_tma(sfa_view(config.block_m), "sfa");
-  // A's tail and its scales, in boxes of just the tail's rows (MN-major: rounded up to 16 bytes); not for half tiles
+  // A's scales through TMA when MN-major (desc.sfa_layout), else copied by the kernel's scale warp.
+  const bool sfa_by_tma = desc.sfa_layout == ScaleLayout::kMnMajor;
+  if (sfa_by_tma) params.tma_sfa = encode_tma(mn_major_scale_view(ops.sfa, config.block_m), "sfa");
+  // A's tail and its scales, in boxes of just the tail's rows (scales rounded up to 16 bytes); not for half tiles
   // shared by a 1x2 cluster.
   if (config.cluster_n == 1) {
     const RowTail a_tail = encode_a_tail(params.gemm, ops.a, config.block_m, config.block_k);
-    if (a_tail.rows > 0 && sfa_layout != ScaleLayout::kStrided) {
-      params.sfa_tail_rows =
-          sfa_layout == ScaleLayout::kRowMajor ? a_tail.rows : std::min(config.block_m, (a_tail.rows + 3) / 4 * 4);
-      params.tma_sfa_tail = encode_tma(sfa_view(params.sfa_tail_rows), "sfa");
+    if (a_tail.rows > 0 && sfa_by_tma) {
+      params.sfa_tail_rows = std::min(config.block_m, (a_tail.rows + 3) / 4 * 4);
+      params.tma_sfa_tail = encode_tma(mn_major_scale_view(ops.sfa, params.sfa_tail_rows), "sfa");
     }
   }
   encode_d_tail(params.gemm, ops.d, config.block_n, config.rows_per_math_warpgroup());

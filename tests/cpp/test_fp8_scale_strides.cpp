@@ -1,5 +1,5 @@
-// The FP8 GEMMs take per-token and per-block scales in any non-negative strides (through TMA where the layout allows,
-// else element by element), so DeepGEMM's row-major quantiser output needs no layout pass. With N = 0 the calls
+// The FP8 GEMMs take per-token and per-block scales in any non-negative strides (through TMA when MN-major, else
+// element by element), so DeepGEMM's row-major quantiser output needs no layout pass. With N = 0 the calls
 // validate every argument and return before any device access, so these views point at a host buffer never read.
 #include <gtest/gtest.h>
 
@@ -75,7 +75,7 @@ TEST(Fp8ScaleStrides, ShapesAreStillChecked) {
   EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, wrong_blocks, v.b, v.sfb_block, v.d_bf16); }), "sfa");
 }
 
-// Which way the kernel reads a per-token scale view: TMA for the two standard layouts, element-wise copies else.
+// Which way the kernel reads a per-token scale view: TMA for MN-major, TMA-aligned columns, element-wise copies else.
 TEST(Fp8ScaleStrides, LayoutFollowsStridesAndAlignment) {
   using kernels::as_3d;
   using kernels::per_token_scale_layout;
@@ -83,25 +83,25 @@ TEST(Fp8ScaleStrides, LayoutFollowsStridesAndAlignment) {
   // MN-major and TMA-aligned, as get_mn_major_tma_aligned_tensor returns (rows padded to 4).
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 65, 3, 1, 68))),
             ScaleLayout::kMnMajor);
-  // Row-major [M, kb] with kb a multiple of 4: per_token_cast_to_fp8's output for K = 7168 (kb 56).
+  // A single K block, and a single row whose K-block stride is 16-byte aligned: TMA columns too.
+  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 1, 1))), ScaleLayout::kMnMajor);
+  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 1, 56, 8, 4))),
+            ScaleLayout::kMnMajor);
+  // Grouped MN-major with 16-byte group strides.
+  EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 96, 1, 12)),
+            ScaleLayout::kMnMajor);
+  // Row-major [M, kb], per_token_cast_to_fp8's output (kb 56 for K = 7168), and one such row: copied.
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 56, 56))),
-            ScaleLayout::kRowMajor);
-  // One row (decode) of a row-major tensor: still a TMA box.
+            ScaleLayout::kStrided);
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 1, 56, 56))),
-            ScaleLayout::kRowMajor);
-  // Grouped row-major with 16-byte group strides.
-  EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 80, 8)),
-            ScaleLayout::kRowMajor);
-  // kb = 9: rows 36 bytes apart, which TMA cannot step.
-  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 9, 9))),
             ScaleLayout::kStrided);
   // MN-major columns not 16-byte aligned (65 rows unpadded), and a base 4 bytes off 16.
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 65, 3, 1, 65))),
             ScaleLayout::kStrided);
-  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer + 1, DType::kFloat32, 64, 56, 56))),
+  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer + 1, DType::kFloat32, 64, 3, 1, 64))),
             ScaleLayout::kStrided);
   // A group stride that is not a multiple of 16 bytes.
-  EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 81, 8)),
+  EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 97, 1, 12)),
             ScaleLayout::kStrided);
 }
 

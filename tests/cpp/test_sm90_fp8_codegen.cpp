@@ -8,7 +8,6 @@
 
 #include "kernels/sm90_fp8_gemm.hpp"
 #include "tilegemm/env.hpp"
-#include "tilegemm/fp8_params.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
@@ -461,7 +460,7 @@ namespace {
 // tiles of a large and a small problem, both recipes, and on a 4-block stage and a K-split pair.
 TEST_F(Sm90Fp8Codegen, EveryScaleLayoutCompiles) {
   const HardwareModel hw = hardware_preset("h200");
-  for (const ScaleLayout layout : {ScaleLayout::kMnMajor, ScaleLayout::kRowMajor, ScaleLayout::kStrided})
+  for (const ScaleLayout layout : {ScaleLayout::kMnMajor, ScaleLayout::kStrided})
     for (const DType d : {DType::kBFloat16, DType::kFloat32}) {
       GemmDesc desc = fp8_desc(GemmType::kNormal, d, d == DType::kFloat32);
       desc.sfa_layout = layout;
@@ -478,21 +477,6 @@ TEST_F(Sm90Fp8Codegen, EveryScaleLayoutCompiles) {
         }
       }
     }
-}
-
-// A row-major box holds four K blocks of every row: 16 bytes per row per stage, where MN-major columns take 4 bytes
-// per row per K block, so one-block stages need more shared memory with row-major scales and four-block ones the same.
-TEST(Sm90Fp8Smem, RowMajorScalesTakeABoxPerStage) {
-  const HardwareModel hw = hardware_preset("h200");
-  GemmDesc mn = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
-  GemmDesc row = mn;
-  row.sfa_layout = ScaleLayout::kRowMajor;
-  const GemmConfig one_block = tile_config(hw, 256, 2, 128, 128, 3);
-  EXPECT_EQ(sm90_fp8_smem_bytes(row, one_block) - sm90_fp8_smem_bytes(mn, one_block), 3 * (256 * 16 - 256 * 4));
-  const GemmConfig four_blocks = tile_config(hw, 64, 1, 16, 512, 5);
-  EXPECT_EQ(sm90_fp8_smem_bytes(row, four_blocks), sm90_fp8_smem_bytes(mn, four_blocks));
-  EXPECT_EQ(fp8_sfa_stage_bytes(ScaleLayout::kRowMajor, 64, 1), 1024);
-  EXPECT_EQ(fp8_sfa_stage_bytes(ScaleLayout::kMnMajor, 64, 2), 512);
 }
 
 }  // namespace

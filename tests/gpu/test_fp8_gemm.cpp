@@ -315,9 +315,9 @@ std::vector<Fp8DenseCase> tail_cases() {
   return out;
 }
 
-// Per-token scales row-major, as DeepGEMM's per_token_cast_to_fp8 returns them: the kernel reads them without a
-// layout pass (a TMA box of four K blocks per stage; element-wise copies where ceil(K/128) is not a multiple of 4,
-// and for 1D1D B), on every tile shape and mode the tails cover, A multicast, decode, the 1D1D recipe and a batch.
+// Per-token scales row-major, as DeepGEMM's per_token_cast_to_fp8 returns them: the kernel's scale warp copies them
+// without a layout pass, on every tile shape and mode the tails cover, A multicast, decode, the 1D1D recipe (B's
+// per-token scales row-major too) and a batch.
 std::vector<Fp8DenseCase> row_major_scale_cases() {
   std::vector<Fp8DenseCase> out = tail_cases();
   for (const auto& more : {multicast_a_cases(), decode_cases()})
@@ -513,7 +513,6 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            // Row-major A scales, as DeepGEMM's quantiser returns them.
                                            std::array<std::int64_t, 5>{4, 256, 4096, 7168, 5},
                                            std::array<std::int64_t, 5>{6, 100, 2112, 1008, 5},
-                                           // ceil(K/128) = 9: rows not 16-byte aligned, the scale warp copies them.
                                            std::array<std::int64_t, 5>{4, 100, 2112, 1152, 5}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
