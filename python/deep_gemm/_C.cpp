@@ -27,6 +27,8 @@
 #include "tilegemm/reference.hpp"
 #include "tilegemm/tensor_view.hpp"
 
+#include "_view.hpp"
+
 #include "api/launch_plan.hpp"
 
 namespace nb = nanobind;
@@ -34,23 +36,8 @@ using namespace nb::literals;
 
 namespace {
 
-// (data_ptr, dtype code, shape, strides in elements): what deep_gemm/_tensor.py builds from a tensor.
-using View = std::tuple<std::uintptr_t, int, std::vector<std::int64_t>, std::vector<std::int64_t>>;
-
-tilegemm::TensorView to_view(const View& v, const char* name) {
-  const auto& [ptr, dtype, shape, strides] = v;
-  if (shape.size() != strides.size() || shape.empty() || shape.size() > 4)
-    throw tilegemm::InvalidArgument(name, "a tensor of 1 to 4 dimensions with one stride per dimension",
-                                    fmt::format("{} sizes and {} strides", shape.size(), strides.size()));
-  if (dtype < 0 || dtype > static_cast<int>(tilegemm::DType::kInt32))
-    throw tilegemm::InvalidArgument(name, "a known dtype code", std::to_string(dtype));
-  tilegemm::TensorView view;
-  view.data = reinterpret_cast<void*>(ptr);
-  view.dtype = static_cast<tilegemm::DType>(dtype);
-  view.ndim = static_cast<int>(shape.size());
-  for (int i = 0; i < view.ndim; ++i) view.shape[i] = shape[i], view.strides[i] = strides[i];
-  return view;
-}
+using deep_gemm_ext::to_view;
+using deep_gemm_ext::View;
 
 // The C++ API names some arguments after its own parameters; users see DeepGEMM's names.
 using Renames = std::vector<std::pair<std::string, std::string>>;
