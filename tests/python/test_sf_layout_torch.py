@@ -21,10 +21,8 @@ def test_mn_major_tma_aligned_copy(shape):
     if kb > 1:
         assert out.stride(-1) == aligned
     if len(shape) == 3:
+        # As DeepGEMM's: groups one after another; the padding rows are left as allocated (never read).
         assert out.stride(0) == aligned * kb
-        # The padding rows of each K-block column are zero, never leftover memory.
-        storage = torch.as_strided(out, (shape[0], kb, aligned), (aligned * kb, aligned, 1))
-        assert bool((storage[:, :, mn:] == 0).all())
 
 
 def test_aligned_input_is_returned_as_is():
@@ -33,12 +31,12 @@ def test_aligned_input_is_returned_as_is():
     assert deep_gemm.transform_sf_into_required_layout(aligned, 64, 300, (1, 128, 128), is_sfa=True) is aligned
 
 
-def test_transform_per_block_is_made_k_contiguous():
+def test_transform_returns_per_block_scales_as_they_are():
     sf = torch.randn(3, 2)  # per-block scales of a [300, 200] B: ceil(300/128) = 3, ceil(200/128) = 2
     assert deep_gemm.transform_sf_into_required_layout(sf, 300, 200, (1, 128, 128), is_sfa=False) is sf
+    # DeepGEMM's SM90 path returns per-block scales unchanged whatever their strides; the kernels read any.
     mn_major = torch.randn(2, 3).T
-    out = deep_gemm.transform_sf_into_required_layout(mn_major, 300, 200, (128, 128))
-    assert torch.equal(out, mn_major) and out.is_contiguous()
+    assert deep_gemm.transform_sf_into_required_layout(mn_major, 300, 200, (128, 128)) is mn_major
     grouped = torch.randn(4, 3, 2)
     assert deep_gemm.transform_sf_into_required_layout(grouped, 300, 200, (128, 128), num_groups=4) is grouped
 
