@@ -213,14 +213,7 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   auto plan = std::make_shared<LaunchPlan>(
       std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &grouped_layout}, num_sms,
       &run_m_grouped_contiguous);
-  if (m == 0 || n == 0) {
-    plan->work = Work::kNone;
-    return plan;
-  }
-  if (k == 0) {
-    plan->work = Work::kFill;
-    return plan;
-  }
+  if (plan->without_kernel(m == 0 || n == 0, k == 0)) return plan;
   plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.use_psum_layout = use_psum_layout;
   plan->desc.deterministic = plan->settings().deterministic;
@@ -241,14 +234,7 @@ Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, 
   api::require_masked_m(masked_m, groups, expected_m);
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &masked_m},
                                            num_sms, &run_m_grouped_masked);
-  if (groups == 0 || m_max == 0 || n == 0) {
-    plan->work = Work::kNone;
-    return plan;
-  }
-  if (k == 0) {
-    plan->work = Work::kFill;
-    return plan;
-  }
+  if (plan->without_kernel(groups == 0 || m_max == 0 || n == 0, k == 0)) return plan;
   plan->desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
   plan->desc.deterministic = plan->settings().deterministic;

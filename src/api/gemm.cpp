@@ -158,14 +158,7 @@ Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& 
   api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &grouped_layout},
                                            num_sms, &run_m_grouped_contiguous);
-  if (m == 0 || n == 0) {
-    plan->work = Work::kNone;
-    return plan;
-  }
-  if (k == 0) {
-    plan->work = Work::kFill;
-    return plan;
-  }
+  if (plan->without_kernel(m == 0 || n == 0, k == 0)) return plan;
   GemmDesc& desc = plan->desc;
   desc.type = GemmType::kMGroupedContiguous;
   desc.use_psum_layout = use_psum_layout;
@@ -190,14 +183,7 @@ Plan plan_m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, c
   TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &masked_m}, num_sms,
                                            &run_m_grouped_masked);
-  if (groups == 0 || m_max == 0 || n == 0) {
-    plan->work = Work::kNone;
-    return plan;
-  }
-  if (k == 0) {
-    plan->work = Work::kFill;
-    return plan;
-  }
+  if (plan->without_kernel(groups == 0 || m_max == 0 || n == 0, k == 0)) return plan;
   GemmDesc& desc = plan->desc;
   desc.type = GemmType::kMGroupedMasked;
   desc.m = static_cast<int>(m_max), desc.n = static_cast<int>(n), desc.k = static_cast<int>(k);

@@ -57,6 +57,12 @@ class LaunchPlan {
   // What the family's runner reads, filled by the factory.
   GemmDesc desc;
   Work work = Work::kKernel;
+  // Sets `work` for a problem with an empty output (nothing to do) or no K (only D to fill); true when the plan then
+  // launches no kernel.
+  bool without_kernel(bool empty_output, bool empty_k) {
+    work = empty_output ? Work::kNone : empty_k ? Work::kFill : Work::kKernel;
+    return work != Work::kKernel;
+  }
   std::vector<int> ks;  // K-grouped: the group sizes on the host
   // The kernel and tensor maps of the previous run, for the next (families whose launcher takes it).
   mutable kernels::Sm90LaunchReuse reuse;
