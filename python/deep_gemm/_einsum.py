@@ -32,8 +32,9 @@ from . import _C
 from ._checks import dtype_name, is_contiguous, require_bool, require_dtype, require_tensor, shape_of, strides_of
 from ._config import num_sms_setting
 from ._fp8 import RECIPE_1D1D, RECIPE_1D2D, _pair, _resolve_recipe, _write_c_or_zero
+from ._plans import run_checked, table
 from ._sf_layout import ceil_div, to_kernel_layout
-from ._tensor import common_device, current_stream, view
+from ._tensor import common_device, current_stream, signature, view
 
 
 class _Expr:
@@ -163,7 +164,21 @@ def _check_batch_reduction(a, b, d, c, use_cublaslt):
 
 
 def einsum(expr, a, b, d, c=None, use_cublaslt=False):
-    """d = einsum(expr, a, b) (+ c) in BF16 on one batched tilegemm GEMM (cuBLASLt with use_cublaslt)."""
+    """d = einsum(expr, a, b) (+ c) in BF16 on one batched tilegemm GEMM (cuBLASLt with use_cublaslt).
+
+    A call on a signature already seen runs its kept plan (deep_gemm/_plans.py): the permuted views keep the
+    tensors' own pointers, so the plan takes a, b, d and c's data pointers as they are."""
+    key = plan = None
+    if use_cublaslt is False and isinstance(expr, str):
+        try:
+            sa = signature(a)
+            key = ('einsum', expr, sa, signature(b), signature(d), None if c is None else signature(c))
+            plan = table.get(key)
+        except Exception:  # not tensors, an unhashable argument...: the checks below name it
+            key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                        d.data_ptr(), 0 if c is None else c.data_ptr()):
+        return
     if expr == BATCH_REDUCTION:
         require_bool(use_cublaslt, 'use_cublaslt')
         _check_batch_reduction(a, b, d, c, use_cublaslt)
@@ -191,7 +206,9 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
         # The same views through cuBLASLt's strided-batched matmul ('nt': views already [G,M,K] / [G,N,K]).
         _C.cublaslt('nt', *views, c_view, device, stream)
     else:
-        _C.bf16_gemm(*views, c_view, device, stream, num_sms_setting())
+        num_sms = num_sms_setting()
+        run_checked(key, lambda: _C.plan_bf16_gemm(*views, c_view, device, num_sms), stream, num_sms,
+                    [v[0] for v in views] + [0 if c_view is None else c_view[0]])
 
 
 def _permute(t, perm):

@@ -166,6 +166,14 @@ def test_einsum_use_cublaslt_must_be_a_bool():
         deep_gemm.einsum('bhr,hdr->bhd', a, b, d, use_cublaslt=1)
 
 
+@pytest.fixture(autouse=True)
+def fresh_plan_cache():
+    # The recorder's stand-in plans must not outlive its test (deep_gemm keeps plans per signature).
+    deep_gemm._clear_plan_cache()
+    yield
+    deep_gemm._clear_plan_cache()
+
+
 class Recorder:
     """Stands in for deep_gemm._C: records the views each call hands to the C++ layer."""
 
@@ -173,7 +181,17 @@ class Recorder:
         self.calls = []
 
     def __getattr__(self, name):
-        return lambda *args: self.calls.append((name, args))
+        def call(*args):
+            self.calls.append((name, args))
+            return _RecordedPlan() if name.startswith('plan_') else None
+        return call
+
+
+class _RecordedPlan:
+    """What a plan factory returns to the recorder: its first launch succeeds and does nothing."""
+
+    def first_launch(self, *args):
+        return True
 
 
 def _view(t, perm):
@@ -194,7 +212,7 @@ def test_einsum_passes_permuted_views_of_the_callers_tensors(monkeypatch, expr, 
     (name, args), = recorder.calls
     e = _einsum.EXPRESSIONS[expr]
     views = args[1:5] if use_cublaslt else args[0:4]
-    assert name == ('cublaslt' if use_cublaslt else 'bf16_gemm')
+    assert name == ('cublaslt' if use_cublaslt else 'plan_bf16_gemm')
     if use_cublaslt:
         assert args[0] == 'nt'
     got = [None if v is None else (v[0], v[2], v[3]) for v in views]
