@@ -118,6 +118,7 @@ def test_a_full_run_writes_table_json_and_log(tests_dir, tmp_path):
     assert results[('test_whole_missing.py', '(whole file)')] == 'import error: no_such_module_for_upstream_tests'
     assert results[('test_skipme.py', 'test_y')] == 'skipped: not exported here'
     assert report['summary'] == {'passed': 5, 'failed': 1, 'timeout': 1, 'import-error': 2, 'skipped': 1}
+    assert report['finished'] is True
     sleep = next(r for r in report['results'] if r['function'] == 'test_sleep')
     assert 2 <= sleep['seconds'] < 10
     table = (out / 'results.md').read_text()
@@ -126,6 +127,28 @@ def test_a_full_run_writes_table_json_and_log(tests_dir, tmp_path):
     assert '| test_skipme.py | test_y | skipped: not exported here |  |' in table
     log = (out / 'log.txt').read_text()
     assert 'prelude ran' in log and 'whole file ran' in log and 'Traceback' in log
+
+
+def test_a_run_cut_off_keeps_the_table_of_what_finished(tests_dir, tmp_path):
+    # test_pass reports, then test_sleep (60 s, under a 120 s timeout) is still running when the script is killed.
+    out = tmp_path / 'out'
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(tests_dir), '--out', str(out), '--timeout', '120',
+                             '--filter', 'test_alpha.py::test_pass,test_alpha.py::test_sleep'],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (out / 'results.json').exists():
+            time.sleep(0.1)
+        assert (out / 'results.json').exists(), 'no report after the first run'
+    finally:
+        import os
+        import signal
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    report = json.loads((out / 'results.json').read_text())
+    assert report['finished'] is False
+    assert [(r['function'], r['result']) for r in report['results']] == [('test_pass', 'passed')]
+    assert 'not finished' in (out / 'results.md').read_text()
 
 
 def test_exit_status_is_zero_when_every_selected_run_passes(tests_dir, tmp_path):
