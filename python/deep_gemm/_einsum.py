@@ -24,16 +24,16 @@ letter, so 'bhd,hdr->bhr' needs ``b`` stored as [h, r, d] (passed as the transpo
 fp8_gemm_nn needs a transposed [N, K] tensor; anything else raises ValueError naming the operand. Scales are
 given in the data's letter order with the contracted letter (and, for 1D2D per-block B scales, the N letter)
 divided by 128, e.g. a[1] [b, h, ceil(r/128)] for 'bhr,hdr->bhd', as DeepGEMM permutes them with the data.
-Permuted per-token scales are not MN-major ([h, b, kb] viewed from [b, h, kb] has stride h·kb along b), so
-they are converted once per call with get_mn_major_tma_aligned_tensor (tilegemm's layout kernel, a copy of
-the scales only: b·h·r/128 floats); per-block B scales are small and made K-contiguous if they are not.
+The scales go to the kernel as permuted views too, with no layout pass: permuted per-token scales are not MN-major
+([h, b, kb] viewed from [b, h, kb] has stride h·kb along b), so the kernel copies them element by element rather
+than through TMA (docs/kernels.md).
 """
 from . import _C
 from ._checks import dtype_name, is_contiguous, require_bool, require_dtype, require_tensor, shape_of, strides_of
 from ._config import num_sms_setting
 from ._fp8 import RECIPE_1D1D, RECIPE_1D2D, _pair, _resolve_recipe, _write_c_or_zero
-from ._plans import run_checked, table
-from ._sf_layout import ceil_div, to_kernel_layout
+from ._plans import run_checked, table, typed_sequence
+from ._sf_layout import ceil_div
 from ._tensor import common_device, current_stream, signature, view
 
 
@@ -211,10 +211,6 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
                     [v[0] for v in views] + [0 if c_view is None else c_view[0]])
 
 
-def _permute(t, perm):
-    return t.permute(*perm)
-
-
 def _require_contracted_stride_one(t, name, letters, k_letter, expr):
     shape, strides = shape_of(t), strides_of(t)
     i = letters.index(k_letter)
@@ -238,7 +234,23 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     """d = einsum(expr, a, b) (+ c) with (fp8 data, fp32 scales) operands on one batched tilegemm FP8 GEMM.
 
     recipe (1, 128, 128) (1D2D): a per-token, b per-block 128x128 scales, d bf16, no c.
-    recipe (1, 1, 128) (1D1D): both per-token, d fp32, c optional fp32 (may be d)."""
+    recipe (1, 1, 128) (1D1D): both per-token, d fp32, c optional fp32 (may be d).
+    The scales go to the kernel as permuted views, no layout pass (the FP8 kernels read any strides); a call on a
+    signature already seen runs its kept plan."""
+    key = plan = None
+    try:
+        (a_data, a_sf), (b_data, b_sf) = a, b
+        if isinstance(expr, str):
+            sa = signature(a_data)
+            key = ('fp8_einsum', expr, typed_sequence(recipe), sa, signature(a_sf), signature(b_data),
+                   signature(b_sf), signature(d), None if c is None else signature(c))
+            plan = table.get(key)
+    except Exception:  # not pairs of tensors, an unhashable argument...: the checks below name it
+        key = plan = None
+    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                        0 if c is None else c.data_ptr()):
+        return
     e = _expression(expr)
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _pair(b, 'b')
@@ -269,11 +281,12 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     if k == 0:  # nothing to accumulate: d = c (or 0), as the dense FP8 GEMMs do
         _write_c_or_zero(d, c)
         return
-    # Scales follow their data's permutation, then take the kernel layout (a copy only when they are not in
-    # it already: per-token scales permuted out of [b, h, kb] never are; see the module docstring).
-    sfa = to_kernel_layout(_permute(a_sf, e.perm_a), 'a[1]', m, k, 1, 128, groups)
-    sfb = to_kernel_layout(_permute(b_sf, e.perm_b), 'b[1]', n, k, gran_n_b, 128, groups)
-    _C.fp8_gemm(_permuted_view(a_data, 'a', e.perm_a), view(sfa, 'a[1]'), _permuted_view(b_data, 'b', e.perm_b),
-                view(sfb, 'b[1]'), _permuted_view(d, 'd', e.perm_d),
-                None if c is None else _permuted_view(c, 'c', e.perm_d), one_d_one_d, device, stream,
-                num_sms_setting())
+    # Scales follow their data's permutation, as views: the kernel reads MN-major ones through TMA and copies
+    # any others element by element (per-token scales permuted out of [b, h, kb] are the latter).
+    views = (_permuted_view(a_data, 'a', e.perm_a), _permuted_view(a_sf, 'a[1]', e.perm_a),
+             _permuted_view(b_data, 'b', e.perm_b), _permuted_view(b_sf, 'b[1]', e.perm_b),
+             _permuted_view(d, 'd', e.perm_d))
+    c_view = None if c is None else _permuted_view(c, 'c', e.perm_d)
+    num_sms = num_sms_setting()
+    run_checked(key, lambda: _C.plan_fp8_gemm(*views, c_view, one_d_one_d, device, num_sms), stream, num_sms,
+                [v[0] for v in views] + [0 if c_view is None else c_view[0]])

@@ -294,13 +294,13 @@ def test_fp8_einsum_bad_input_names_the_argument(expr, replace, error, start):
 
 
 @pytest.mark.parametrize('expr', EXPRS)
-def test_fp8_einsum_passes_permuted_views_and_kernel_layout_scales_untouched(monkeypatch, expr):
+def test_fp8_einsum_passes_permuted_views_of_data_and_scales(monkeypatch, expr):
     recorder = Recorder()
     monkeypatch.setattr(_einsum, '_C', recorder)
     a, b, d, c, recipe = fp8_args(expr)
     deep_gemm.fp8_einsum(expr, a, b, d, c=c, recipe=recipe)
     (name, args), = recorder.calls
-    assert name == 'fp8_gemm'
+    assert name == 'plan_fp8_gemm'
     va, vsa, vb, vsb, vd, vc, one_d_one_d = args[:7]
     e = _einsum.EXPRESSIONS[expr]
     assert one_d_one_d == (recipe == (1, 1, 128))
@@ -310,6 +310,19 @@ def test_fp8_einsum_passes_permuted_views_and_kernel_layout_scales_untouched(mon
     assert vc == (None if c is None else vd)
     # The permuted FP8 operands are K-major (stride 1 along the contracted letter), as wgmma needs.
     assert va[3][-1] == 1 and vb[3][-1] == 1
+
+
+def test_fp8_einsum_passes_per_token_scales_as_quantised_without_a_layout_pass(monkeypatch):
+    # a[1] [b, h, r/128] straight from a per-token quantiser: its [h, b, r/128] view is not MN-major, and goes to
+    # the kernel as that view of the caller's tensor, not as a converted copy.
+    recorder = Recorder()
+    monkeypatch.setattr(_einsum, '_C', recorder)
+    e = _einsum.EXPRESSIONS['bhr,hdr->bhd']
+    a = (fp8(B, H, RANK), f32(B, H, RANK // 128))
+    deep_gemm.fp8_einsum('bhr,hdr->bhd', a, (fp8(H, D, RANK), f32(H, 1, RANK // 128)), bf16(B, H, D))
+    (name, args), = recorder.calls
+    assert name == 'plan_fp8_gemm'
+    assert (args[1][0], args[1][2], args[1][3]) == _view(a[1], e.perm_a)
 
 
 @no_gpu_only

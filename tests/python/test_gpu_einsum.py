@@ -79,7 +79,7 @@ def per_block_3d(w):
 @pytest.mark.parametrize('b,h', BH)
 def test_fp8_bhr_hdr_bhd_1d2d(b, h):
     # DeepGEMM's inference form: per-token x, per-block weights, bf16 out. a[1] is [b, h, r/128]: its
-    # per-head view is not MN-major, so the wrapper converts it once (a copy of the scales only).
+    # per-head view is not MN-major, so the kernel copies those scales element by element (no layout pass).
     x, y = rand(b, h, R), rand(h, D, R)
     z = torch.full((b, h, D), float('nan'), device='cuda', dtype=torch.bfloat16)
     deep_gemm.fp8_einsum('bhr,hdr->bhd', per_token(x, R), per_block_3d(y), z)

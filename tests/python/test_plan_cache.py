@@ -109,6 +109,8 @@ FAMILIES = {
                                          ((fp8(M, K), f32(M, KB)), (fp8(2, N, K), f32(2, N // 128, KB)), t(M, N),
                                           i32(M)), {}),
     'einsum': lambda: (deep_gemm.einsum, ('bhr,hdr->bhd', t(8, 4, 128), t(4, 64, 128), t(8, 4, 64)), {}),
+    'fp8_einsum': lambda: (deep_gemm.fp8_einsum, ('bhr,hdr->bhd', (fp8(8, 4, 128), f32(8, 4, 1)),
+                                                  (fp8(4, 128, 128), f32(4, 1, 1)), t(8, 4, 128)), {}),
     'fp8_m_grouped_masked': lambda: (deep_gemm.m_grouped_fp8_gemm_nt_masked,
                                      ((fp8(4, 64, K), f32(4, 64, KB)), (fp8(4, N, K), f32(4, N // 128, KB)),
                                       t(4, 64, N), i32(4), 32), {}),
