@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -178,6 +179,18 @@ TEST(CliLedger, BadHardwareJsonIsAUsageError) {
   expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "unknown key 'hbm'");
   std::remove(path.c_str());
   expect_usage_error("--m 64 --n 64 --k 64 --hw-json /nonexistent/hw.json", "--hw-json", "cannot open");
+}
+
+// Only regular files of bounded size are read: an endless device (/dev/zero) or a directory is refused at once
+// (the first used to read until memory ran out), and so is a file past the bound.
+TEST(CliLedger, HardwareJsonMustBeABoundedRegularFile) {
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json /dev/zero", "--hw-json", "not a regular file");
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json /tmp", "--hw-json", "a directory");
+  const std::string path = temp_path("huge.json");
+  { std::ofstream create(path); }
+  std::filesystem::resize_file(path, (std::uintmax_t{64} << 20) + 1);  // sparse: no 64 MiB written
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "at most 64 MiB");
+  std::remove(path.c_str());
 }
 
 }  // namespace

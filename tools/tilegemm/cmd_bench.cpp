@@ -15,6 +15,7 @@
 
 #include "bench/progress.hpp"
 #include "command.hpp"
+#include "input_file.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -86,16 +87,9 @@ void write_file(const std::string& path, const std::string& text, const char* ar
   if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path));
 }
 
-std::string read_file(const std::string& path, const char* argument) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgument(argument, "a readable bench report (JSON)", fmt::format("'{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 BenchReport read_report(const std::string& path, const char* argument) {
-  return report_from_json(read_file(path, argument), fmt::format("{} '{}'", argument, path));
+  return report_from_json(read_input_file(path, argument, "a readable bench report (JSON)"),
+                          fmt::format("{} '{}'", argument, path));
 }
 
 // Fails before a long run rather than after it.

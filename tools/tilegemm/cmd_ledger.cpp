@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "input_file.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/ledger.hpp"
@@ -60,14 +61,6 @@ std::vector<int> parse_dims(const std::string& text, int count, const std::strin
   return dims;
 }
 
-std::string read_file(const std::string& path, const std::string& argument) {
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument(argument, "a readable JSON file", fmt::format("'{}' (cannot open)", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 HardwareModel hardware_from(const LedgerArgs& a) {
   HardwareModel hw;
   if (a.hw == "device") {
@@ -77,7 +70,7 @@ HardwareModel hardware_from(const LedgerArgs& a) {
   } else {
     hw = hardware_preset(a.hw, "--hw");
   }
-  if (!a.hw_json.empty()) apply_hardware_overrides_json(hw, read_file(a.hw_json, "--hw-json"), "--hw-json");
+  if (!a.hw_json.empty()) apply_hardware_overrides_json(hw, read_input_file(a.hw_json, "--hw-json", "a readable JSON file"), "--hw-json");
   if (a.hbm_gbps) {
     TILEGEMM_REQUIRE(*a.hbm_gbps > 0, "--hbm-gbps", "a bandwidth > 0 GB/s", fmt::format("{}", *a.hbm_gbps));
     hw.hbm_gbps = *a.hbm_gbps;
