@@ -44,8 +44,13 @@ def num_sms_setting():
     return _state['num_sms']
 
 
+# Without a GPU the device's count is unknown; the C++ layer takes the setting as a 32-bit int, so a larger value
+# would make every later GEMM call fail with nanobind's argument-type error instead of a message.
+_MAX_NUM_SMS_SETTING = 2**31 - 1
+
+
 def set_num_sms(new_num_sms):
-    _require_int(new_num_sms, 'new_num_sms', low=1)
+    _require_int(new_num_sms, 'new_num_sms', low=1, high=_MAX_NUM_SMS_SETTING)
     if _C.gpu_available():
         available = _C.device_num_sms(_current_device())
         if new_num_sms > available:

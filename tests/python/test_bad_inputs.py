@@ -138,6 +138,9 @@ def test_no_gpu_is_a_runtime_error(call):
 def test_config_setters():
     raises(TypeError, 'new_num_sms', deep_gemm.set_num_sms, 1.5)
     raises(ValueError, 'new_num_sms', deep_gemm.set_num_sms, 0)
+    # Past a 32-bit int the setting would poison every later GEMM call (nanobind's unnamed type error).
+    raises(ValueError, 'new_num_sms', deep_gemm.set_num_sms, 10**30)
+    raises(ValueError, 'new_num_sms', deep_gemm.set_num_sms, 2**31)
     raises(ValueError, 'new_tc_util', deep_gemm.set_tc_util, 101)
     raises(TypeError, 'new_enable_pdl', deep_gemm.set_pdl, 1)
     raises(TypeError, 'new_value', deep_gemm.set_ignore_compile_dims, 'yes')
