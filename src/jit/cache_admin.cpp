@@ -2,12 +2,28 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "tilegemm/env.hpp"
 #include "tilegemm/jit.hpp"
 
 namespace tilegemm::jit {
 namespace fs = std::filesystem;
+
+namespace {
+
+// Whether new files can be made in `dir`: a probe file is created and removed (access(W_OK) says yes for root on
+// /proc, where nothing can be created).
+bool accepts_new_files(const fs::path& dir) {
+  const fs::path probe = dir / (".tilegemm-write-probe-" + std::to_string(::getpid()));
+  bool ok = static_cast<bool>(std::ofstream(probe));
+  std::error_code ec;
+  fs::remove(probe, ec);
+  return ok;
+}
+
+}  // namespace
 
 CacheInfo cache_info() {
   CacheInfo info;
@@ -23,7 +39,7 @@ CacheInfo cache_info() {
   // Writable = the directory (or the nearest existing ancestor it would be created in) accepts new files.
   fs::path probe = info.directory;
   while (!probe.empty() && !fs::exists(probe, ec)) probe = probe.parent_path();
-  info.writable = !probe.empty() && fs::is_directory(probe, ec) && ::access(probe.c_str(), W_OK) == 0;
+  info.writable = !probe.empty() && fs::is_directory(probe, ec) && accepts_new_files(probe);
   return info;
 }
 

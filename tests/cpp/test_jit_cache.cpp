@@ -420,6 +420,22 @@ TEST_F(JitCache, CliReportsUserErrorsWithExitStatusTwo) {
   EXPECT_NE(r.output.find(cache_dir().string()), std::string::npos) << r.output;
 }
 
+// A cache directory nothing can be created in (/proc, where access() still says writable to root): jit info says
+// so, and a precompile fails before compiling, naming DG_JIT_CACHE_DIR, instead of reporting kernels it kept
+// nowhere.
+TEST_F(JitCache, APrecompileThatCannotKeepItsKernelsFails) {
+  set("DG_JIT_CACHE_DIR", "/proc/tilegemm-no-such-cache");
+  EXPECT_FALSE(cache_info().writable);
+  ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "info"}, (dir_ / "proc-info.log").string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("writable:  no"), std::string::npos) << r.output;
+  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "2112", "--k", "7168", "-j", "1"},
+                  (dir_ / "proc-precompile.log").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("DG_JIT_CACHE_DIR"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("precompiled"), std::string::npos) << r.output;
+}
+
 TEST_F(JitCache, PrecompilesTheFp8KernelsTheHeuristicsWouldPick) {
   const ProcessResult r = run_process(
       {TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "4096", "--n", "7168", "--k", "2048", "--dtype", "fp8", "-j", "1"},

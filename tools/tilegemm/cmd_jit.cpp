@@ -113,6 +113,10 @@ void run_precompile(const PrecompileArgs& a) {
     TILEGEMM_REQUIRE(a.salt.empty(), "--salt", "only with --test-kernels", fmt::format("'{}'", a.salt));
     specs = gemm_specs(a);
   }
+  // What is compiled must be kept, or the precompile did nothing a later process can use.
+  TILEGEMM_REQUIRE(jit::cache_info().writable, "DG_JIT_CACHE_DIR",
+                   "a writable directory (jit precompile keeps what it compiles there)",
+                   fmt::format("'{}'", env().jit_cache_dir));
   ProgressPrinter printer;
   const jit::PrecompileResult r = jit::precompile(specs, a.jobs, [&](const jit::PrecompileProgress& p) { printer(p); });
   fmt::print("precompiled {} kernels in {:.1f} s: {} compiled, {} already cached, {} failed; cache {}\n", r.total,
