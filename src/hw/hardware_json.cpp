@@ -17,14 +17,17 @@ using FieldPtr = std::variant<std::string HardwareModel::*, double HardwareModel
 struct Field {
   const char* key;
   FieldPtr ptr;
+  // The SM count, clock and bandwidth every model divides by: 0 would surface later as an unrelated error. Other
+  // fields may be 0 on some parts (peak rates of formats a part lacks, NVIDIA limits on an Ascend preset).
+  bool positive = false;
 };
 
 const std::vector<Field>& fields() {
   using H = HardwareModel;
   static const std::vector<Field> table = {
       {"name", &H::name},
-      {"num_sms", &H::num_sms},
-      {"sm_clock_mhz", &H::sm_clock_mhz},
+      {"num_sms", &H::num_sms, true},
+      {"sm_clock_mhz", &H::sm_clock_mhz, true},
       {"flop_per_cycle_bf16", &H::flop_per_cycle_bf16},
       {"flop_per_cycle_fp8", &H::flop_per_cycle_fp8},
       {"flop_per_cycle_int8", &H::flop_per_cycle_int8},
@@ -32,7 +35,7 @@ const std::vector<Field>& fields() {
       {"flop_per_cycle_fp4", &H::flop_per_cycle_fp4},
       {"flop_per_cycle_int4", &H::flop_per_cycle_int4},
       {"flop_per_cycle_fp32_cuda_core", &H::flop_per_cycle_fp32_cuda_core},
-      {"hbm_gbps", &H::hbm_gbps},
+      {"hbm_gbps", &H::hbm_gbps, true},
       {"l2_bytes", &H::l2_bytes},
       {"smem_per_sm_bytes", &H::smem_per_sm_bytes},
       {"smem_per_block_bytes", &H::smem_per_block_bytes},
@@ -67,6 +70,10 @@ void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_te
     // e.byte is where the parser gave up; the full what() would leak nlohmann's internal ids.
     throw InvalidArgument(argument, "a JSON object of hardware fields",
                           fmt::format("malformed JSON (parse error at byte {})", e.byte));
+  } catch (const nlohmann::json::exception&) {
+    // out_of_range: a literal such as 1e400 that no double holds.
+    throw InvalidArgument(argument, "a JSON object of hardware fields with finite numbers",
+                          "a number outside double's range");
   }
   if (!j.is_object())
     throw InvalidArgument(argument, "a JSON object of hardware fields", fmt::format("a JSON {}", j.type_name()));
@@ -89,8 +96,9 @@ void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_te
             if (!value.is_number())
               throw InvalidArgument(argument + " key '" + key + "'", "a number", value.dump());
             const double v = value.get<double>();
-            if (!std::isfinite(v) || v < 0)
-              throw InvalidArgument(argument + " key '" + key + "'", "a finite number >= 0", value.dump());
+            if (!std::isfinite(v) || v < 0 || (field->positive && v == 0))
+              throw InvalidArgument(argument + " key '" + key + "'",
+                                    field->positive ? "a finite number > 0" : "a finite number >= 0", value.dump());
             if constexpr (std::is_same_v<T, int>) {
               if (v != std::floor(v) || v > std::numeric_limits<int>::max())
                 throw InvalidArgument(argument + " key '" + key + "'", "an integer", value.dump());

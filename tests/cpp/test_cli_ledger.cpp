@@ -177,6 +177,14 @@ TEST(CliLedger, BadHardwareJsonIsAUsageError) {
   expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "malformed JSON");
   std::ofstream(path) << R"({"hbm": 4272})";
   expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "unknown key 'hbm'");
+  // A number no double holds (was nlohmann's raw out_of_range exception, exit 1), and a zero SM count (was blamed
+  // on the math dtype).
+  std::ofstream(path) << R"({"hbm_gbps": 1e400})";
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json", "outside double's range");
+  std::ofstream(path) << R"({"num_sms": 0})";
+  expect_usage_error("--m 64 --n 64 --k 64 --hw-json '" + path + "'", "--hw-json key 'num_sms'", "> 0");
+  std::ofstream(path) << R"({"flop_per_cycle_fp4": 0})";  // a part without FP4: 0 is a fair value
+  EXPECT_EQ(run_ledger("--m 64 --n 64 --k 64 --hw-json '" + path + "'").status, 0);
   std::remove(path.c_str());
   expect_usage_error("--m 64 --n 64 --k 64 --hw-json /nonexistent/hw.json", "--hw-json", "cannot open");
 }

@@ -135,7 +135,10 @@ TEST(HwOverrides, BadJsonIsRejectedWithAClearMessage) {
   expect_json_error(R"({"hbm_gbps": 1, "hbm_bandwidth": 4272})", "unknown key 'hbm_bandwidth'");
   expect_json_error(R"({"hbm_gbps": "fast"})", "a number");
   expect_json_error(R"({"num_sms": 13.5})", "an integer");
-  expect_json_error(R"({"num_sms": -1})", ">= 0");
+  expect_json_error(R"({"num_sms": -1})", "> 0");
+  expect_json_error(R"({"num_sms": 0})", "> 0");
+  expect_json_error(R"({"flop_per_cycle_fp4": -1})", ">= 0");
+  expect_json_error(R"({"hbm_gbps": 1e400})", "outside double's range");
   expect_json_error(R"({"name": 3})", "a string");
 }
 

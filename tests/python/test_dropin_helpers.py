@@ -113,6 +113,11 @@ def test_calc_diff():
     assert calc_diff(Vec([1, 0]), Vec([0, 1])) == pytest.approx(1.0)
     assert calc_diff(x, zeros) == pytest.approx(1.0)
     assert calc_diff(Vec([1, 2]), Vec([1, 2.02])) == pytest.approx(1 - 2 * 5.04 / (5 + 5.0804))
+    # Not tensors: a TypeError naming the argument (was an AttributeError from .double()).
+    with pytest.raises(TypeError, match='^x: expected a torch.Tensor, got NoneType'):
+        calc_diff(None, None)
+    with pytest.raises(TypeError, match='^y: expected a torch.Tensor, got list'):
+        calc_diff(x, [1, 2, 3])
 
 
 def test_test_filter_runs_or_reports(capsys):
@@ -341,7 +346,7 @@ def test_alignment_setting_type_errors_name_the_argument():
 
 
 def test_set_num_sms_names_its_argument():
-    with pytest.raises(ValueError, match='^new_num_sms: expected an int >= 1, got -1'):
+    with pytest.raises(ValueError, match=r'^new_num_sms: expected an int in \[1, 2147483647\], got -1'):
         deep_gemm.set_num_sms(-1)
     with pytest.raises(TypeError, match='^new_num_sms: expected an int'):
         deep_gemm.set_num_sms('132')

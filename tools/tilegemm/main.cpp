@@ -2,6 +2,7 @@
 // Any user error ends with one line on stderr and exit status 2; never a stack trace.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   try {
     for (auto& add : tilegemm::cli::command_adders()) add(app);
+    // A first word that names no command gets the list of commands (CLI11 would only ask for a subcommand).
+    if (argc > 1 && argv[1][0] != '-') {
+      std::string names;
+      bool known = false;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        known = known || sub->check_name(argv[1]);
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      if (!known) throw tilegemm::InvalidArgument("command", "one of " + names, fmt::format("'{}'", argv[1]));
+    }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

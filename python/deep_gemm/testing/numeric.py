@@ -6,6 +6,9 @@ __all__ = ['calc_diff', 'count_bytes', 'assert_bitwise_equal']
 def calc_diff(x, y):
     """1 - 2·Σxy / Σ(x² + y²) in float64: 0 for identical tensors, ~1e-5 for a good BF16 GEMM. A 0-D tensor,
     or the float 0.0 when both are all zeros (the ratio is then undefined; DeepGEMM calls them equal)."""
+    for value, name in ((x, 'x'), (y, 'y')):
+        if not hasattr(value, 'double'):
+            raise TypeError(f'{name}: expected a torch.Tensor, got {type(value).__name__} {value!r}')
     x, y = x.double(), y.double()
     denominator = (x * x + y * y).sum()
     if denominator == 0:
