@@ -26,6 +26,11 @@ struct ProblemShape {
   double extra_bytes = 0;  // other DRAM traffic the operator must move, e.g. HC prenorm's fp32 [M] row sums
 };
 
+// The sizes every entry point takes (the kernels', the planner's and deep_gemm's contract): m, n, k and batch each
+// in [1, 2^31), a grouped problem no more groups than rows, and batch·m·n below 2^62 so tile counts stay exact.
+// InvalidArgument names --m, --n, --k, --batch or --extra-bytes.
+void validate_problem_shape(const ProblemShape& shape);
+
 // Block scaling of one operand: one scale per gran_mn rows (of M for A, of N for B) × gran_k K elements,
 // each `bits` wide (32 = fp32, 8 = UE8M0). gran_k == 0 means the operand has no scale factors.
 struct ScaleFactors {

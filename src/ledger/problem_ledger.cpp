@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <string>
+#include <utility>
 
 #include "tilegemm/errors.hpp"
 #include "tilegemm/ledger.hpp"
@@ -19,15 +21,6 @@ DType OperandDtypes::math_dtype() const {
 
 namespace {
 
-void validate_shape(const ProblemShape& s) {
-  TILEGEMM_REQUIRE(s.m > 0, "--m", "a positive integer", std::to_string(s.m));
-  TILEGEMM_REQUIRE(s.n > 0, "--n", "a positive integer", std::to_string(s.n));
-  TILEGEMM_REQUIRE(s.k > 0, "--k", "a positive integer", std::to_string(s.k));
-  TILEGEMM_REQUIRE(s.batch > 0, "--batch", "a positive integer", std::to_string(s.batch));
-  TILEGEMM_REQUIRE(std::isfinite(s.extra_bytes) && s.extra_bytes >= 0, "--extra-bytes", "a finite number >= 0",
-                   fmt::format("{}", s.extra_bytes));
-}
-
 void validate_sf(const ScaleFactors& sf, const char* argument) {
   if (!sf.present()) return;
   TILEGEMM_REQUIRE(sf.gran_mn > 0 && sf.gran_k > 0, argument, "positive granularities MNxK such as 1x128",
@@ -38,13 +31,31 @@ void validate_sf(const ScaleFactors& sf, const char* argument) {
 
 }  // namespace
 
+void validate_problem_shape(const ProblemShape& s) {
+  constexpr std::int64_t kMaxSize = (std::int64_t{1} << 31) - 1;
+  const std::string expected = fmt::format("a positive integer <= {} (2^31 - 1, the largest size the kernels take)",
+                                           kMaxSize);
+  for (const auto& [value, name] : {std::pair{s.m, "--m"}, std::pair{s.n, "--n"}, std::pair{s.k, "--k"},
+                                    std::pair{s.batch, "--batch"}})
+    TILEGEMM_REQUIRE(value > 0 && value <= kMaxSize, name, expected, std::to_string(value));
+  TILEGEMM_REQUIRE(!s.grouped || s.batch <= s.m, "--batch",
+                   fmt::format("at most --m = {} groups (--m counts the rows of all groups)", s.m),
+                   std::to_string(s.batch));
+  const double outputs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.grouped ? 1 : s.batch);
+  TILEGEMM_REQUIRE(outputs < 0x1p62, "--m", fmt::format("sizes whose output, {}M x N, holds fewer than 2^62 elements",
+                                                        s.grouped ? "" : "batch x "),
+                   fmt::format("--m {} --n {} --batch {}", s.m, s.n, s.batch));
+  TILEGEMM_REQUIRE(std::isfinite(s.extra_bytes) && s.extra_bytes >= 0, "--extra-bytes", "a finite number >= 0",
+                   fmt::format("{}", s.extra_bytes));
+}
+
 double scale_factor_bytes(const ScaleFactors& sf, std::int64_t rows, std::int64_t k) {
   if (!sf.present()) return 0;
   return static_cast<double>(ceil_div(rows, sf.gran_mn)) * static_cast<double>(ceil_div(k, sf.gran_k)) * sf.bits / 8.0;
 }
 
 ProblemLedger problem_ledger(const ProblemShape& shape, const OperandDtypes& dtypes, const HardwareModel& hw) {
-  validate_shape(shape);
+  validate_problem_shape(shape);
   validate_sf(dtypes.sf_a, "--sf-a");
   validate_sf(dtypes.sf_b, "--sf-b");
   TILEGEMM_REQUIRE(hw.hbm_gbps > 0, "--hbm-gbps", "a bandwidth > 0 GB/s", fmt::format("{}", hw.hbm_gbps));

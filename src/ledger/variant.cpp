@@ -20,10 +20,7 @@ std::string_view variant_name(Variant v) {
 
 VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block_n, int block_k,
                                const HardwareModel& hw) {
-  TILEGEMM_REQUIRE(shape.m > 0, "--m", "a positive integer", std::to_string(shape.m));
-  TILEGEMM_REQUIRE(shape.n > 0, "--n", "a positive integer", std::to_string(shape.n));
-  TILEGEMM_REQUIRE(shape.k > 0, "--k", "a positive integer", std::to_string(shape.k));
-  TILEGEMM_REQUIRE(shape.batch > 0, "--batch", "a positive integer", std::to_string(shape.batch));
+  validate_problem_shape(shape);
   TILEGEMM_REQUIRE(block_m > 0, "--block-m", "a positive integer", std::to_string(block_m));
   TILEGEMM_REQUIRE(block_n > 0, "--block-n", "a positive integer", std::to_string(block_n));
   TILEGEMM_REQUIRE(block_k > 0, "--block-k", "a positive integer", std::to_string(block_k));

@@ -132,6 +132,13 @@ TEST(CliLedger, BadSizesAreUsageErrors) {
   expect_usage_error("--m 64 --n 7168", "--m/--n/--k", "(missing)");
   expect_usage_error("--m abc --n 1 --k 1", "--m", "abc");
   expect_usage_error("--m 64 --n 64 --k 64 --batch 0", "--batch", "got 0");
+  // One size contract with plan, bench and deep_gemm: below 2^31 each (INT64_MAX printed a negative tile count).
+  expect_usage_error("--m 9223372036854775807 --n 7168 --k 16384", "--m", "2^31 - 1");
+  expect_usage_error("--m 64 --n 2147483648 --k 16384", "--n", "got 2147483648");
+  expect_usage_error("--m 2147483647 --n 2147483647 --k 64 --batch 2", "--m", "fewer than 2^62");
+  expect_usage_error("--m 64 --n 7168 --k 2048 --grouped --batch 100000000", "--batch", "at most --m = 64 groups");
+  expect_usage_error("--m 64 --n 64 --k 64 --hbm-gbps inf", "--hbm-gbps", "finite");
+  expect_usage_error("--m 64 --n 64 --k 64 --sm-clock-mhz nan", "--sm-clock-mhz", "finite");
   expect_usage_error("--m 64 --n 64 --k 64 --time-us 0", "--time-us", "got 0");
   expect_usage_error("--suite deepseek --m 64", "--suite", "no --m/--n/--k");
   expect_usage_error("--suite llama", "--suite", "'llama'");

@@ -1,6 +1,7 @@
 // `tilegemm ledger`: the performance ledger of a GEMM (or of the DeepSeek or decode suite) on a hardware model —
 // FLOPs, bytes, intensity, bound class and floors; with a tile: traffic, shared memory, registers,
 // occupancy and waves; with --time-us: achieved TFLOP/s and GB/s against the floors. No GPU needed.
+#include <cmath>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -72,11 +73,13 @@ HardwareModel hardware_from(const LedgerArgs& a) {
   }
   if (!a.hw_json.empty()) apply_hardware_overrides_json(hw, read_input_file(a.hw_json, "--hw-json", "a readable JSON file"), "--hw-json");
   if (a.hbm_gbps) {
-    TILEGEMM_REQUIRE(*a.hbm_gbps > 0, "--hbm-gbps", "a bandwidth > 0 GB/s", fmt::format("{}", *a.hbm_gbps));
+    TILEGEMM_REQUIRE(std::isfinite(*a.hbm_gbps) && *a.hbm_gbps > 0, "--hbm-gbps", "a finite bandwidth > 0 GB/s",
+                     fmt::format("{}", *a.hbm_gbps));
     hw.hbm_gbps = *a.hbm_gbps;
   }
   if (a.sm_clock_mhz) {
-    TILEGEMM_REQUIRE(*a.sm_clock_mhz > 0, "--sm-clock-mhz", "a clock > 0 MHz", fmt::format("{}", *a.sm_clock_mhz));
+    TILEGEMM_REQUIRE(std::isfinite(*a.sm_clock_mhz) && *a.sm_clock_mhz > 0, "--sm-clock-mhz", "a finite clock > 0 MHz",
+                     fmt::format("{}", *a.sm_clock_mhz));
     hw.sm_clock_mhz = *a.sm_clock_mhz;
   }
   if (a.num_sms) {
