@@ -27,6 +27,7 @@
 #include "tilegemm/reference.hpp"
 #include "tilegemm/tensor_view.hpp"
 
+#include "_device_scope.hpp"
 #include "_view.hpp"
 
 #include "api/launch_plan.hpp"
@@ -36,6 +37,8 @@ using namespace nb::literals;
 
 namespace {
 
+using deep_gemm_ext::DeviceScope;
+using deep_gemm_ext::require_device;
 using deep_gemm_ext::to_view;
 using deep_gemm_ext::View;
 
@@ -59,30 +62,14 @@ using Renames = std::vector<std::pair<std::string, std::string>>;
 // call validates its arguments and then fails with "no GPU" from the library.
 template <typename Fn>
 void on_device(int device, const Renames& renames, Fn&& fn) {
-  int count = 0, previous = -1;
-  const bool have_gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  if (have_gpu) {
-    if (device < 0 || device >= count)
-      throw nb::value_error(fmt::format("device: expected a CUDA device index in [0, {}), got {}", count, device)
-                                .c_str());
-    cudaGetDevice(&previous);
-    if (previous != device && cudaSetDevice(device) != cudaSuccess)
-      throw nb::value_error(fmt::format("device: cannot make CUDA device {} current", device).c_str());
-  }
-  struct Restore {
-    int previous, device;
-    ~Restore() {
-      if (previous >= 0 && previous != device) cudaSetDevice(previous);
-    }
-  } restore{previous, device};
-  {
-    nb::gil_scoped_release release;
-    try {
-      fn();
-    } catch (const tilegemm::InvalidArgument& e) {
-      nb::gil_scoped_acquire acquire;
-      rethrow_renamed(e, renames);
-    }
+  require_device(device);
+  const DeviceScope scope(device);
+  nb::gil_scoped_release release;
+  try {
+    fn();
+  } catch (const tilegemm::InvalidArgument& e) {
+    nb::gil_scoped_acquire acquire;
+    rethrow_renamed(e, renames);
   }
 }
 
@@ -210,43 +197,6 @@ void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uint
 // Launch plans (src/api/launch_plan.hpp): the plan_* functions check a call as the entry points above do and
 // return its plan without launching anything; Plan.launch runs it on a later call's pointers and stream. The
 // Python layer keeps plans per argument signature (deep_gemm/_plans.py).
-
-// Throws ValueError unless `device` is a device index of this machine (no check without a GPU: the run reports
-// the missing GPU after the checks).
-void require_device(int device) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return;
-  }
-  if (device < 0 || device >= count)
-    throw nb::value_error(fmt::format("device: expected a CUDA device index in [0, {}), got {}", count, device).c_str());
-}
-
-// The device current for one run (the module's cudart is static, so torch's current device is not ours); a
-// failed query (no GPU) switches nothing and the run reports the missing GPU.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    if (cudaGetDevice(&previous_) != cudaSuccess) {
-      cudaGetLastError();
-      return;
-    }
-    if (previous_ == device) return;
-    if (cudaSetDevice(device) != cudaSuccess)
-      throw nb::value_error(fmt::format("device: cannot make CUDA device {} current", device).c_str());
-    switched_ = true;
-  }
-  ~DeviceScope() {
-    if (switched_) cudaSetDevice(previous_);
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = -1;
-  bool switched_ = false;
-};
 
 // Runs served by a kept plan (Plan.launch) and runs a kept plan turned down (pointers or settings not those it
 // was checked with), for deep_gemm._plan_cache_info().

@@ -20,6 +20,7 @@
 #include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/tensor_view.hpp"
 
+#include "_device_scope.hpp"
 #include "_view.hpp"
 
 namespace nb = nanobind;
@@ -35,21 +36,8 @@ using deep_gemm_ext::View;
 // switched and the library reports the missing GPU after checking its arguments.
 template <typename Fn>
 void on_device(int device, Fn&& fn) {
-  int count = 0, previous = -1;
-  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) {
-    if (device < 0 || device >= count)
-      throw tilegemm::InvalidArgument("device", fmt::format("a CUDA device index in [0, {})", count),
-                                      std::to_string(device));
-    cudaGetDevice(&previous);
-    if (previous != device && cudaSetDevice(device) != cudaSuccess)
-      throw tilegemm::RuntimeError(fmt::format("device: cannot make CUDA device {} current", device));
-  }
-  struct Restore {
-    int previous, device;
-    ~Restore() {
-      if (previous >= 0 && previous != device) cudaSetDevice(previous);
-    }
-  } restore{previous, device};
+  deep_gemm_ext::require_device(device);
+  const deep_gemm_ext::DeviceScope scope(device);
   nb::gil_scoped_release release;
   fn();
 }

@@ -17,7 +17,9 @@ from . import _C
 # serves times its weights); a plan and its signature take a kilobyte or two.
 CAPACITY = 4096
 
-# signature -> _C.Plan. The GEMM functions read it directly (``table.get(key)``) on their fast path.
+# signature -> _C.Plan. The GEMM functions read it directly (``table.get(key)``) on their fast path, each with its
+# own few lines rather than through a shared helper: a helper taking the tensors as a tuple measured about 1 us more
+# per call on a 2-core CPU, a third of the whole fast path.
 table = {}
 _misses = [0]
 
