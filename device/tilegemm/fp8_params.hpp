@@ -7,9 +7,9 @@
 namespace tilegemm {
 
 // A scale tensor as the caller laid it out: element (g, r, kb) at data[g * group_stride + r * row_stride +
-// kb * k_stride]. The kernels read A's per-token scales (and 1D1D B's) through a TMA map when they are MN-major
-// (ScaleLayout::kMnMajor), else element by element from this view (kStrided); 1D2D B's per-block scales always
-// from this view.
+// kb * k_stride]. The kernels read A's per-token scales through a TMA map when they are MN-major or row-major with
+// 16-byte rows (ScaleLayout::kMnMajor, kRowMajor), 1D1D B's when MN-major, else element by element from this view
+// (kStrided); 1D2D B's per-block scales always from this view.
 struct ScaleTensor {
   const float* data;
   long long group_stride, row_stride, k_stride;
@@ -21,12 +21,24 @@ struct Fp8GemmParams {
   ScaleTensor sfa;  // per token (1x128)
   ScaleTensor sfb;  // 1D2D: per 128x128 block; 1D1D: per token
   // kMnMajor: [G][K blocks][rows] (rows contiguous), a box of BLOCK_M rows of one K block; the tail map's box holds
-  // the last partial block's rows, rounded up to 16 bytes (sfa_tail_rows).
+  // the last partial block's rows, rounded up to 16 bytes (sfa_tail_rows). kRowMajor: [G][rows][K blocks], a box of
+  // kRowMajorScaleBoxBlocks K blocks of BLOCK_M rows (rows past the last zero-filled; no tail map).
   TmaDescriptor tma_sfa;
   TmaDescriptor tma_sfa_tail;
   int sfa_tail_rows;
   TmaDescriptor tma_sfb;  // 1D1D with MN-major B scales: box of BLOCK_N rows of one K block
 };
+
+// The K blocks one kRowMajor box holds: 16 bytes of a row, TMA's smallest inner box, enough for a stage's one, two
+// or four K blocks.
+inline constexpr int kRowMajorScaleBoxBlocks = 4;
+
+// Shared-memory bytes of one stage's per-token A scales: a 128-byte aligned column of block_m floats per K block, or
+// (kRowMajor) one [block_m][4] box. Host (shared-memory plan) and device (stage layout) both call this.
+TG_HOST_DEVICE constexpr int fp8_sfa_stage_bytes(ScaleLayout layout, int block_m, int k_blocks) {
+  return layout == ScaleLayout::kRowMajor ? (block_m * 4 * kRowMajorScaleBoxBlocks + 127) / 128 * 128
+                                          : k_blocks * ((block_m * 4 + 127) / 128 * 128);
+}
 
 // 1D2D: shared-memory bytes of one stage's B block scales: the tile's (at most two) column blocks of each of the
 // stage's `k_blocks` 128-wide K blocks, 8 bytes per K block, at least 16. Host (shared-memory plan) and device

@@ -36,9 +36,10 @@ enum class Major : int { kKMajor = 0, kMNMajor = 1 };
 // How an FP8 GEMM kernel reads a per-token scale tensor [G][rows][K blocks] (fp8_params.hpp):
 //   kMnMajor: rows contiguous, 16-byte aligned K-block columns (get_mn_major_tma_aligned_tensor): one TMA box of a
 //             tile's rows per K block.
-//   kStrided: any other strides, row-major [rows, K/128] as per_token_cast_to_fp8 returns it included: the
-//             producer's scale warp copies element by element (cp.async; slower on long K).
-enum class ScaleLayout : int { kMnMajor = 0, kStrided = 1 };
+//   kRowMajor: K blocks contiguous, 16-byte aligned rows ([rows, K/128] as per_token_cast_to_fp8 returns it for K a
+//             multiple of 512): one TMA box of four K blocks of a tile's rows per stage, stored [row][4].
+//   kStrided: any other strides: the producer's scale warp copies element by element (cp.async; slower on long K).
+enum class ScaleLayout : int { kMnMajor = 0, kStrided = 1, kRowMajor = 2 };
 
 // How the problem's tiles are enumerated by the persistent scheduler.
 enum class GemmType : int {
@@ -47,6 +48,8 @@ enum class GemmType : int {
   kMGroupedContiguous = 2,  // rows of A concatenated by group, per-row group index (-1 = padding)
   kMGroupedMasked = 3,      // [G, M_max, K] with masked_m[g] valid rows
   kKGroupedContiguous = 4,  // K concatenated by group, D[g] accumulated in fp32
+  kBatchReduced = 5,        // [B,M,K] x [B,N,K] summed over the batch too into one D[M,N] (einsum bmk,bnk->mn): the
+                            // reduction runs through every batch's K blocks in turn
 };
 
 // M-grouped contiguous layouts: every group starts at a multiple of this many rows (DeepGEMM's

@@ -248,6 +248,16 @@ PyPlan plan_bf16_gemm(const View& a, const View& b, const View& d, const std::op
                    [&] { return tilegemm::api::plan_bf16_gemm(va, vb, vd, vc ? &*vc : nullptr, num_sms); });
 }
 
+PyPlan plan_bf16_batch_reduced_gemm(const View& a, const View& b, const View& d, const std::optional<View>& c,
+                                    int device, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
+  std::optional<tilegemm::TensorView> vc;
+  if (c) vc = to_view(*c, "c");
+  return make_plan(device, kNoRenames, [&] {
+    return tilegemm::api::plan_bf16_batch_reduced_gemm(va, vb, vd, vc ? &*vc : nullptr, num_sms);
+  });
+}
+
 PyPlan plan_m_grouped_contiguous(const View& a, const View& b, const View& d, const View& grouped_layout,
                                  bool use_psum_layout, int device, int num_sms) {
   const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
@@ -343,6 +353,8 @@ void register_plan_bindings(nb::module_& m) {
           },
           "stream"_a, "num_sms"_a, "pointers"_a);
   m.def("plan_bf16_gemm", &plan_bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "num_sms"_a);
+  m.def("plan_bf16_batch_reduced_gemm", &plan_bf16_batch_reduced_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a,
+        "num_sms"_a);
   m.def("plan_m_grouped_contiguous", &plan_m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
         "use_psum_layout"_a, "device"_a, "num_sms"_a);
   m.def("plan_m_grouped_masked", &plan_m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a,

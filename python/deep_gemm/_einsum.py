@@ -1,6 +1,6 @@
 """DeepGEMM's ``einsum`` and ``fp8_einsum`` on tilegemm's batched SM90 GEMMs, through strided views only.
 
-Each supported expression is one batched GEMM ``D[g] = C[g] + A[g] @ B[g]ᵀ`` (A [G, M, K], B [G, N, K],
+Each supported expression but 'bmk,bnk->mn' is one batched GEMM ``D[g] = C[g] + A[g] @ B[g]ᵀ`` (A [G, M, K], B [G, N, K],
 D [G, M, N]) whose operands are permuted views of the caller's tensors: no operand is copied, the kernels
 read the caller's memory through TMA with whatever strides the views have. For 'bhr,hdr->bhd' the batch is h:
 A viewed [h, b, r] with strides (r, h·r, 1), B [h, d, r] as given, D viewed [h, b, d].
@@ -10,14 +10,14 @@ A viewed [h, b, r] with strides (r, h·r, 1), B [h, d, r] as given, D viewed [h,
 | 'bhr,hdr->bhd' | h, b, d, r | d bf16, no c                    | both recipes                                   |
 | 'bhd,hdr->bhr' | h, b, r, d | d bf16, no c (B MN-major)       | b must be stored with d contiguous             |
 | 'bhd,bhr->hdr' | h, d, r, b | d fp32, optional c (MN-major)   | recipe (1, 1, 128); a, b with b contiguous     |
-| 'bmk,bnk->mn'  | —          | arguments checked, ValueError   | ValueError                                     |
+| 'bmk,bnk->mn'  | —, m, n, s·k | d fp32 with c = d, or bf16     | ValueError (DeepGEMM has no FP8 form)          |
 
-'bmk,bnk->mn' sums over the batch dimension as well as k: the contracted (b, k) pair is not one strided
-dimension of a, and tilegemm's SM90 kernel walks the K blocks of one batch per tile, so it would need a K loop
-that steps through the batches (DeepGEMM has a dedicated kernel for it). Its arguments are checked as DeepGEMM
-checks them (bad ones raise naming the argument), then it raises ValueError naming ``expr`` rather than being
-faked with torch or several launches. 'bhd,bhr->hdr' is in later DeepGEMM releases (cuBLASLt there); here it
-runs on tilegemm's kernel (MN-major BF16 operands).
+'bmk,bnk->mn' sums over the batch dimension as well as k: d[m, n] (+= for fp32) Σ_s a[s] @ b[s]ᵀ. The (s, k)
+pair is not one strided dimension of a, so it runs as one GEMM of K = s·k whose producer walks batch 0's K
+blocks, then batch 1's (GemmType::kBatchReduced, kernel entry sm90_bmn_bnk_mn_gemm_impl as DeepGEMM names
+it), split across the SMs like any long-K problem. Its arguments are checked as DeepGEMM checks them.
+'bhd,bhr->hdr' is in later DeepGEMM releases (cuBLASLt there); here it runs on tilegemm's kernel (MN-major
+BF16 operands).
 
 FP8 (SM90 wgmma reads FP8 only K-major): every permuted FP8 operand needs stride 1 along its contracted
 letter, so 'bhd,hdr->bhr' needs ``b`` stored as [h, r, d] (passed as the transposed view [h, d, r]), as
@@ -55,12 +55,11 @@ EXPRESSIONS = {
     'bhd,hdr->bhr': _Expr('bhd,hdr->bhr', batch='h', m='b', n='r', k='d'),
     'bhd,bhr->hdr': _Expr('bhd,bhr->hdr', batch='h', m='d', n='r', k='b'),
 }
-# DeepGEMM expressions with no strided-view mapping onto a batched GEMM here, and why.
+# The BF16 expression that sums over the batch too: one batch-reduced GEMM rather than a batched one.
 BATCH_REDUCTION = 'bmk,bnk->mn'
-UNSUPPORTED = {
-    BATCH_REDUCTION: 'it sums over the batch dimension b as well as k, and (b, k) is not one strided dimension '
-                     'of a [b, m, k]: the SM90 kernel walks the K blocks of one batch per tile, and a K loop '
-                     'stepping through the batches is not implemented',
+# fp8_einsum expressions DeepGEMM does not have, and why.
+UNSUPPORTED_FP8 = {
+    BATCH_REDUCTION: "DeepGEMM's fp8_einsum has no batch-reducing form (einsum runs it in BF16)",
 }
 # DeepGEMM's SM90 'bmk,bnk->mn' kernel tiles M and N by 64 and K by 64 (and indexes rows in 32 bits).
 _BATCH_REDUCTION_ALIGNMENT = 64
@@ -68,14 +67,12 @@ _BATCH_REDUCTION_ALIGNMENT = 64
 _ACCUMULATING = ('bhd,bhr->hdr', )
 
 
-def _expression(expr):
+def _expression(expr, also=()):
+    """The batched-GEMM mapping of expr; `also`: the caller's other expressions, named in the error."""
     if not isinstance(expr, str):
         raise TypeError(f'expr: expected a str such as \'bhr,hdr->bhd\', got {type(expr).__name__} {expr!r}')
-    if expr in UNSUPPORTED:
-        raise ValueError(f'expr: {expr!r} is not supported by tilegemm\'s SM90 kernels: {UNSUPPORTED[expr]}; '
-                         f'supported: {", ".join(map(repr, EXPRESSIONS))}')
     if expr not in EXPRESSIONS:
-        raise ValueError(f'expr: expected one of {", ".join(map(repr, EXPRESSIONS))} (the expressions '
+        raise ValueError(f'expr: expected one of {", ".join(map(repr, (*EXPRESSIONS, *also)))} (the expressions '
                          f'tilegemm\'s SM90 kernels run), got {expr!r}: not supported by tilegemm\'s SM90 kernels')
     return EXPRESSIONS[expr]
 
@@ -182,7 +179,13 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
     if expr == BATCH_REDUCTION:
         require_bool(use_cublaslt, 'use_cublaslt')
         _check_batch_reduction(a, b, d, c, use_cublaslt)
-    e = _expression(expr)
+        views = (view(a, 'a'), view(b, 'b'), view(d, 'd'))
+        c_view = None if c is None else view(c, 'c')
+        device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
+        run_checked(key, lambda: _C.plan_bf16_batch_reduced_gemm(*views, c_view, device, num_sms),
+                    current_stream(device), num_sms, [v[0] for v in views] + [0 if c_view is None else c_view[0]])
+        return
+    e = _expression(expr, also=(BATCH_REDUCTION, ))
     require_bool(use_cublaslt, 'use_cublaslt')
     for t, name in ((a, 'a'), (b, 'b'), (d, 'd')):
         require_tensor(t, name)
@@ -251,6 +254,9 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
                                         a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
                                         0 if c is None else c.data_ptr()):
         return
+    if isinstance(expr, str) and expr in UNSUPPORTED_FP8:
+        raise ValueError(f'expr: {expr!r} is not supported by fp8_einsum: {UNSUPPORTED_FP8[expr]}; supported: '
+                         f'{", ".join(map(repr, EXPRESSIONS))}')
     e = _expression(expr)
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _pair(b, 'b')

@@ -103,7 +103,7 @@ using kernels::as_3d;
 using Work = LaunchPlan::Work;
 
 void launch(const LaunchPlan& plan, const kernels::Sm90Fp8Operands& ops, void* stream) {
-  kernels::launch_sm90_fp8_gemm(plan.desc, plan.config(), ops, stream);
+  kernels::launch_sm90_fp8_gemm_reusing(plan.desc, plan.config(), ops, stream, plan.fp8_reuse);
 }
 
 // The runners: what each entry point does once its checks passed, on the views of one run (a, sfa, b, sfb, d,

@@ -144,6 +144,48 @@ Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& 
   return plan;
 }
 
+Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                                  int num_sms) {
+  require_tensor(a, "a", 3, DType::kBFloat16);
+  require_tensor(b, "b", 3, DType::kBFloat16);
+  require_ndim(d, "d", 2);
+  TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32, "d", "bf16 or fp32",
+                   std::string(dtype_name(d.dtype)));
+  const std::int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(1);
+  TILEGEMM_REQUIRE(b.size(0) == batch && b.size(2) == k, "b",
+                   fmt::format("[B={}, N, K={}] to match a {}", batch, k, shape_str(a)), shape_str(b));
+  TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  for (auto [t, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
+    TILEGEMM_REQUIRE(t->stride(2) == 1, name, "K-major (stride 1 along K)", fmt::format("strides {}", shape_str(*t)));
+  TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows (last stride 1)", fmt::format("last stride {}", d.stride(1)));
+  if (c != nullptr) {
+    TILEGEMM_REQUIRE(c->dtype == d.dtype && c->ndim == 2 && c->size(0) == m && c->size(1) == n && c->stride(1) == 1,
+                     "c", fmt::format("{} [M={}, N={}] with contiguous rows, like d", dtype_name(d.dtype), m, n),
+                     fmt::format("{} {}", dtype_name(c->dtype), shape_str(*c)));
+  }
+  TILEGEMM_REQUIRE(k % 64 == 0, "k", "a multiple of 64 (each batch's K is walked in whole 64-wide blocks)",
+                   std::to_string(k));
+  for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{batch, "batch"}})
+    TILEGEMM_REQUIRE(v >= 0 && v < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(v));
+  TILEGEMM_REQUIRE(batch * k < (1LL << 31), "k", fmt::format("batch * k below 2^31 (batch {})", batch),
+                   std::to_string(k));
+
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, c}, num_sms,
+                                           &run_bf16_gemm);
+  if (plan->without_kernel(m == 0 || n == 0, batch == 0 || k == 0)) return plan;
+  GemmDesc& desc = plan->desc;
+  desc.type = GemmType::kBatchReduced;
+  desc.m = static_cast<int>(m), desc.n = static_cast<int>(n);
+  desc.k = static_cast<int>(batch * k);  // the reduction runs through every batch's K
+  desc.num_groups = static_cast<int>(batch);
+  desc.d_dtype = d.dtype;
+  desc.major_a = desc.major_b = Major::kKMajor;
+  desc.with_c = c != nullptr;
+  desc.deterministic = plan->settings().deterministic;
+  validate_desc(desc);
+  return plan;
+}
+
 Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                          const TensorView& grouped_layout, bool use_psum_layout, int num_sms) {
   require_tensor(a, "a", 2, DType::kBFloat16);

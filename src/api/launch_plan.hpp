@@ -64,8 +64,9 @@ class LaunchPlan {
     return work != Work::kKernel;
   }
   std::vector<int> ks;  // K-grouped: the group sizes on the host
-  // The kernel and tensor maps of the previous run, for the next (families whose launcher takes it).
+  // The kernel and tensor maps of the previous run, for the next (BF16 and FP8 families' launchers).
   mutable kernels::Sm90LaunchReuse reuse;
+  mutable kernels::Sm90Fp8LaunchReuse fp8_reuse;
 
  private:
   TensorView views_[kMaxTensors]{};
@@ -86,6 +87,9 @@ using Plan = std::shared_ptr<const LaunchPlan>;
 // One factory per entry point, with its arguments (options.num_sms as num_sms) and its checks. The tensor
 // order of each plan is the argument order: views a, b, d, c; FP8 a, sfa, b, sfb, d, then c or the group
 // tensor.
+// einsum 'bmk,bnk->mn': D[M, N] = C + Σ_b A[b] · B[b]ᵀ, a [B, M, K] and b [B, N, K] K-major (GemmType::kBatchReduced).
+Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                                  int num_sms);
 Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
                     int num_sms);
 Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,

@@ -143,7 +143,9 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
   }
   run.describe_ours = [shape, hw, num_sms = options.num_sms, sfa_layout](BenchRow& row) {
     row.variant = fmt::format("sm90_fp8 1d2d {}{}", gemm_type_name(shape.type),
-                              sfa_layout == ScaleLayout::kMnMajor ? "" : " sfa strided");
+                              sfa_layout == ScaleLayout::kMnMajor    ? ""
+                              : sfa_layout == ScaleLayout::kRowMajor ? " sfa row-major"
+                                                                     : " sfa strided");
     // The choice fp8_gemm.cpp's entry points make for the same desc. A selector that cannot answer yet is
     // not our kernel's failure: the row then just has no config and the kernel call reports for itself.
     GemmDesc desc;

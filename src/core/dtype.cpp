@@ -50,6 +50,7 @@ std::string_view gemm_type_name(GemmType t) {
     case GemmType::kMGroupedContiguous: return "m_grouped_contiguous";
     case GemmType::kMGroupedMasked: return "m_grouped_masked";
     case GemmType::kKGroupedContiguous: return "k_grouped_contiguous";
+    case GemmType::kBatchReduced: return "batch_reduced";
   }
   return "unknown";
 }

@@ -134,6 +134,7 @@ ProblemShape sm90_problem_shape(const GemmDesc& desc) {
   s.k = desc.k;
   switch (desc.type) {
     case GemmType::kNormal:
+    case GemmType::kBatchReduced:  // one [M, N, ΣK] problem: desc.k is the sum of the batches' K
       s.m = desc.m;
       break;
     case GemmType::kBatched:

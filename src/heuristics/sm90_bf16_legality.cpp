@@ -44,6 +44,11 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kKGroupedContiguous)
     return fail(why, fmt::format("block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
                                  "multiples of {} only)", c.block_k, kBf16AtomK, kBf16AtomK));
+  if (desc.type == GemmType::kBatchReduced && c.cluster_m * c.cluster_n > 1)
+    return fail(why, "a batch-reduced GEMM runs without clusters (its grid counts one [M, N] problem)");
+  if (c.block_k > kBf16AtomK && desc.type == GemmType::kBatchReduced)
+    return fail(why, fmt::format("block_k {}: a batch-reduced GEMM walks each batch's K in {}-wide blocks (per-batch "
+                                 "K is a multiple of {} only)", c.block_k, kBf16AtomK, kBf16AtomK));
   if (c.block_k > kBf16AtomK && c.cluster_m * c.cluster_n > 1)
     return fail(why, fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k,
                                  kBf16AtomK));

@@ -20,7 +20,9 @@ constexpr long long kStreamKMaxWaves = 2;
 // selector cuts K on its own only when even the narrowest data-parallel tiling leaves most SMs idle.
 constexpr int kNarrowestBlockM = 64, kNarrowestBlockN = 16;
 constexpr double kAutoCutMaxFill = 0.5;
-bool splittable_type(GemmType t) { return t == GemmType::kNormal || t == GemmType::kBatched; }
+bool splittable_type(GemmType t) {
+  return t == GemmType::kNormal || t == GemmType::kBatched || t == GemmType::kBatchReduced;
+}
 
 // Fraction of the SMs the narrowest data-parallel tiling keeps busy (capped at 1).
 double narrowest_fill(const GemmDesc& desc, int num_sms) {

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "heuristics/sm90_tile_rules.hpp"
-#include "tilegemm/fp8_params.hpp"  // fp8_1d2d_sfb_stage_bytes
+#include "tilegemm/fp8_params.hpp"  // fp8_1d2d_sfb_stage_bytes, fp8_sfa_stage_bytes
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -31,7 +31,7 @@ int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   // Scales per stage: A per token of each K block; B per token (1D1D) or the tile's block scales (1D2D).
   const int k_blocks = c.block_k / kScaleBlock;
   const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k +
-                              k_blocks * align128(c.block_m * 4) +
+                              fp8_sfa_stage_bytes(desc.sfa_layout, c.block_m, k_blocks) +
                               (per_token_b ? align128(c.block_n * 4) : fp8_1d2d_sfb_stage_bytes(k_blocks));
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
   // A K-split pair: the second warpgroup's fp32 sum of a tile.

@@ -58,8 +58,8 @@ std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& c, bool 
     return fmt::format("split_k {} != 1 with the {} scheme", c.split_k, scheme_name(c.scheme));
   }
   if (c.scheme == GemmScheme::kDataParallel) return {};
-  if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
-    return fmt::format("{} cuts dense and batched problems only, not {}", scheme_name(c.scheme),
+  if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched && desc.type != GemmType::kBatchReduced)
+    return fmt::format("{} cuts dense, batched and batch-reduced problems only, not {}", scheme_name(c.scheme),
                        gemm_type_name(desc.type));
   if (c.cluster_m * c.cluster_n != 1)
     return fmt::format("{} runs without clusters (cluster {}x{})", scheme_name(c.scheme), c.cluster_m, c.cluster_n);

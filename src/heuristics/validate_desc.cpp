@@ -59,6 +59,16 @@ void validate_desc(const GemmDesc& desc) {
     case GemmType::kBatched:
     case GemmType::kKGroupedContiguous:
       break;
+    case GemmType::kBatchReduced:
+      // desc.k is the sum over the num_groups batches of their K, each a whole number of 64-wide K blocks.
+      TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16, "a_dtype", "bf16 (batch-reduced GEMMs run on the BF16 kernel)",
+                       std::string(dtype_name(desc.a_dtype)));
+      TILEGEMM_REQUIRE(desc.major_a == Major::kKMajor && desc.major_b == Major::kKMajor, "major_a",
+                       "K-major A and B for a batch-reduced GEMM", "an MN-major operand");
+      TILEGEMM_REQUIRE(desc.k % desc.num_groups == 0 && (desc.k / desc.num_groups) % 64 == 0, "k",
+                       fmt::format("num_groups={} batches of a multiple of 64 each", desc.num_groups),
+                       std::to_string(desc.k));
+      break;
   }
   if (desc.type != GemmType::kMGroupedMasked)
     TILEGEMM_REQUIRE(desc.expected_m == 0, "expected_m", "0 (only masked grouped GEMMs take a hint)",

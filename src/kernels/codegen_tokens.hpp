@@ -16,6 +16,7 @@ inline const char* gemm_type_token(GemmType t) {
     case GemmType::kMGroupedContiguous: return "kMGroupedContiguous";
     case GemmType::kMGroupedMasked: return "kMGroupedMasked";
     case GemmType::kKGroupedContiguous: return "kKGroupedContiguous";
+    case GemmType::kBatchReduced: return "kBatchReduced";
   }
   return "kNormal";
 }

@@ -26,6 +26,8 @@ ScaleLayout per_token_scale_layout(const TensorView& sf) {
   if (!aligned16(sf.data) || !groups_ok) return ScaleLayout::kStrided;
   if ((rows <= 1 || sf.stride(1) == 1) && (kb <= 1 || (floats_aligned16(sf.stride(2)) && sf.stride(2) >= rows)))
     return ScaleLayout::kMnMajor;
+  if ((kb <= 1 || sf.stride(2) == 1) && (rows <= 1 || (floats_aligned16(sf.stride(1)) && sf.stride(1) >= kb)))
+    return ScaleLayout::kRowMajor;
   return ScaleLayout::kStrided;
 }
 
@@ -37,6 +39,18 @@ TmaView mn_major_scale_view(const TensorView& sf, int box_rows) {
   t.byte_strides[0] = sf.size(2) > 1 ? u64(sf.stride(2)) * 4 : unused_stride_bytes(sf.size(1));
   fill_group_stride(t, sf);
   t.box = {static_cast<std::uint32_t>(box_rows), 1, 1};
+  t.swizzle_bytes = 0;
+  return t;
+}
+
+TmaView row_major_scale_view(const TensorView& sf, int box_rows) {
+  TmaView t;
+  t.base = sf.data;
+  t.dtype = sf.dtype;
+  t.dims = {u64(sf.size(2)), u64(sf.size(1)), u64(sf.size(0))};
+  t.byte_strides[0] = sf.size(1) > 1 ? u64(sf.stride(1)) * 4 : unused_stride_bytes(sf.size(2));
+  fill_group_stride(t, sf);
+  t.box = {static_cast<std::uint32_t>(kRowMajorScaleBoxBlocks), static_cast<std::uint32_t>(box_rows), 1};
   t.swizzle_bytes = 0;
   return t;
 }

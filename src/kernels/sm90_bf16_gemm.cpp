@@ -73,7 +73,8 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family (profilers and DeepGEMM's bench_kineto find kernels by name).
-  spec.entry = "sm90_bf16_gemm_impl";
+  // DeepGEMM names its batch-reducing einsum kernel sm90_bmn_bnk_mn_gemm_impl.
+  spec.entry = desc.type == GemmType::kBatchReduced ? "sm90_bmn_bnk_mn_gemm_impl" : "sm90_bf16_gemm_impl";
   spec.source = fmt::format(kSourceTemplate, fmt::arg("name", name), fmt::arg("entry", spec.entry),
                             fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
                             fmt::arg("major_a", major_token(desc.major_a)), fmt::arg("major_b", major_token(desc.major_b)),
@@ -119,22 +120,9 @@ void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& confi
   if (!lock.owns_lock()) return launch_sm90_bf16_gemm(desc, config, ops, stream);
   if (!reuse.kernel) reuse.kernel = cached_kernel(desc, config);
   GemmParams& params = reuse.params;
-  // An address is noted only once its maps are encoded: a failed encode leaves the previous pair consistent.
-  if (!reuse.encoded_a || reuse.a != ops.a.data) {
-    reuse.encoded_a = false;
-    encode_a(params, desc, config, ops.a);
-    reuse.a = ops.a.data, reuse.encoded_a = true;
-  }
-  if (!reuse.encoded_b || reuse.b != ops.b.data) {
-    reuse.encoded_b = false;
-    encode_b(params, desc, config, ops.b);
-    reuse.b = ops.b.data, reuse.encoded_b = true;
-  }
-  if (!reuse.encoded_d || reuse.d != ops.d.data) {
-    reuse.encoded_d = false;
-    encode_d(params, config, ops.d);
-    reuse.d = ops.d.data, reuse.encoded_d = true;
-  }
+  reuse.a.update(ops.a.data, [&] { encode_a(params, desc, config, ops.a); });
+  reuse.b.update(ops.b.data, [&] { encode_b(params, desc, config, ops.b); });
+  reuse.d.update(ops.d.data, [&] { encode_d(params, config, ops.d); });
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *reuse.kernel, stream);
 }
 

@@ -9,6 +9,7 @@
 #include "kernels/kernel_cache.hpp"
 #include "kernels/scale_layout.hpp"
 #include "kernels/sm90_launch.hpp"
+#include "kernels/sm90_launch_reuse.hpp"
 #include "kernels/tail_maps.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/fp8_params.hpp"
@@ -38,12 +39,15 @@ bool is_1d1d(const GemmDesc& desc) { return desc.d_dtype == DType::kFloat32; }
 const char* scale_layout_token(ScaleLayout layout) {
   switch (layout) {
     case ScaleLayout::kMnMajor: return "kMnMajor";
+    case ScaleLayout::kRowMajor: return "kRowMajor";
     case ScaleLayout::kStrided: return "kStrided";
   }
   return "kStrided";
 }
 const char* scale_layout_suffix(const GemmDesc& desc) {
-  return desc.sfa_layout == ScaleLayout::kStrided ? "_sfstr" : "";
+  return desc.sfa_layout == ScaleLayout::kRowMajor  ? "_sfrow"
+         : desc.sfa_layout == ScaleLayout::kStrided ? "_sfstr"
+                                                    : "";
 }
 
 }  // namespace
@@ -68,37 +72,82 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
   return spec;
 }
 
-void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops, void* stream) {
-  Fp8GemmParams params{};
-  // With a 1x2 cluster each CTA loads (and multicasts) half of the A tile; with a 2x1 cluster, half of the B tile.
-  params.gemm.tma_a =
-      encode_tma(operand_view(ops.a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
-  params.gemm.tma_b =
-      encode_tma(operand_view(ops.b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
-  params.gemm.tma_d = encode_tma(output_view(ops.d, config.block_n, config.rows_per_math_warpgroup()), "d");
-  // A's scales through TMA when MN-major (desc.sfa_layout), else copied by the kernel's scale warp.
-  const bool sfa_by_tma = desc.sfa_layout == ScaleLayout::kMnMajor;
-  if (sfa_by_tma) params.tma_sfa = encode_tma(mn_major_scale_view(ops.sfa, config.block_m), "sfa");
-  // A's tail and its scales, in boxes of just the tail's rows (scales rounded up to 16 bytes); not for half tiles
-  // shared by a 1x2 cluster.
-  if (config.cluster_n == 1) {
-    const RowTail a_tail = encode_a_tail(params.gemm, ops.a, config.block_m, config.block_k);
-    if (a_tail.rows > 0 && sfa_by_tma) {
-      params.sfa_tail_rows = std::min(config.block_m, (a_tail.rows + 3) / 4 * 4);
-      params.tma_sfa_tail = encode_tma(mn_major_scale_view(ops.sfa, params.sfa_tail_rows), "sfa");
+namespace {
+
+// The parameter block in parts, one per operand, so that a launch plan's runs re-encode only the maps of operands at
+// a new address (launch_sm90_fp8_gemm_reusing). With a 1x2 cluster each CTA loads (and multicasts) half of the A
+// tile; with a 2x1 cluster, half of the B tile. A's tail map is not made for half tiles shared by a 1x2 cluster.
+void encode_a(Fp8GemmParams& params, const GemmConfig& config, const TensorView& a) {
+  params.gemm.tma_a = encode_tma(operand_view(a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
+  if (config.cluster_n == 1) encode_a_tail(params.gemm, a, config.block_m, config.block_k);
+}
+
+// A's scales through TMA when MN-major or row-major (desc.sfa_layout), else copied by the kernel's scale warp. MN-major
+// columns have a tail map of A's tail rows rounded up to 16 bytes; a row-major box always spans block_m rows (those
+// past the last zero-filled), so it needs none. Reads params.gemm.a_tail_rows: encode_a first.
+void encode_sfa(Fp8GemmParams& params, const GemmDesc& desc, const GemmConfig& config, const TensorView& sfa) {
+  if (desc.sfa_layout == ScaleLayout::kMnMajor) {
+    params.tma_sfa = encode_tma(mn_major_scale_view(sfa, config.block_m), "sfa");
+    if (params.gemm.a_tail_rows > 0) {
+      params.sfa_tail_rows = std::min(config.block_m, (params.gemm.a_tail_rows + 3) / 4 * 4);
+      params.tma_sfa_tail = encode_tma(mn_major_scale_view(sfa, params.sfa_tail_rows), "sfa");
     }
+  } else if (desc.sfa_layout == ScaleLayout::kRowMajor) {
+    params.tma_sfa = encode_tma(row_major_scale_view(sfa, config.block_m), "sfa");
   }
-  encode_d_tail(params.gemm, ops.d, config.block_n, config.rows_per_math_warpgroup());
-  if (is_1d1d(desc) && !desc.sfb_strided) params.tma_sfb = encode_tma(mn_major_scale_view(ops.sfb, config.block_n), "sfb");
-  params.sfa = scale_tensor(ops.sfa);
-  params.sfb = scale_tensor(ops.sfb);
+  params.sfa = scale_tensor(sfa);
+}
+
+void encode_b(Fp8GemmParams& params, const GemmConfig& config, const TensorView& b) {
+  params.gemm.tma_b = encode_tma(operand_view(b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
+}
+
+void encode_sfb(Fp8GemmParams& params, const GemmDesc& desc, const GemmConfig& config, const TensorView& sfb) {
+  if (is_1d1d(desc) && !desc.sfb_strided) params.tma_sfb = encode_tma(mn_major_scale_view(sfb, config.block_n), "sfb");
+  params.sfb = scale_tensor(sfb);
+}
+
+void encode_d(Fp8GemmParams& params, const GemmConfig& config, const TensorView& d) {
+  params.gemm.tma_d = encode_tma(output_view(d, config.block_n, config.rows_per_math_warpgroup()), "d");
+  encode_d_tail(params.gemm, d, config.block_n, config.rows_per_math_warpgroup());
+}
+
+std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, const GemmConfig& config) {
   static KernelCache cache;
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
                         config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
                         config.raster_group, config.cluster_m, config.cluster_n, static_cast<int>(config.scheme),
                         sm90_deterministic_fixup(desc, config), static_cast<int>(desc.sfa_layout), desc.sfb_strided};
-  const auto kernel = cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
+  return cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
+}
+
+}  // namespace
+
+void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops, void* stream) {
+  Fp8GemmParams params{};
+  encode_a(params, config, ops.a);
+  encode_sfa(params, desc, config, ops.sfa);
+  encode_b(params, config, ops.b);
+  encode_sfb(params, desc, config, ops.sfb);
+  encode_d(params, config, ops.d);
+  const auto kernel = cached_kernel(desc, config);
   launch_sm90_persistent(desc, config, ops.grouped_layout, params.gemm, &params, *kernel, stream);
+}
+
+void launch_sm90_fp8_gemm_reusing(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
+                                  void* stream, Sm90Fp8LaunchReuse& reuse) {
+  std::unique_lock lock(reuse.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return launch_sm90_fp8_gemm(desc, config, ops, stream);
+  if (!reuse.kernel) reuse.kernel = cached_kernel(desc, config);
+  Fp8GemmParams& params = reuse.params;
+  // A's scales follow A (their tail map has A's tail rows): a new A re-encodes both.
+  const bool new_a = reuse.a.changed(ops.a.data);
+  reuse.a.update(ops.a.data, [&] { encode_a(params, config, ops.a); });
+  reuse.sfa.update(ops.sfa.data, [&] { encode_sfa(params, desc, config, ops.sfa); }, new_a);
+  reuse.b.update(ops.b.data, [&] { encode_b(params, config, ops.b); });
+  reuse.sfb.update(ops.sfb.data, [&] { encode_sfb(params, desc, config, ops.sfb); });
+  reuse.d.update(ops.d.data, [&] { encode_d(params, config, ops.d); });
+  launch_sm90_persistent(desc, config, ops.grouped_layout, params.gemm, &params, *reuse.kernel, stream);
 }
 
 }  // namespace tilegemm::kernels

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "tilegemm/fp8_params.hpp"
 #include "tilegemm/gemm_config.hpp"
 #include "tilegemm/gemm_params.hpp"
 #include "tilegemm/jit.hpp"
@@ -13,21 +14,44 @@
 namespace tilegemm::kernels {
 
 struct Sm90GemmOperands;
+struct Sm90Fp8Operands;
+
+// The address an operand's maps in the kept parameter block were encoded for. It is noted only once the encode
+// succeeded: a failed encode leaves the operand marked stale, so the next run encodes it again.
+struct EncodedAddress {
+  const void* address = nullptr;
+  bool valid = false;
+
+  bool changed(const void* now) const { return !valid || address != now; }
+  // Runs encode() when the address changed (or `force`), then notes it.
+  template <class Encode>
+  void update(const void* now, Encode&& encode, bool force = false) {
+    if (!force && !changed(now)) return;
+    valid = false;
+    encode();
+    address = now, valid = true;
+  }
+};
 
 struct Sm90LaunchReuse {
   std::mutex mutex;  // a run holds it; a concurrent run of the same plan launches without reuse
   std::shared_ptr<const jit::CompiledKernel> kernel;
   GemmParams params{};
-  // The addresses params' maps were encoded for (A with its tail map, B, D with its tail map).
-  const void* a = nullptr;
-  const void* b = nullptr;
-  const void* d = nullptr;
-  bool encoded_a = false, encoded_b = false, encoded_d = false;
+  EncodedAddress a, b, d;  // A with its tail map, B, D with its tail map
 };
 
-// launch_sm90_bf16_gemm for the runs of one plan: same desc, config, shapes and strides on every run, only
-// the pointers change.
+struct Sm90Fp8LaunchReuse {
+  std::mutex mutex;  // as Sm90LaunchReuse's
+  std::shared_ptr<const jit::CompiledKernel> kernel;
+  Fp8GemmParams params{};
+  EncodedAddress a, sfa, b, sfb, d;
+};
+
+// launch_sm90_bf16_gemm / launch_sm90_fp8_gemm for the runs of one plan: same desc, config, shapes and strides on
+// every run, only the pointers change.
 void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& config,
                                    const Sm90GemmOperands& ops, void* stream, Sm90LaunchReuse& reuse);
+void launch_sm90_fp8_gemm_reusing(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
+                                  void* stream, Sm90Fp8LaunchReuse& reuse);
 
 }  // namespace tilegemm::kernels

@@ -90,10 +90,18 @@ TEST(Fp8ScaleStrides, LayoutFollowsStridesAndAlignment) {
   // Grouped MN-major with 16-byte group strides.
   EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 96, 1, 12)),
             ScaleLayout::kMnMajor);
-  // Row-major [M, kb], per_token_cast_to_fp8's output (kb 56 for K = 7168), and one such row: copied.
+  // Row-major [M, kb], per_token_cast_to_fp8's output (kb 56 for K = 7168: 16-byte rows), and one such row: TMA
+  // boxes of four K blocks; grouped row-major with 16-byte group strides likewise.
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 56, 56))),
-            ScaleLayout::kStrided);
+            ScaleLayout::kRowMajor);
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 1, 56, 56))),
+            ScaleLayout::kRowMajor);
+  EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 80, 8, 1)),
+            ScaleLayout::kRowMajor);
+  // Row-major rows that are not 16-byte aligned (kb 3 for K = 272; kb 58 for K = 7424): copied.
+  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 3, 3))),
+            ScaleLayout::kStrided);
+  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 58, 58))),
             ScaleLayout::kStrided);
   // MN-major columns not 16-byte aligned (65 rows unpadded), and a base 4 bytes off 16.
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 65, 3, 1, 65))),

@@ -200,6 +200,12 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   k_grouped_wide.block_k = 128;
   EXPECT_FALSE(sm90_bf16_config_legal(k_grouped, k_grouped_wide, hw, &why));
   EXPECT_NE(why.find("K-grouped"), std::string::npos) << why;
+  // Batch-reduced (einsum bmk,bnk->mn): 64-wide K blocks, so none straddles two batches, and no cluster.
+  GemmDesc reduced = bf16_desc(128, 384, 129 * 128);
+  reduced.type = GemmType::kBatchReduced, reduced.num_groups = 129;
+  EXPECT_TRUE(sm90_bf16_config_legal(reduced, base_config(128, 128, 2, 4), hw, &why)) << why;
+  EXPECT_FALSE(sm90_bf16_config_legal(reduced, k_grouped_wide, hw, &why));
+  EXPECT_NE(why.find("batch-reduced"), std::string::npos) << why;
 }
 
 namespace {
@@ -240,6 +246,13 @@ TEST(HeuristicsValidateDesc, SizesTypesAndGroups) {
   fp8.major_b = Major::kKMajor;
   fp8.k = 7000;  // 16-byte TMA rows of e4m3: K % 16
   expect_invalid(fp8, "k", "multiple of 16");
+  GemmDesc reduced = bf16_desc(128, 384, 129 * 128);
+  reduced.type = GemmType::kBatchReduced, reduced.num_groups = 129;
+  EXPECT_NO_THROW(validate_desc(reduced));
+  reduced.k = 129 * 96;  // each batch's K must be whole 64-wide blocks
+  expect_invalid(reduced, "k", "multiple of 64");
+  reduced.k = 129 * 128 + 64;  // not num_groups equal parts
+  expect_invalid(reduced, "k", "num_groups=129");
   GemmDesc int8 = bf16_desc(64, 2112, 7168);
   int8.a_dtype = int8.b_dtype = DType::kInt8;
   expect_invalid(int8, "a_dtype", "bf16 or e4m3");

@@ -120,6 +120,35 @@ TEST(PlanCache, FactoriesRunTheEntryPointsChecks) {
   EXPECT_FALSE(plan->admits(moved_sfa, 0));
 }
 
+TEST(PlanCache, BatchReducedPlansCheckEinsumsOperands) {
+  // einsum 'bmk,bnk->mn': a [s, m, k], b [s, n, k] K-major bf16; d [m, n]; K walked through the batches.
+  auto bat = [](std::uintptr_t p, DType t, std::int64_t s, std::int64_t rows, std::int64_t cols) {
+    return TensorView::batched(reinterpret_cast<void*>(p), t, s, rows, cols, rows * cols, cols);
+  };
+  const TensorView a = bat(kBase, kBf16, 129, 128, 128), b = bat(kBase + 0x1000000, kBf16, 129, 384, 128);
+  const TensorView d = mat(kBase + 0x2000000, kFp32, 128, 384, 384);
+  const auto plan = api::plan_bf16_batch_reduced_gemm(a, b, d, &d, 0);
+  EXPECT_EQ(plan->desc.type, GemmType::kBatchReduced);
+  EXPECT_EQ(plan->desc.k, 129 * 128);
+  EXPECT_EQ(plan->desc.num_groups, 129);
+  EXPECT_TRUE(plan->desc.with_c);
+  test_util::expect_invalid(
+      [&] { api::plan_bf16_batch_reduced_gemm(a, bat(kBase, kBf16, 128, 384, 128), d, &d, 0); }, "b");  // batches
+  test_util::expect_invalid(
+      [&] { api::plan_bf16_batch_reduced_gemm(a, b, mat(kBase, kFp32, 128, 256, 256), nullptr, 0); }, "d");
+  test_util::expect_invalid(
+      [&] {
+        api::plan_bf16_batch_reduced_gemm(bat(kBase, kBf16, 4, 128, 96), bat(kBase, kBf16, 4, 384, 96), d, &d, 0);
+      },
+      "k");  // whole 64-wide K blocks per batch
+  test_util::expect_invalid([&] { api::plan_bf16_batch_reduced_gemm(mat(kBase, kBf16, 128, 128, 128), b, d, &d, 0); },
+                            "a");  // 2-D a
+  // No batch (or no K): d = c, or zeros, without a kernel.
+  const auto empty = api::plan_bf16_batch_reduced_gemm(bat(kBase, kBf16, 0, 128, 128), bat(kBase, kBf16, 0, 384, 128),
+                                                       d, nullptr, 0);
+  EXPECT_EQ(empty->work, LaunchPlan::Work::kFill);
+}
+
 TEST(PlanCache, EmptyOutputsRunWithoutTheDevice) {
   // M = 0: the plan does nothing at all, so its run needs neither a GPU nor a config.
   const TensorView a = mat(kBase, kBf16, 0, 512, 512), b = mat(kBase, kBf16, 128, 512, 512);

@@ -41,7 +41,7 @@ void expect_compiles(const GemmDesc& desc, const GemmConfig& config) {
   const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
   SCOPED_TRACE(spec.name);
   // Profilers (and DeepGEMM's bench_kineto) find the kernel by a name that carries the family.
-  EXPECT_EQ(spec.entry, "sm90_bf16_gemm_impl");
+  EXPECT_EQ(spec.entry, desc.type == GemmType::kBatchReduced ? "sm90_bmn_bnk_mn_gemm_impl" : "sm90_bf16_gemm_impl");
   EXPECT_NE(spec.source.find("\n" + spec.entry + "(const __grid_constant__"), std::string::npos);
   EXPECT_NE(spec.source.find("static constexpr int BLOCK_N = " + std::to_string(config.block_n)), std::string::npos);
   std::shared_ptr<const jit::CompiledKernel> kernel;
@@ -72,6 +72,20 @@ TEST_F(Sm90Bf16Codegen, EverySchedulerCompiles) {
   GemmDesc k_grouped = make_desc(GemmType::kKGroupedContiguous, Major::kMNMajor, Major::kMNMajor, DType::kFloat32,
                                  true);
   expect_compiles(k_grouped, select_config(k_grouped, hw));
+  // einsum 'bmk,bnk->mn' at DeepGEMM's test shape (129 batches of K 128 into a 128x384 D): a long-K problem the
+  // selector cuts, with the producer walking the batches; fp32 D accumulated in place, and bf16 D.
+  for (const bool accumulate : {true, false}) {
+    GemmDesc reduced = make_desc(GemmType::kBatchReduced, Major::kKMajor, Major::kKMajor,
+                                 accumulate ? DType::kFloat32 : DType::kBFloat16, accumulate);
+    reduced.m = 128, reduced.n = 384, reduced.num_groups = 129, reduced.k = 129 * 128;
+    const GemmConfig config = select_config(reduced, hw);
+    EXPECT_NE(config.scheme, GemmScheme::kDataParallel) << "3 tiles on 132 SMs";
+    EXPECT_EQ(config.block_k, 64);
+    EXPECT_EQ(config.cluster_m * config.cluster_n, 1);
+    const jit::KernelSpec reduced_spec = kernels::sm90_bf16_gemm_spec(reduced, config);
+    EXPECT_NE(reduced_spec.source.find("GemmType::kBatchReduced"), std::string::npos);
+    expect_compiles(reduced, config);
+  }
   GemmDesc psum = make_desc(GemmType::kMGroupedContiguous, Major::kKMajor, Major::kMNMajor, DType::kBFloat16, false);
   psum.use_psum_layout = true;
   const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(psum, select_config(psum, hw));

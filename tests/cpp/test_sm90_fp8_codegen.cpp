@@ -460,7 +460,7 @@ namespace {
 // tiles of a large and a small problem, both recipes, and on a 4-block stage and a K-split pair.
 TEST_F(Sm90Fp8Codegen, EveryScaleLayoutCompiles) {
   const HardwareModel hw = hardware_preset("h200");
-  for (const ScaleLayout layout : {ScaleLayout::kMnMajor, ScaleLayout::kStrided})
+  for (const ScaleLayout layout : {ScaleLayout::kMnMajor, ScaleLayout::kRowMajor, ScaleLayout::kStrided})
     for (const DType d : {DType::kBFloat16, DType::kFloat32}) {
       GemmDesc desc = fp8_desc(GemmType::kNormal, d, d == DType::kFloat32);
       desc.sfa_layout = layout;

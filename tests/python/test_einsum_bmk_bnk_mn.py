@@ -1,7 +1,8 @@
 """einsum('bmk,bnk->mn') without a GPU: DeepGEMM's argument contract (contiguous bf16 a [s, m, k] and b [s, n, k];
 d [m, n] either float32 accumulated in place with c=d, or bfloat16 without c; m, n, k multiples of 64; no
-cuBLASLt form), each violation naming its argument. Valid arguments then stop at the expression, which has no
-single-kernel SM90 form here (see _einsum.py); the message says so and lists the supported expressions.
+cuBLASLt form), each violation naming its argument. Valid arguments make a batch-reduced GEMM plan (a K loop
+through every batch, see _einsum.py): on a machine without a GPU that plan is checked, kept, and its launch raises
+the library's RuntimeError; the GPU suite checks the numbers.
 """
 import pytest
 
@@ -33,12 +34,15 @@ def operands():
 
 
 @pytest.mark.parametrize('accumulate', [True, False])
-def test_valid_arguments_reach_the_unsupported_expression(accumulate):
+def test_valid_arguments_make_a_kept_batch_reduced_plan(accumulate):
     a, b = operands()
     d = f32(M, N) if accumulate else bf16(M, N)
-    message = raises(ValueError, 'expr', a, b, d, c=d if accumulate else None)
-    assert "'bmk,bnk->mn' is not supported by tilegemm's SM90 kernels" in message
-    assert 'bhr,hdr->bhd' in message
+    before = deep_gemm._plan_cache_info()
+    for _ in range(2):  # the second call takes the kept plan, and fails at the launch the same way
+        with pytest.raises(RuntimeError):
+            deep_gemm.einsum(EXPR, a, b, d, c=d if accumulate else None)
+    after = deep_gemm._plan_cache_info()
+    assert after['misses'] == before['misses'] + 1 and after['hits'] == before['hits'] + 1
 
 
 def test_operands_must_be_contiguous_bf16_3d_tensors():

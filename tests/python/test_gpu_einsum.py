@@ -135,3 +135,26 @@ def test_operands_are_not_copied():
     deep_gemm.einsum('bhr,hdr->bhd', x, y, z)
     torch.cuda.synchronize()
     assert torch.cuda.max_memory_allocated() == before
+
+
+@pytest.mark.parametrize('s,m,n,k', [(1, 64, 64, 64), (7, 128, 384, 128), (129, 384, 128, 384), (4096, 256, 256, 256)])
+@pytest.mark.parametrize('accumulate', [True, False])
+def test_bmk_bnk_mn_sums_over_every_batch(s, m, n, k, accumulate):
+    # DeepGEMM's contract: fp32 d accumulates in place (c is d), bf16 d is overwritten. Reference in float64.
+    a, b = rand(s, m, k), rand(s, n, k)
+    ref = torch.einsum('bmk,bnk->mn', a.double(), b.double())
+    if accumulate:
+        d0 = torch.randn(m, n, device='cuda') * 10
+        d = d0.clone()
+        deep_gemm.einsum('bmk,bnk->mn', a, b, d, c=d)
+        ref = ref + d0.double()
+    else:
+        d = torch.full((m, n), float('nan'), device='cuda', dtype=torch.bfloat16)  # every element must be written
+        deep_gemm.einsum('bmk,bnk->mn', a, b, d)
+    assert torch.isfinite(d).all()
+    assert diff(d.double(), ref) < BF16_BAR
+    # Fresh inputs through the fp32 signature (the first call's kept plan when accumulating): their product.
+    a.normal_(), b.normal_()
+    d2 = torch.zeros(m, n, device='cuda')
+    deep_gemm.einsum('bmk,bnk->mn', a, b, d2, c=d2)
+    assert diff(d2.double(), torch.einsum('bmk,bnk->mn', a.double(), b.double())) < BF16_BAR

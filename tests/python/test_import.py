@@ -85,7 +85,7 @@ def test_functions_without_kernels_are_not_exported():
 
 
 def test_einsum_is_exported():
-    # Batched GEMMs over strided views (deep_gemm/_einsum.py); 'bmk,bnk->mn' raises ValueError naming expr.
+    # Batched GEMMs over strided views, and 'bmk,bnk->mn' as one batch-reduced GEMM (deep_gemm/_einsum.py).
     assert callable(deep_gemm.einsum) and callable(deep_gemm.fp8_einsum)
 
 

@@ -142,14 +142,22 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
       };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           params, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+            int a_batch = tile.a_batch, b_batch = tile.b_batch;
+            if constexpr (Cfg::kGemmType == GemmType::kBatchReduced) {
+              // The reduction runs through batch 0's K, then batch 1's...: params.k is their sum, each a whole
+              // number of K blocks (checked on the host), so a block never straddles two batches.
+              const int k_per_batch = params.k / params.num_groups;
+              a_batch = b_batch = k0 / k_per_batch;
+              k0 -= a_batch * k_per_batch;
+            }
             const TmaDescriptor* tma_a = is_a_tail(params, tile.m0) ? &params.tma_a_tail : &params.tma_a;
-            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(tma_a, full, smem_a(stage), tile.m0, k0, tile.a_batch);
+            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(tma_a, full, smem_a(stage), tile.m0, k0, a_batch);
             if constexpr (kMulticastB)
-              pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, tile.b_batch,
+              pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
                                                  tile.share_b);
             else
               load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(stage), tile.n0, k0,
-                                                             tile.b_batch);
+                                                             b_batch);
           });
     }
   } else {

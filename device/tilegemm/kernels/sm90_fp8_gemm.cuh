@@ -5,13 +5,14 @@
 //   1D1D (kSfbPerToken = true):  both per token; D fp32, optionally accumulated (TMA reduce-add).
 //
 //   warpgroup 0            : producer — one elected thread issues TMA loads of the A and B tiles (128-byte
-//                            swizzle, BLOCK_K = 128 = one scale block) and, when they are MN-major, of A's
-//                            per-token scales (a column of BLOCK_M rows per K block). 1D2D: a second thread
-//                            cp.asyncs the stage's one or two B block scales. Scales in other strides
-//                            (ScaleLayout::kStrided: row-major as DeepGEMM's quantiser returns them, which TMA
-//                            cannot transpose) are copied by that whole warp, lane by lane, into the same layout, so
-//                            no call needs a layout pass first; slower on long K, as those copies share the SM's
-//                            load/store pipe with the consumers.
+//                            swizzle, BLOCK_K = 128 = one scale block) and of A's per-token scales: a column of
+//                            BLOCK_M rows per K block when they are MN-major, a [BLOCK_M][4] box of four K blocks
+//                            per stage when they are row-major with 16-byte rows (ScaleLayout::kRowMajor, what
+//                            DeepGEMM's quantiser returns for K a multiple of 512; TMA cannot transpose, so the
+//                            consumers read either layout and no call needs a layout pass first). 1D2D: a second
+//                            thread cp.asyncs the stage's one or two B block scales. Scales in any other strides
+//                            (kStrided) are copied by that whole warp, lane by lane, into the column layout:
+//                            slower on long K, as those copies share the SM's load/store pipe with the consumers.
 //   warpgroups 1..kMathWGs : consumers — per K block and 64-row sub-block, wgmma 64xBLOCK_Nx32 (four of them)
 //                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
@@ -58,7 +59,7 @@ struct Sm90Fp8Smem {
   static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K;
   static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * (Cfg::kDIsFloat ? 4 : 2);
   static constexpr int kSfaBlockBytes = align128(Cfg::BLOCK_M * 4);  // one K block's column, MN-contiguous
-  static constexpr int kSfaBytes = kScaleBlocks * kSfaBlockBytes;
+  static constexpr int kSfaBytes = fp8_sfa_stage_bytes(Cfg::kSfaLayout, Cfg::BLOCK_M, kScaleBlocks);
   // 1D1D: BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block ([K block][column
   // block]).
   static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : fp8_1d2d_sfb_stage_bytes(kScaleBlocks);
@@ -74,10 +75,13 @@ struct Sm90Fp8Smem {
   static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // TMA transaction bytes of one stage: a box counts in full, out-of-bounds elements included. A's boxes hold
-  // a_rows rows (BLOCK_M, or a tail's rows), its scale boxes sfa_rows floats; strided scales arrive by cp.async.
+  // a_rows rows (BLOCK_M, or a tail's rows), its MN-major scale boxes sfa_rows floats, a row-major scale box always
+  // BLOCK_M rows of 16 bytes; strided scales arrive by cp.async.
   TG_DEVICE static unsigned stage_tx_bytes(int a_rows, int sfa_rows) {
-    const int sfa = Cfg::kSfaLayout == ScaleLayout::kMnMajor ? sfa_rows * 4 : 0;
-    return kScaleBlocks * (a_rows * 128 + sfa) + kBBytes + (Cfg::kSfbPerToken && !Cfg::kSfbStrided ? Cfg::BLOCK_N * 4 : 0);
+    const int sfa = Cfg::kSfaLayout == ScaleLayout::kMnMajor    ? kScaleBlocks * sfa_rows * 4
+                    : Cfg::kSfaLayout == ScaleLayout::kRowMajor ? Cfg::BLOCK_M * 4 * kRowMajorScaleBoxBlocks
+                                                                : 0;
+    return kScaleBlocks * a_rows * 128 + sfa + kBBytes + (Cfg::kSfbPerToken && !Cfg::kSfbStrided ? Cfg::BLOCK_N * 4 : 0);
   }
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
@@ -214,7 +218,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
     prim::tma_prefetch_descriptor(&gemm.tma_a);
     prim::tma_prefetch_descriptor(&gemm.tma_b);
     prim::tma_prefetch_descriptor(&gemm.tma_d);
-    if constexpr (kSfaLayout == ScaleLayout::kMnMajor) prim::tma_prefetch_descriptor(&params.tma_sfa);
+    if constexpr (kSfaLayout != ScaleLayout::kStrided) prim::tma_prefetch_descriptor(&params.tma_sfa);
     if (gemm.a_tail_rows > 0) {
       prim::tma_prefetch_descriptor(&gemm.tma_a_tail);
       if constexpr (kSfaLayout == ScaleLayout::kMnMajor) prim::tma_prefetch_descriptor(&params.tma_sfa_tail);
@@ -253,6 +257,10 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
             const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
             const int k_scale0 = k0 / kScaleBlock;
+            // Row-major scales: one box of four K blocks from the stage's first, BLOCK_M rows (rows past the last and
+            // K blocks past K zero-filled: their products are never stored, or are 0 · 0).
+            if constexpr (kSfaLayout == ScaleLayout::kRowMajor)
+              prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), k_scale0, tile.m0, tile.a_batch);
             // Per K block of the stage: one 128-byte atom of A and of B, one column of MN-major scales.
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
@@ -396,11 +404,15 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
               sb_first[h] = smem_sfb(st.index)[2 * h];
               if constexpr (!kOneScaleBlockB) sb_second[h] = smem_sfb(st.index)[2 * h + 1];
             }
-            const float* sfa_block = smem_sfa(st.index) + h * Smem::kSfaBlockBytes / 4;
+            // Row r of K block h: columns at [h][r], a row-major box at [r][h] (a warp's eight rows 16 bytes apart
+            // fall in distinct banks).
+            constexpr bool kRowBox = kSfaLayout == ScaleLayout::kRowMajor;
+            constexpr int kRowStep = kRowBox ? kRowMajorScaleBoxBlocks : 1;
+            const float* sfa_block = smem_sfa(st.index) + (kRowBox ? h : h * Smem::kSfaBlockBytes / 4);
 #pragma unroll
             for (int s = 0; s < kSubM; ++s) {
-              sa[h][s][0] = sfa_block[row_base + s * 64 + thread_row];
-              sa[h][s][1] = sfa_block[row_base + s * 64 + thread_row + 8];
+              sa[h][s][0] = sfa_block[(row_base + s * 64 + thread_row) * kRowStep];
+              sa[h][s][1] = sfa_block[(row_base + s * 64 + thread_row + 8) * kRowStep];
             }
           }
 

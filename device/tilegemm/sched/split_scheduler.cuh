@@ -138,12 +138,14 @@ struct SplitTileScheduler {
 template <class Cfg, int BLOCK_M, int BLOCK_N, int BLOCK_K>
 struct SchedulerFor {
   static constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
+  // A batch-reduced problem's tiles are those of one [M, N, ΣK] problem (the producer maps K to the batches).
+  static constexpr GemmType kTileType = Cfg::kGemmType == GemmType::kBatchReduced ? GemmType::kNormal : Cfg::kGemmType;
   static_assert(!kSplit || (Cfg::kClusterM * Cfg::kClusterN == 1 && !Cfg::kPsumLayout &&
-                            (Cfg::kGemmType == GemmType::kNormal || Cfg::kGemmType == GemmType::kBatched)),
+                            (kTileType == GemmType::kNormal || kTileType == GemmType::kBatched)),
                 "split-K / stream-K: dense or batched problems without clusters");
-  using DataParallel = TileScheduler<Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
+  using DataParallel = TileScheduler<kTileType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
                                      Cfg::kClusterM, Cfg::kClusterN>;
-  using Split = SplitTileScheduler<Cfg::kScheme, Cfg::kGemmType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>;
+  using Split = SplitTileScheduler<Cfg::kScheme, kTileType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>;
   template <bool kCut, int kDummy = 0>
   struct Pick {
     using type = DataParallel;
