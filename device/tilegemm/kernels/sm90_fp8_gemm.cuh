@@ -257,10 +257,13 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
             const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
             const int k_scale0 = k0 / kScaleBlock;
-            // Row-major scales: one box of four K blocks from the stage's first, BLOCK_M rows (rows past the last and
-            // K blocks past K zero-filled: their products are never stored, or are 0 · 0).
+            // Row-major scales: one box of the four K blocks around the stage's, BLOCK_M rows (rows past the last and
+            // K blocks past K zero-filled: their products are never stored, or are 0 · 0). The box starts at a
+            // multiple of four K blocks: a TMA box's inner start must be 16-byte aligned (an unaligned one faulted
+            // with an illegal instruction); the consumers pick their column (row_box_column).
             if constexpr (kSfaLayout == ScaleLayout::kRowMajor)
-              prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), k_scale0, tile.m0, tile.a_batch);
+              prim::tma_load_3d(&params.tma_sfa, full, smem_sfa(stage), k_scale0 & ~(kRowMajorScaleBoxBlocks - 1),
+                                tile.m0, tile.a_batch);
             // Per K block of the stage: one 128-byte atom of A and of B, one column of MN-major scales.
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
@@ -404,11 +407,14 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
               sb_first[h] = smem_sfb(st.index)[2 * h];
               if constexpr (!kOneScaleBlockB) sb_second[h] = smem_sfb(st.index)[2 * h + 1];
             }
-            // Row r of K block h: columns at [h][r], a row-major box at [r][h] (a warp's eight rows 16 bytes apart
-            // fall in distinct banks).
+            // Row r of K block h: columns at [h][r], a row-major box at [r][column of h] (a warp's eight rows 16
+            // bytes apart fall in distinct banks). The box's first column is the K block at a multiple of four
+            // (producer): this stage's first block sits row_box_column in.
             constexpr bool kRowBox = kSfaLayout == ScaleLayout::kRowMajor;
             constexpr int kRowStep = kRowBox ? kRowMajorScaleBoxBlocks : 1;
-            const float* sfa_block = smem_sfa(st.index) + (kRowBox ? h : h * Smem::kSfaBlockBytes / 4);
+            const int row_box_column =
+                kRowBox ? (tile.k0 / kScaleBlock + kb * kScaleBlocksPerStage) & (kRowMajorScaleBoxBlocks - 1) : 0;
+            const float* sfa_block = smem_sfa(st.index) + (kRowBox ? row_box_column + h : h * Smem::kSfaBlockBytes / 4);
 #pragma unroll
             for (int s = 0; s < kSubM; ++s) {
               sa[h][s][0] = sfa_block[(row_base + s * 64 + thread_row) * kRowStep];
