@@ -59,7 +59,7 @@ std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& c, bool 
   }
   if (c.scheme == GemmScheme::kDataParallel) return {};
   if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched && desc.type != GemmType::kBatchReduced)
-    return fmt::format("{} cuts dense, batched and batch-reduced problems only, not {}", scheme_name(c.scheme),
+    return fmt::format("{} cuts dense and batched (and batch-reduced) problems only, not {}", scheme_name(c.scheme),
                        gemm_type_name(desc.type));
   if (c.cluster_m * c.cluster_n != 1)
     return fmt::format("{} runs without clusters (cluster {}x{})", scheme_name(c.scheme), c.cluster_m, c.cluster_n);
