@@ -91,7 +91,7 @@ GemmDesc fp8_desc(GemmType type, std::int64_t m, std::int64_t n, std::int64_t k,
   desc.major_a = desc.major_b = Major::kKMajor;
   desc.with_c = with_c;
   desc.deterministic = is_deterministic();  // split-K / stream-K reduction mode, as for BF16
-  desc.sfa_layout = kernels::per_token_scale_layout(kernels::as_3d(sfa));
+  desc.sfa_layout = kernels::preferred_sfa_layout(kernels::per_token_scale_layout(kernels::as_3d(sfa)), type, m, k);
   desc.sfb_strided = sfb_per_token != nullptr &&
                      kernels::per_token_scale_layout(kernels::as_3d(*sfb_per_token)) != ScaleLayout::kMnMajor;
   return desc;

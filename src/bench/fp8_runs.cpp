@@ -93,9 +93,11 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
   const std::int64_t sfa_row_stride = options.row_major_scales ? kb : 1;
   const std::int64_t sfa_k_stride = options.row_major_scales ? 1 : ld_sfa;
   const std::int64_t sfa_group_stride = options.row_major_scales ? mg * kb : kb * ld_sfa;
-  // How the kernel will read them (the entry points decide the same from the views).
-  const ScaleLayout sfa_layout = kernels::per_token_scale_layout(
-      kernels::as_3d(float_matrix(ours_sfa_data, token_rows, kb, sfa_row_stride, sfa_k_stride)));
+  // How the kernel will read them (the entry points decide the same from the views and the shape).
+  const ScaleLayout sfa_layout = kernels::preferred_sfa_layout(
+      kernels::per_token_scale_layout(
+          kernels::as_3d(float_matrix(ours_sfa_data, token_rows, kb, sfa_row_stride, sfa_k_stride))),
+      shape.type, shape.type == GemmType::kMGroupedMasked ? shape.m : shape.total_m(), shape.k);
 
   if (shape.type == GemmType::kNormal) {
     const TensorView a = e4m3_matrix(a_data, m, k), b = e4m3_matrix(b_data, n, k);

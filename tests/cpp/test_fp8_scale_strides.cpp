@@ -108,6 +108,17 @@ TEST(Fp8ScaleStrides, LayoutFollowsStridesAndAlignment) {
             ScaleLayout::kStrided);
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer + 1, DType::kFloat32, 64, 3, 1, 64))),
             ScaleLayout::kStrided);
+  // Row-major boxes only where they measured faster than the copies, in the GEMM types the GPU tests ran them in.
+  using kernels::preferred_sfa_layout;
+  constexpr ScaleLayout kRow = ScaleLayout::kRowMajor, kCopy = ScaleLayout::kStrided;
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 64, 7168), kRow);      // long K, any M
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 4096, 2048), kRow);    // medium K, large M
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 128, 2048), kCopy);    // medium K, small M
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kBatched, 4096, 512), kCopy);   // short K
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kMGroupedContiguous, 32768, 7168), kRow);
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kMGroupedMasked, 4096, 7168), kCopy);  // not GPU-tested with boxes
+  EXPECT_EQ(preferred_sfa_layout(ScaleLayout::kMnMajor, GemmType::kNormal, 64, 512), ScaleLayout::kMnMajor);
+  EXPECT_EQ(preferred_sfa_layout(kCopy, GemmType::kNormal, 4096, 7168), kCopy);
   // A group stride that is not a multiple of 16 bytes.
   EXPECT_EQ(per_token_scale_layout(TensorView::batched(buffer, DType::kFloat32, 3, 10, 8, 97, 1, 12)),
             ScaleLayout::kStrided);
