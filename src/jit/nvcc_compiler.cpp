@@ -77,8 +77,11 @@ class NvccCompiler final : public Compiler {
     const std::string bytes = read_file(cubin);
     out.cubin.assign(bytes.begin(), bytes.end());
     out.ok = !out.cubin.empty();
-    if (!out.ok) out.log += "\nnvcc produced no cubin";
+    // Exit status 0 is not enough: a program that is no nvcc (/bin/true) succeeds and writes nothing.
     std::error_code ec;
+    if (!out.ok)
+      out.log = fmt::format("DG_JIT_NVCC_COMPILER '{}' exited with status 0 but wrote {} cubin at '{}' (-o)\n{}", nvcc_,
+                            fs::exists(cubin, ec) ? "an empty" : "no", cubin.string(), out.log);
     fs::remove(cubin, ec);
     if (want_ptx && out.ok) {
       // nvcc writes PTX only in a separate -ptx pass; it is rare (DG_JIT_DUMP_PTX), so pay for it then.

@@ -6,9 +6,31 @@
 #include <set>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "jit/runtime_internal.hpp"
 
 namespace tilegemm::jit {
+namespace {
+
+std::string first_nonempty_line(const std::string& text) {
+  std::size_t start = text.find_first_not_of('\n');
+  if (start == std::string::npos) return "";
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+// One line per failed kernel. CompileError's what() keeps the compiler's log after a newline; the log's first
+// line is what says why (an nvcc diagnostic, a compiler that wrote no cubin), so it goes on the line.
+std::string failure_line(const KernelSpec& spec, const std::exception& e) {
+  if (const auto* compile = dynamic_cast<const CompileError*>(&e)) {
+    const std::string why = first_nonempty_line(compile->log());
+    return fmt::format("{}: failed to compile: {} (source saved at {})", spec.name,
+                       why.empty() ? "the compiler printed nothing" : why, compile->source_path());
+  }
+  return spec.name + ": " + first_nonempty_line(e.what());
+}
+
+}  // namespace
 
 PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs, const ProgressCallback& on_progress) {
   TILEGEMM_REQUIRE(jobs >= 0, "jobs", ">= 0 (0 = all cores)", std::to_string(jobs));
@@ -35,8 +57,7 @@ PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs, cons
       try {
         compiled = lookup_kernel(spec).source == KernelSource::kCompiled;
       } catch (const std::exception& e) {
-        std::string what = e.what();
-        failure = spec.name + ": " + what.substr(0, what.find('\n'));
+        failure = failure_line(spec, e);
       }
       std::lock_guard lock(mutex);
       if (!failure.empty()) result.failures.push_back(std::move(failure));

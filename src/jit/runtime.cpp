@@ -114,7 +114,8 @@ KernelLookup resolve(const KernelSpec& spec, Settings& s) {
   if (e.jit_disable)
     throw RuntimeError(fmt::format(
         "kernel '{}' is not in the JIT cache '{}' (entry {}) and DG_JIT_DISABLE=1 forbids compiling it; precompile it "
-        "with the same settings (`tilegemm jit precompile`) or unset DG_JIT_DISABLE",
+        "without DG_JIT_DISABLE (`tilegemm jit precompile` with DG_JIT_DISABLE unset, every other setting the same) "
+        "or unset DG_JIT_DISABLE here",
         spec.name, s.disk.root(), entry));
 
   const std::string work_dir = s.disk.make_work_dir(entry);

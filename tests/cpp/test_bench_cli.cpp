@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_runner.hpp"
 #include "tilegemm/hw.hpp"
 
@@ -103,6 +105,44 @@ TEST(BenchCli, CompareTwoRecordedReports) {
   EXPECT_NE(r.output.find("| 4096x7168x16384 | nt |"), std::string::npos);
   EXPECT_NE(r.output.find("Geometric mean ratio (ours, A/B): **0.994×** over 22 shapes; 3 beyond noise"),
             std::string::npos);
+}
+
+// A report missing a key printed "[json.exception.out_of_range.403] ..."; one with a median <= 0 compared as
+// "-nan×" and exited 0. Both are one line naming the file and the key (and the row), exit 2.
+TEST(BenchCli, CompareOfABrokenReportNamesTheFileAndTheKey) {
+  const auto dir = fresh_dir("broken");
+  std::filesystem::create_directories(dir);
+  std::ifstream in(fixture("bench-bf16-all-run4.json"));
+  const nlohmann::json good = nlohmann::json::parse(in);
+  auto write = [&](const std::string& name, const nlohmann::json& j) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << j.dump(2);
+    return path;
+  };
+  nlohmann::json missing = good;
+  missing["rows"][3]["ours"].erase("median_us");
+  nlohmann::json zero = good;
+  zero["rows"][0]["ours"]["median_us"] = 0;
+  nlohmann::json negative = good;
+  negative["rows"][0]["cublas"]["median_us"] = -1;
+  const std::string a = fixture("bench-bf16-all-run3.json");
+  const struct {
+    std::string path, fragment;
+  } cases[] = {
+      {write("missing.json", missing), "no key 'rows[3].ours.median_us'"},
+      {write("zero.json", zero), "'rows[0].ours.median_us' = 0 in row 64x2112x7168"},
+      {write("negative.json", negative), "'rows[0].cublas.median_us' = -1 in row 64x2112x7168"},
+  };
+  for (const auto& c : cases) {
+    const CliResult r = run_cli("bench --compare " + a + " '" + c.path + "'");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output.rfind("tilegemm: error: --compare '" + c.path + "': ", 0), 0u) << r.output;
+    EXPECT_NE(r.output.find(c.fragment), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "one line: " << r.output;
+    EXPECT_EQ(r.output.find("json.exception"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("nan"), std::string::npos) << r.output;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BenchCli, FromJsonWithoutPythonWritesTheReportAndWarnsOnce) {

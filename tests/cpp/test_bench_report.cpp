@@ -175,6 +175,59 @@ TEST(BenchJson, MalformedOrIncompleteInputNamesTheArgument) {
   EXPECT_THROW(report_from_json(R"({"suite": "x", "rows": []})"), InvalidArgument);  // no environment
 }
 
+// The message of report_from_json(`j`) naming "report 'r.json'" (the InvalidArgument it must throw).
+std::string reader_error(const nlohmann::json& j) {
+  try {
+    report_from_json(j.dump(), "report 'r.json'");
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// Was nlohmann's "[json.exception.out_of_range.403] key 'median_us' not found", and a median <= 0 was read
+// (the comparison printed "-nan×"): now one line with the path of the key and, for a median, the row's shape.
+TEST(BenchJson, AMissingKeyOrABadMedianNamesItsPath) {
+  const nlohmann::json good = nlohmann::json::parse(report_to_json(fixture()));
+  auto expect_error = [&](nlohmann::json j, const std::string& fragment) {
+    const std::string what = reader_error(j);
+    EXPECT_EQ(what.rfind("report 'r.json': expected a tilegemm bench report in JSON, got ", 0), 0u) << what;
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    EXPECT_EQ(what.find("json.exception"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  };
+  nlohmann::json j = good;
+  j.erase("suite");
+  expect_error(j, "no key 'suite'");
+  j = good;
+  j["environment"].erase("timer");
+  expect_error(j, "no key 'environment.timer'");
+  j = good;
+  j["rows"][1]["ours"].erase("median_us");
+  expect_error(j, "no key 'rows[1].ours.median_us'");
+  j = good;
+  j["rows"][0]["m"] = "4096";
+  expect_error(j, "'rows[0].m' = \"4096\" (not an integer)");
+  j = good;
+  j["rows"] = 5;
+  expect_error(j, "'rows' = 5 (not an array)");
+  j = good;
+  j["rows"][0]["ours"]["median_us"] = 0;
+  expect_error(j, "'rows[0].ours.median_us' = 0 in row 4096x7168x2048 (100 samples; a measured median is > 0 us)");
+  j = good;
+  j["rows"][0]["cublas"]["median_us"] = -3.5;
+  expect_error(j, "'rows[0].cublas.median_us' = -3.5 in row 4096x7168x2048");
+  j = good;
+  j["rows"][0]["ours"]["median_us"] = nullptr;  // what report_to_json writes for a NaN median
+  expect_error(j, "'rows[0].ours.median_us' = null (not a number)");
+  // Not measured (samples 0) is not an error: its zero median is never divided by.
+  j = good;
+  j["rows"][0]["ours"] = {{"samples", 0}, {"median_us", 0}, {"mean_us", 0}, {"min_us", 0}, {"max_us", 0},
+                          {"stddev_us", 0}};
+  EXPECT_EQ(reader_error(j), "(accepted)");
+  EXPECT_EQ(reader_error(good), "(accepted)");
+}
+
 TEST(BenchMarkdown, EnvironmentBlockOnTop) {
   const std::string md = report_to_markdown(fixture());
   EXPECT_EQ(md.rfind("# tilegemm bench: deepseek\n", 0), 0u);

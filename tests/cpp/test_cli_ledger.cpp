@@ -161,6 +161,10 @@ TEST(CliLedger, TilesThatCannotFitAreUsageErrors) {
   expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128", "--tile", "'128x128'");
   expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x0x64", "--tile", "'128x0x64'");
   expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128x64 --threads 100", "--threads", "multiple of 32");
+  // 0 silently meant "estimate" (TileShape's default); leaving --regs out is how to ask for that.
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128x64 --regs 0", "--regs", "got 0");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --regs 0", "--regs", "leave --regs out for the estimate");
+  expect_usage_error("--m 4096 --n 4096 --k 4096 --tile 128x128x64 --regs -8", "--regs", "got -8");
   expect_usage_error("--m 4096 --n 4096 --k 256 --tile 128x128x64 --split-k 8", "--split-k", "at most");
   expect_usage_error("--m 4096 --n 4096 --k 4096 --hw ascend-950dt --tile 256x512x64", "--tile", "L0C needs");
 }

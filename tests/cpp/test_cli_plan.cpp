@@ -90,6 +90,33 @@ TEST(CliPlan, BadInputExitsTwoNamingTheArgument) {
   expect_usage_error("--m 64 --n 2112 --k 7168 --bogus", "bogus");
 }
 
+// `--hw ascend-950dt` printed an sm_90 config for an Ascend part: the heuristics are SM90 only.
+TEST(CliPlan, ANonNvidiaPresetIsRefusedNamingHw) {
+  const CliResult r = run_plan("--m 64 --n 2112 --k 7168 --hw ascend-950dt");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("tilegemm: error: --hw: expected an NVIDIA Hopper preset (h100-sxm, h800, h200, h20)", 0),
+            0u)
+      << r.output;
+  EXPECT_NE(r.output.find("got 'ascend-950dt'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "one line: " << r.output;
+  EXPECT_EQ(r.output.find("config"), std::string::npos) << r.output;
+  EXPECT_EQ(run_plan("--suite deepseek --hw ascend-950dt").status, 2);
+}
+
+// --m is rows per group: m * groups wrapped past 2^31 into a wrong M (64 x 1e8 planned m=2105032704) or a
+// negative one blamed on "m". The rows of all groups keep the ledger's size contract, naming --num-groups.
+TEST(CliPlan, GroupsWhoseRowsPass2To31AreRefusedNamingNumGroups) {
+  for (const char* groups : {"100000000", "40000000", "33554432"}) {
+    const CliResult r =
+        run_plan(std::string("--m 64 --n 7168 --k 2048 --gemm-type m_grouped_contiguous --num-groups ") + groups);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output.rfind("tilegemm: error: --num-groups: expected at most 33554431 groups of --m = 64 rows", 0), 0u)
+        << r.output;
+    EXPECT_NE(r.output.find(std::string("got ") + groups), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(run_plan("--m 64 --n 7168 --k 2048 --gemm-type m_grouped_contiguous --num-groups 8").status, 0);
+}
+
 TEST(CliPlan, PlansFp8WithOneScaleBlockOfKPerStage) {
   const CliResult r = run_plan("--m 4096 --n 7168 --k 2048 --dtype fp8");
   ASSERT_EQ(r.status, 0) << r.output;

@@ -98,6 +98,34 @@ TEST_F(JitCache, MissingNvccIsAClearError) {
   }
 }
 
+// A "compiler" that exits 0 and writes nothing (the DG_JIT_NVCC_COMPILER=/bin/true) was a compile
+// failure with an empty log: it must name DG_JIT_NVCC_COMPILER and the cubin it did not write, in the library's
+// CompileError and on jit precompile's one line per kernel.
+TEST_F(JitCache, AnNvccThatWritesNoCubinIsAFailureNamingIt) {
+  if (!fs::exists("/bin/true")) GTEST_SKIP() << "no /bin/true";
+  set("DG_JIT_USE_NVRTC", "0");
+  set("DG_JIT_NVCC_COMPILER", "/bin/true");
+  try {
+    get_kernel(fresh_spec("true-nvcc"));
+    FAIL() << "expected CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_NE(e.log().find("DG_JIT_NVCC_COMPILER '/bin/true' exited with status 0 but wrote no cubin at '"),
+              std::string::npos)
+        << e.log();
+    EXPECT_NE(e.log().find("nvcc.cubin' (-o)"), std::string::npos) << e.log();
+  }
+  const std::string salt = "true-nvcc-cli-" + dir_.filename().string();
+  const ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"},
+                                      (dir_ / "true-nvcc.log").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("failed to compile: DG_JIT_NVCC_COMPILER '/bin/true' exited with status 0 but wrote no "
+                          "cubin at '"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("0 compiled, 0 already cached, 3 failed"), std::string::npos) << r.output;
+  EXPECT_EQ(entries(), 0u);
+}
+
 TEST_F(JitCache, EditingAnIncludedHeaderChangesTheKey) {
   const fs::path device = dir_ / "device";
   fs::copy(TILEGEMM_DEVICE_INCLUDE_DIR, device, fs::copy_options::recursive);
@@ -268,6 +296,22 @@ TEST_F(JitCache, DisableMakesACompileAnErrorNamingTheKernel) {
   }
 }
 
+// The advice for a kernel DG_JIT_DISABLE=1 keeps from compiling named `tilegemm jit precompile` as the fix, which
+// fails the same way when DG_JIT_DISABLE is still set (precompile itself under it): say to drop the variable.
+TEST_F(JitCache, DisableAdvisesPrecompilingWithoutIt) {
+  set("DG_JIT_DISABLE", "1");
+  const std::string salt = "disabled-" + dir_.filename().string();
+  const ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"},
+                                      (dir_ / "disabled.log").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("DG_JIT_DISABLE=1 forbids compiling it; precompile it without DG_JIT_DISABLE"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("or unset DG_JIT_DISABLE"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("with the same settings (`tilegemm jit precompile`)"), std::string::npos) << r.output;
+  EXPECT_EQ(entries(), 0u);
+}
+
 TEST_F(JitCache, PtxasCheckRejectsLocalMemoryAndPassesCleanKernels) {
   set("DG_JIT_PTXAS_CHECK", "1");
   EXPECT_NO_THROW(get_kernel(fresh_spec("ptxas-clean")));
@@ -415,6 +459,14 @@ TEST_F(JitCache, CliReportsUserErrorsWithExitStatusTwo) {
                   (dir_ / "cli4.log").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("K-major"), std::string::npos) << r.output;
+  // The kernels are SM90 only: an Ascend preset would be planned an sm_90 config (the ledger still models it).
+  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "2112", "--k", "7168", "--hw",
+                   "ascend-950dt"},
+                  (dir_ / "cli5.log").string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("tilegemm: error: --hw: expected an NVIDIA Hopper preset (", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find("'ascend-950dt'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("precompiled"), std::string::npos) << r.output;
   r = run_process({TILEGEMM_CLI_PATH, "jit", "info"}, (dir_ / "cli3.log").string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(cache_dir().string()), std::string::npos) << r.output;

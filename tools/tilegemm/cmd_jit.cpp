@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "shared_checks.hpp"
 #include "jit/runtime_internal.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
@@ -65,7 +66,7 @@ std::vector<jit::KernelSpec> gemm_specs(const PrecompileArgs& a) {
                                  a.n ? std::to_string(*a.n) : "(missing)", a.k ? std::to_string(*a.k) : "(missing)"));
     shapes.push_back(BenchShape{GemmType::kNormal, 1, *a.m, *a.n, *a.k});
   }
-  const HardwareModel hw = hardware_preset(a.hw, "--hw");
+  const HardwareModel hw = sm90_preset(a.hw, "--hw");
   std::vector<jit::KernelSpec> specs;
   for (const auto& layout_name : a.layouts) {
     const Layout layout = parse_layout(layout_name, "--layout");
@@ -195,7 +196,7 @@ static CommandRegistrar registrar([](CLI::App& root) {
   pre->add_option("--dtype", args->dtype, "Input dtype")->capture_default_str();
   pre->add_option("--out-dtype", args->out_dtype, "Output dtype (bf16 or fp32)")->capture_default_str();
   pre->add_option("--layout", args->layouts, "Layouts to compile (nt nn tn tt)")->capture_default_str();
-  pre->add_option("--hw", args->hw, "Hardware preset the heuristics plan for")->capture_default_str();
+  pre->add_option("--hw", args->hw, "Hopper preset the heuristics plan for (h200, h100-sxm, h800, h20)")->capture_default_str();
   pre->add_option("--num-sms", args->num_sms, "SMs the kernels will run on (0 = the preset's)")->capture_default_str();
   pre->add_flag("--test-kernels", args->test_kernels, "Compile the JIT's small test kernels instead");
   pre->add_option("--salt", args->salt, "With --test-kernels: makes the kernels' keys unique (tests)");

@@ -128,7 +128,12 @@ std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) 
   if (a.stages) t.stages = *a.stages;
   if (a.threads) t.threads = *a.threads;
   if (a.split_k) t.split_k = *a.split_k;
-  if (a.regs) t.regs_per_thread = *a.regs;
+  if (a.regs) {
+    // TileShape's 0 means "estimate"; a --regs 0 typed by the user would silently mean the same.
+    TILEGEMM_REQUIRE(*a.regs > 0, "--regs", "a register count > 0 (leave --regs out for the estimate: accumulators + 32)",
+                     std::to_string(*a.regs));
+    t.regs_per_thread = *a.regs;
+  }
   return t;
 }
 

@@ -1,5 +1,6 @@
 // `tilegemm plan`: the config the heuristics pick for a shape (or a suite of shapes) and the ledger numbers
 // that decided it — on any machine, no GPU needed.
+#include <climits>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "shared_checks.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -44,6 +46,12 @@ GemmType parse_gemm_type(const std::string& name) {
 GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, const PlanArgs& args) {
   TILEGEMM_REQUIRE(m > 0, "--m", "a positive size", std::to_string(m));
   TILEGEMM_REQUIRE(groups > 0, "--num-groups", "a positive count", std::to_string(groups));
+  // The ledger's size contract (every size below 2^31) applied to the rows of all groups, which m * groups
+  // would otherwise wrap into a wrong or negative M.
+  if (type == GemmType::kMGroupedContiguous)
+    TILEGEMM_REQUIRE(std::int64_t{m} * groups <= INT_MAX, "--num-groups",
+                     fmt::format("at most {} groups of --m = {} rows (all groups' rows at most 2^31 - 1)", INT_MAX / m, m),
+                     std::to_string(groups));
   GemmDesc desc;
   desc.type = type;
   desc.num_groups = groups;
@@ -174,7 +182,7 @@ void print_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vect
 
 void run_plan(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
-  const HardwareModel hw = hardware_preset(args.hw, "--hw");
+  const HardwareModel hw = sm90_preset(args.hw, "--hw");
   const std::vector<GemmDesc> descs = descs_from(args);
   nlohmann::json out = nlohmann::json::array();
   if (!args.json && descs.size() > 1)

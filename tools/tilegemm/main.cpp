@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm::cli {
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   try {
     for (auto& add : tilegemm::cli::command_adders()) add(app);
+    tilegemm::cli::require_decimal_integers(app);  // every integer option of every command, in one place
     // A first word that names no command gets the list of commands (CLI11 would only ask for a subcommand).
     if (argc > 1 && argv[1][0] != '-') {
       std::string names;
