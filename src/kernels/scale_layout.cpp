@@ -43,28 +43,29 @@ ScaleLayout preferred_sfa_layout(ScaleLayout possible, GemmType type, std::int64
   return tested_type && faster ? ScaleLayout::kRowMajor : ScaleLayout::kStrided;
 }
 
-TmaView mn_major_scale_view(const TensorView& sf, int box_rows) {
+namespace {
+// A 2-D view (inner dimension `inner`: 2 = K blocks, 1 = rows) of 3-D [G, rows, K blocks] fp32 scales, with a
+// box of box_inner x box_outer elements of one group.
+TmaView scale_view(const TensorView& sf, int inner, std::uint32_t box_inner, std::uint32_t box_outer) {
+  const int outer = 3 - inner;
   TmaView t;
   t.base = sf.data;
   t.dtype = sf.dtype;
-  t.dims = {u64(sf.size(1)), u64(sf.size(2)), u64(sf.size(0))};
-  t.byte_strides[0] = sf.size(2) > 1 ? u64(sf.stride(2)) * 4 : unused_stride_bytes(sf.size(1));
+  t.dims = {u64(sf.size(inner)), u64(sf.size(outer)), u64(sf.size(0))};
+  t.byte_strides[0] = sf.size(outer) > 1 ? u64(sf.stride(outer)) * 4 : unused_stride_bytes(sf.size(inner));
   fill_group_stride(t, sf);
-  t.box = {static_cast<std::uint32_t>(box_rows), 1, 1};
+  t.box = {box_inner, box_outer, 1};
   t.swizzle_bytes = 0;
   return t;
 }
+}  // namespace
+
+TmaView mn_major_scale_view(const TensorView& sf, int box_rows) {
+  return scale_view(sf, 1, static_cast<std::uint32_t>(box_rows), 1);
+}
 
 TmaView row_major_scale_view(const TensorView& sf, int box_rows) {
-  TmaView t;
-  t.base = sf.data;
-  t.dtype = sf.dtype;
-  t.dims = {u64(sf.size(2)), u64(sf.size(1)), u64(sf.size(0))};
-  t.byte_strides[0] = sf.size(1) > 1 ? u64(sf.stride(1)) * 4 : unused_stride_bytes(sf.size(2));
-  fill_group_stride(t, sf);
-  t.box = {static_cast<std::uint32_t>(kRowMajorScaleBoxBlocks), static_cast<std::uint32_t>(box_rows), 1};
-  t.swizzle_bytes = 0;
-  return t;
+  return scale_view(sf, 2, kRowMajorScaleBoxBlocks, static_cast<std::uint32_t>(box_rows));
 }
 
 ScaleTensor scale_tensor(const TensorView& sf) {
