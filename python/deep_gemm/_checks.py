@@ -1,6 +1,14 @@
 """Argument checks that read tensor attributes only (shape, strides, dtype name), so they run without torch
 and raise before any device work: TypeError for a wrong kind of object, ValueError for a wrong value, each
 message starting with the argument's name."""
+import operator
+
+# What the C++ bindings take: sizes and strides as int64, the data pointer as uintptr_t, the device and some
+# scalars (expected_m, ks_cpu, k_alignment) as int. A value outside is named here: the binding would raise
+# nanobind's "incompatible function arguments", which names no argument.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+UINTPTR_MAX = 2**64 - 1
 
 
 def is_tensor(t):
@@ -8,10 +16,55 @@ def is_tensor(t):
 
 
 def require_tensor(t, name):
+    """``t`` when it has a tensor's attributes with values the C++ layer can hold; TypeError/ValueError naming
+    ``name`` otherwise. torch's tensors always pass the value checks; other objects with those attributes
+    (accepted too, see _tensor.py) may not."""
     if not is_tensor(t):
         kind = 'None' if t is None else type(t).__module__ + '.' + type(t).__qualname__
         raise TypeError(f'{name}: expected a torch.Tensor, got {kind}')
+    _require_geometry(t, name)
     return t
+
+
+def _integers(read, name, what):
+    """The ints ``read()`` returns (a stand-in's shape or stride() may be anything)."""
+    try:
+        return [operator.index(v) for v in read()]
+    except TypeError:
+        raise TypeError(f'{name}: expected a tensor with integer {what}') from None
+
+
+# Bytes per element by dtype name, for the memory a tensor spans (1 for names not listed: fp8, int8, bool, ...).
+_ELEMENT_BYTES = {'float64': 8, 'int64': 8, 'complex64': 8, 'complex128': 16, 'float32': 4, 'int32': 4,
+                  'bfloat16': 2, 'float16': 2, 'int16': 2}
+
+
+def _require_geometry(t, name):
+    """What the sizes, strides and data pointer of every torch tensor satisfy: integers, non-negative strides
+    (torch has no negative ones), a non-null pointer aligned to its elements, memory within the address space.
+    A stand-in's values outside these would wrap in the C++ layer's int64 arithmetic, or pass its checks."""
+    shape = _integers(lambda: t.shape, name, 'sizes')
+    strides = _integers(t.stride, name, 'strides')
+    if len(strides) != len(shape):
+        raise ValueError(f'{name}: expected one stride per dimension, got shape {tuple(shape)} with strides '
+                         f'{tuple(strides)}')
+    if any(not 0 <= s <= INT64_MAX for s in shape):
+        raise ValueError(f'{name}: expected sizes in [0, 2^63), got {tuple(shape)}')
+    if any(not 0 <= s <= INT64_MAX for s in strides):
+        raise ValueError(f'{name}: expected strides in [0, 2^63), got {tuple(strides)}')
+    if not callable(t.data_ptr):
+        raise TypeError(f'{name}: expected a tensor with a data_ptr() method')
+    ptr = t.data_ptr()
+    if isinstance(ptr, bool) or not isinstance(ptr, int):
+        raise TypeError(f'{name}: expected data_ptr() to return an int address, got {type(ptr).__name__} {ptr!r}')
+    element = _ELEMENT_BYTES.get(dtype_name(t), 1)
+    extent = 0 if 0 in shape else (sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * element
+    if not 0 <= ptr <= UINTPTR_MAX or extent > INT64_MAX or ptr + extent > UINTPTR_MAX + 1:
+        raise ValueError(f'{name}: expected data_ptr() in [0, 2^64) and memory that fits there, got {ptr} for '
+                         f'{extent} bytes (shape {tuple(shape)}, strides {tuple(strides)})')
+    if extent and (ptr == 0 or ptr % element):
+        raise ValueError(f'{name}: expected a non-null data_ptr() aligned to its {element}-byte elements, got '
+                         f'{ptr:#x}')
 
 
 def dtype_name(t):
@@ -60,6 +113,21 @@ def require_row_major(t, name):
         raise ValueError(f'{name}: expected contiguous rows (stride 1 along N), got strides {tuple(strides)}')
 
 
+def require_no_overlap(t, name):
+    """An output the kernels write: no two elements at one address (a stride of 0, rows closer than a row's
+    length...), or the results of several would land on one. Sufficient test: in stride order, each dimension steps
+    past everything the smaller ones span."""
+    shape = shape_of(t)
+    if 0 in shape:  # no elements
+        return
+    spanned = 0
+    for stride, size in sorted((st, n) for n, st in zip(shape, strides_of(t)) if n > 1):
+        if stride <= spanned:
+            raise ValueError(f'{name}: expected an output whose elements do not overlap, got shape {tuple(shape)} '
+                             f'with strides {tuple(strides_of(t))}')
+        spanned += stride * (size - 1)
+
+
 def is_contiguous(t):
     running = 1
     for size, stride in reversed(list(zip(shape_of(t), strides_of(t)))):
@@ -69,12 +137,24 @@ def is_contiguous(t):
     return True
 
 
-def require_int(value, name, low=None):
+def require_int(value, name, low=None, high=None):
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f'{name}: expected an int, got {type(value).__name__} {value!r}')
-    if low is not None and value < low:
-        raise ValueError(f'{name}: expected an int >= {low}, got {value}')
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f'>= {low}' if high is None else f'in [{low}, {high}]'
+        raise ValueError(f'{name}: expected an int {bounds}, got {value}')
     return value
+
+
+def require_int_sizes(values, name):
+    """``values`` (a list or tuple of group sizes): ints (TypeError naming ``name``), each in [0, 2^31), the
+    C++ layer's 32-bit sizes (ValueError naming ``name[g]``)."""
+    if any(isinstance(k, bool) or not isinstance(k, int) for k in values):
+        raise TypeError(f'{name}: expected a list of ints, got {values!r}')
+    for g, k in enumerate(values):
+        if not 0 <= k <= INT32_MAX:
+            raise ValueError(f'{name}[{g}]: expected a size in [0, 2^31), got {k}')
+    return values
 
 
 def require_bool(value, name):

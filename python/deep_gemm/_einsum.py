@@ -29,7 +29,8 @@ The scales go to the kernel as permuted views too, with no layout pass: permuted
 than through TMA (docs/kernels.md).
 """
 from . import _C
-from ._checks import dtype_name, is_contiguous, require_bool, require_dtype, require_tensor, shape_of, strides_of
+from ._checks import (dtype_name, is_contiguous, require_bool, require_dtype, require_no_overlap, require_tensor,
+                      shape_of, strides_of)
 from ._config import num_sms_setting
 from ._fp8 import RECIPE_1D1D, RECIPE_1D2D, _pair, _resolve_recipe, _write_c_or_zero
 from ._plans import run_checked, table, typed_sequence
@@ -173,9 +174,12 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
             plan = table.get(key)
         except Exception:  # not tensors, an unhashable argument...: the checks below name it
             key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                        d.data_ptr(), 0 if c is None else c.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                            d.data_ptr(), 0 if c is None else c.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     if expr == BATCH_REDUCTION:
         require_bool(use_cublaslt, 'use_cublaslt')
         _check_batch_reduction(a, b, d, c, use_cublaslt)
@@ -200,6 +204,7 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
         if c is not None:
             raise ValueError(f'c: expected None for {expr!r} (DeepGEMM\'s form has no accumulation input; '
                              f'd is bf16), got a tensor')
+    require_no_overlap(d, 'd')
     views = (_permuted_view(a, 'a', e.perm_a), _permuted_view(b, 'b', e.perm_b),
              _permuted_view(d, 'd', e.perm_d))
     c_view = None if c is None else _permuted_view(c, 'c', e.perm_d)
@@ -250,10 +255,13 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
             plan = table.get(key)
     except Exception:  # not pairs of tensors, an unhashable argument...: the checks below name it
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                        0 if c is None else c.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                            0 if c is None else c.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     if isinstance(expr, str) and expr in UNSUPPORTED_FP8:
         raise ValueError(f'expr: {expr!r} is not supported by fp8_einsum: {UNSUPPORTED_FP8[expr]}; supported: '
                          f'{", ".join(map(repr, EXPRESSIONS))}')
@@ -270,6 +278,7 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     _require_contracted_stride_one(a_data, 'a', e.a, e.k, expr)
     _require_contracted_stride_one(b_data, 'b', e.b, e.k, expr)
     _check_output(d, 'd', expr, 'float32' if one_d_one_d else 'bfloat16')
+    require_no_overlap(d, 'd')
     if c is not None:
         if not one_d_one_d:
             raise ValueError(f'c: expected None with the 1D2D recipe {RECIPE_1D2D} (it has no accumulation '

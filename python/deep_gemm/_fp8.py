@@ -19,13 +19,16 @@ A call whose signature (see _plans.py) was seen runs the plan the first such cal
 pointers and the stream into C++, no check. Otherwise the checks run (Python's here, then C++'s in the plan_*
 function) and the plan is kept.
 """
+import sys
+
 from . import _C
-from ._checks import (is_contiguous, require_bool, require_compiled_dims, require_dims, require_dtype, require_int,
-                      require_k_major, require_psum_hint, require_row_major, require_shape, require_tensor, shape_of)
+from ._checks import (INT32_MAX, is_contiguous, require_bool, require_compiled_dims, require_dims, require_dtype,
+                      require_int, require_int_sizes, require_k_major, require_no_overlap, require_psum_hint,
+                      require_row_major, require_shape, require_tensor, shape_of)
 from ._config import num_sms_setting
 from ._plans import run_checked, table, typed, typed_sequence
 from ._sf_layout import check_sf_shape
-from ._tensor import common_device, current_stream, signature, view
+from ._tensor import common_device, current_stream, matrix_view, signature, view
 
 RECIPE_1D2D = (1, 128, 128)
 RECIPE_1D1D = (1, 1, 128)
@@ -118,10 +121,13 @@ def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8
         plan = table.get(key)
     except Exception:  # not pairs of tensors, an unhashable argument...: the checks below name it
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                        0 if c is None else c.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                            0 if c is None else c.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     _common(compiled_dims, disable_ue8m0_cast)
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _pair(b, 'b')
@@ -145,6 +151,7 @@ def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8
     require_shape(d, 'd', (m, n), ' ([M, N])')
     require_dtype(d, 'd', 'float32' if one_d_one_d else 'bfloat16')
     require_row_major(d, 'd')
+    require_no_overlap(d, 'd')
     if c is not None:
         if not one_d_one_d:
             raise ValueError(f'c: expected None with the 1D2D recipe {RECIPE_1D2D} (it has no accumulation '
@@ -205,10 +212,13 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
         plan = table.get(key)
     except Exception:
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                        grouped_layout.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                            grouped_layout.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     _common(compiled_dims, disable_ue8m0_cast)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
@@ -225,6 +235,7 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
     require_shape(d, 'd', (m, n), ' ([M, N])')
     require_dtype(d, 'd', 'bfloat16')
     require_row_major(d, 'd')
+    require_no_overlap(d, 'd')
     require_tensor(grouped_layout, 'grouped_layout')
     require_dtype(grouped_layout, 'grouped_layout', 'int32')
     require_shape(grouped_layout, 'grouped_layout', (groups, ) if use_psum_layout else (m, ),
@@ -267,12 +278,15 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
         plan = table.get(key)
     except Exception:
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                        a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                        masked_m.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                            masked_m.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     _common(compiled_dims, disable_ue8m0_cast)
-    require_int(expected_m, 'expected_m', low=1)
+    require_int(expected_m, 'expected_m', low=1, high=INT32_MAX)  # the C++ layer's int
     a_data, a_sf = _pair(a, 'a')
     require_dims(a_data, 'a', 3, '[G, M_max, K]')
     require_k_major(a_data, 'a')
@@ -285,6 +299,7 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
     require_shape(d, 'd', (groups, m_max, n), ' ([G, M_max, N])')
     require_dtype(d, 'd', 'bfloat16')
     require_row_major(d, 'd')
+    require_no_overlap(d, 'd')
     require_tensor(masked_m, 'masked_m')
     require_dtype(masked_m, 'masked_m', 'int32')
     require_shape(masked_m, 'masked_m', (groups, ), ' (valid rows per group)')
@@ -302,18 +317,30 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
                 current_stream(device), num_sms, pointers)
 
 
-def _k_grouped_operand(x, mn, ks):
+def _k_grouped_operand(x, name, mn, ks):
     """DeepGEMM's SM90 K-grouped operand (each group a K-major [mn, k_g] block, blocks one after another in a
-    contiguous tensor of Σk_g·mn elements) as the C++ API's [mn, ΣK] matrix with the groups side by side."""
-    import torch
+    contiguous tensor of Σk_g·mn elements) as the C++ API's [mn, ΣK] matrix with the groups side by side: its
+    (ptr, dtype, shape, strides) view and the tensor holding it, which must outlive the launch. One non-empty
+    group is that matrix already: a view of ``x``, no copy (and no torch, as for the other GEMMs)."""
+    non_empty = [k for k in ks if k]
+    if len(non_empty) == 1:
+        return matrix_view(x, name, mn, non_empty[0]), x
+    copy = _k_grouped_copy(x, name, mn, ks)
+    return view(copy, name), copy
+
+
+def _k_grouped_copy(x, name, mn, ks):
+    """The groups of ``x`` side by side in a new [mn, ΣK] tensor (torch ops: ``x`` must be a torch tensor)."""
+    torch = sys.modules.get('torch')
+    if torch is None or not isinstance(x, torch.Tensor):
+        raise TypeError(f'{name}: expected a torch.Tensor (its {len(ks)} K groups are copied side by side into the '
+                        f'[mn, ΣK] matrix the SM90 kernel reads), got {type(x).__module__}.{type(x).__qualname__}')
     data = x.reshape(-1)
     blocks, start = [], 0
     for k in ks:
         if k:
             blocks.append(data[start:start + mn * k].view(torch.uint8).view(mn, k))
         start += mn * k
-    if len(blocks) == 1:
-        return blocks[0].view(x.dtype)
     # One copy of the operand (bytes, as fp8 cat support varies across torch versions); the GEMM reads it
     # many times over, so this costs a few percent on the weight-gradient shapes.
     return torch.cat(blocks, dim=1).view(x.dtype)
@@ -332,16 +359,20 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
         key = plan = None
     if plan is not None:
         # The C++ API's [mn, ΣK] operands. One group with rows of K: the operands themselves (what
-        # _k_grouped_operand views), else a copy made again on every call.
+        # _k_grouped_operand views), else a copy made again on every call, held here until the launch (freed
+        # earlier, b's copy could take a's memory before the kernel reads it).
         if sum(1 for k in ks[1] if k) == 1:
-            a_ptr, b_ptr = a_data.data_ptr(), b_data.data_ptr()
+            a_mk, b_nk = a_data, b_data
         else:
             _, m, n = d.shape
-            a_ptr = _k_grouped_operand(a_data, m, ks[1]).data_ptr()
-            b_ptr = _k_grouped_operand(b_data, n, ks[1]).data_ptr()
-        if plan.launch(current_stream(sa[3]), num_sms_setting(), a_ptr, a_sf.data_ptr(), b_ptr, b_sf.data_ptr(),
-                       d.data_ptr(), grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
-            return
+            a_mk, b_nk = _k_grouped_copy(a_data, 'a', m, ks[1]), _k_grouped_copy(b_data, 'b', n, ks[1])
+        try:
+            if plan.launch(current_stream(sa[3]), num_sms_setting(), a_mk.data_ptr(), a_sf.data_ptr(),
+                           b_nk.data_ptr(), b_sf.data_ptr(), d.data_ptr(), grouped_layout.data_ptr(),
+                           0 if c is None else c.data_ptr()):
+                return
+        except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+            pass
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -351,10 +382,9 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
         raise ValueError(f'recipe: expected {RECIPE_1D1D} (SM90 K-grouped FP8 GEMMs are 1D1D), got {recipe!r}')
     if not isinstance(ks_cpu, (list, tuple)) or len(ks_cpu) == 0:
         raise ValueError(f'ks_cpu: expected a non-empty list of group K sizes on the host, got {ks_cpu!r}')
-    if any(isinstance(k, bool) or not isinstance(k, int) for k in ks_cpu):
-        raise TypeError(f'ks_cpu: expected a list of ints, got {ks_cpu!r}')
+    require_int_sizes(ks_cpu, 'ks_cpu')
     for g, k in enumerate(ks_cpu):
-        if k < 0 or k % 128:
+        if k % 128:
             raise ValueError(f'ks_cpu[{g}]: expected a multiple of 128 >= 0 (the SM90 K alignment), got {k}')
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _pair(b, 'b')
@@ -393,8 +423,11 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     if sum_k == 0:
         _write_c_or_zero(d, c)
         return
-    a_mk, b_nk = _k_grouped_operand(a_data, m, ks_cpu), _k_grouped_operand(b_data, n, ks_cpu)
-    views, pointers = _views((a_mk, 'a'), (a_sf, 'a[1]'), (b_nk, 'b'), (b_sf, 'b[1]'), (d, 'd'))
+    # a_mk and b_nk hold the operands' memory until the launch (a copy with several groups).
+    a_view, a_mk = _k_grouped_operand(a_data, 'a', m, ks_cpu)
+    b_view, b_nk = _k_grouped_operand(b_data, 'b', n, ks_cpu)
+    views = a_view, view(a_sf, 'a[1]'), b_view, view(b_sf, 'b[1]'), view(d, 'd')
+    pointers = [v[0] for v in views]
     layout_view = view(grouped_layout, 'grouped_layout')
     c_view = None if c is None else view(c, 'c')
     ks = list(ks_cpu)

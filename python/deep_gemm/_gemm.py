@@ -10,10 +10,11 @@ pointers and the stream into C++, no check. Otherwise the checks run (Python's h
 function) and the plan is kept.
 """
 from . import _C
-from ._checks import require_bool, require_compiled_dims, require_psum_hint
+from ._checks import (INT32_MAX, require_bool, require_compiled_dims, require_int, require_int_sizes,
+                      require_no_overlap, require_psum_hint)
 from ._config import num_sms_setting
 from ._plans import run_checked, table, typed, typed_sequence
-from ._tensor import common_device, current_stream, signature, transposed, view
+from ._tensor import common_device, current_stream, require_matrices, signature, transposed, view
 
 # Layout tags of the signatures (each layout views the same tensors differently).
 _NT, _NN, _TN, _TT = 'nt', 'nn', 'tn', 'tt'
@@ -26,16 +27,20 @@ def _dense(layout, a, b, d, c, compiled_dims):
         plan = table.get(key)
     except Exception:  # not tensors, an unhashable argument...: the checks below name it
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                        d.data_ptr(), 0 if c is None else c.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                            d.data_ptr(), 0 if c is None else c.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     require_compiled_dims(compiled_dims)
     a_view, b_view = view(a, 'a'), view(b, 'b')
     if layout in (_TN, _TT):
-        a_view = transposed(a_view)
+        a_view = transposed(a_view, 'a')
     if layout in (_NN, _TN):
-        b_view = transposed(b_view)
+        b_view = transposed(b_view, 'b')
     d_view = view(d, 'd')
+    require_no_overlap(d, 'd')
     c_view = None if c is None else view(c, 'c')
     device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
     run_checked(key, lambda: _C.plan_bf16_gemm(a_view, b_view, d_view, c_view, device, num_sms),
@@ -68,16 +73,20 @@ def _m_grouped_contiguous(layout, a, b, d, grouped_layout, compiled_dims, use_ps
         plan = table.get(key)
     except Exception:
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                        d.data_ptr(), grouped_layout.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                            d.data_ptr(), grouped_layout.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
     require_psum_hint(expected_m_for_psum_layout, use_psum_layout)
     a_view, b_view, d_view = view(a, 'a'), view(b, 'b'), view(d, 'd')
+    require_no_overlap(d, 'd')
     if layout == _NN:
-        b_view = transposed(b_view)
+        b_view = transposed(b_view, 'b')
     layout_view = view(grouped_layout, 'grouped_layout')
     device, num_sms = common_device(a=a, b=b, d=d, grouped_layout=grouped_layout), num_sms_setting()
     run_checked(key, lambda: _C.plan_m_grouped_contiguous(a_view, b_view, d_view, layout_view, use_psum_layout,
@@ -108,13 +117,16 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='
         plan = table.get(key)
     except Exception:
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                        d.data_ptr(), masked_m.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                            d.data_ptr(), masked_m.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     require_compiled_dims(compiled_dims)
-    if isinstance(expected_m, bool) or not isinstance(expected_m, int):
-        raise TypeError(f'expected_m: expected an int, got {type(expected_m).__name__} {expected_m!r}')
+    require_int(expected_m, 'expected_m', low=1, high=INT32_MAX)  # the C++ layer's int
     views = view(a, 'a'), view(b, 'b'), view(d, 'd'), view(masked_m, 'masked_m')
+    require_no_overlap(d, 'd')
     device, num_sms = common_device(a=a, b=b, d=d, masked_m=masked_m), num_sms_setting()
     run_checked(key, lambda: _C.plan_m_grouped_masked(*views, expected_m, device, num_sms), current_stream(device),
                 num_sms, [v[0] for v in views])
@@ -129,9 +141,12 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
         plan = table.get(key)
     except Exception:
         key = plan = None
-    if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                        d.data_ptr(), grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
-        return
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
+                                            d.data_ptr(), grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -139,9 +154,14 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
                          'ks_cpu), got True')
     if ks_cpu is None or not isinstance(ks_cpu, (list, tuple)) or len(ks_cpu) == 0:
         raise ValueError(f'ks_cpu: expected a non-empty list of group K sizes on the host, got {ks_cpu!r}')
-    if any(isinstance(k, bool) or not isinstance(k, int) for k in ks_cpu):
-        raise TypeError(f'ks_cpu: expected a list of ints, got {ks_cpu!r}')
+    require_int_sizes(ks_cpu, 'ks_cpu')
     views = view(a, 'a'), view(b, 'b'), view(d, 'd')
+    require_no_overlap(d, 'd')
+    for (_, _, shape, strides), name, mn in ((views[0], 'a', 'M'), (views[1], 'b', 'N')):
+        # The C++ layer checks both at once and names the culprit "a/b".
+        if len(shape) == 2 and strides[1] != 1:
+            raise ValueError(f'{name}: expected [ΣK, {mn}] with contiguous rows (stride 1 along {mn}), got strides '
+                             f'{tuple(strides)}')
     layout_view = view(grouped_layout, 'grouped_layout')
     c_view = None if c is None else view(c, 'c')
     device, num_sms = common_device(a=a, b=b, d=d, grouped_layout=grouped_layout, c=c), num_sms_setting()
@@ -152,7 +172,9 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
 
 
 def _cublaslt(layout, a, b, d, c):
-    views = view(a, 'a'), view(b, 'b'), view(d, 'd')
+    # The C++ layer transposes a and b for nn/tn/tt (and names a 1-D one "view"): their dimensions are checked here.
+    views = require_matrices(view(a, 'a'), 'a'), require_matrices(view(b, 'b'), 'b'), view(d, 'd')
+    require_no_overlap(d, 'd')
     c_view = None if c is None else view(c, 'c')
     device = common_device(a=a, b=b, d=d, c=c)
     _C.cublaslt(layout, *views, c_view, device, current_stream(device))

@@ -12,17 +12,26 @@ exact stride test), else a new one allocated with ``torch.empty_strided`` and De
 are not written, as there). CUDA tensors are moved by tilegemm's layout kernels (include/tilegemm/fp8_layout.hpp,
 any input strides, on torch's current stream: CUDA-graph safe); CPU tensors by torch ops. The UE8M0 packers are
 the SM100 layouts; SM90's GEMMs read fp32 scales, so the GEMM path (``to_kernel_layout``) refuses int32 scales.
+A function that makes a new tensor needs torch's tensors (a stand-in with a tensor's attributes raises TypeError);
+scales returned as they are need not be.
 """
+import sys
+
 from . import _C
-from ._checks import dims, dtype_name, is_contiguous, require_bool, require_tensor, shape_of, strides_of
+from ._checks import INT32_MAX, dims, dtype_name, is_contiguous, require_bool, require_tensor, shape_of, strides_of
 from ._config import get_mk_alignment_for_contiguous_layout
 from ._tensor import current_stream, device_of, view
 
 _MAX_K_GROUPS = 128  # the K-grouped packer reads the group sizes with one warp, four per lane
 
 
-def _torch():
-    import torch
+def _torch_of(t, name):
+    """torch, once ``t`` is one of its tensors: the functions that make a new tensor (and move CPU scales with
+    torch ops) need torch's, other objects with a tensor's attributes cannot go there."""
+    torch = sys.modules.get('torch')  # a torch tensor exists only once torch is imported
+    if torch is None or not isinstance(t, torch.Tensor):
+        raise TypeError(f'{name}: expected a torch.Tensor (a new tensor is made with torch), got '
+                        f'{type(t).__module__}.{type(t).__qualname__}')
     return torch
 
 
@@ -103,7 +112,7 @@ def get_mn_major_tma_aligned_tensor(sf):
     _require_sf(sf)
     if _has_deepgemm_layout(sf):
         return sf
-    torch = _torch()
+    torch = _torch_of(sf, 'sf')
     batched = sf if sf.dim() == 3 else sf.unsqueeze(0)
     groups, mn, kb = batched.shape
     out = _mn_major_empty(torch, batched, kb, sf.dtype)
@@ -157,7 +166,9 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
     groups, mn, kb = _batched_shape(sf)
     if psum_layout is not None:
         _require_psum_layout(psum_layout, groups)
-    torch = _torch()
+    torch = _torch_of(sf, 'sf')
+    if psum_layout is not None and sf.device.type != 'cuda':
+        _torch_of(psum_layout, 'psum_layout')  # read with torch ops here
     batched = sf if sf.dim() == 3 else sf.unsqueeze(0)
     out = _mn_major_empty(torch, batched, ceil_div(kb, 4), torch.int32)
     alignment = get_mk_alignment_for_contiguous_layout()
@@ -241,10 +252,13 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
         raise ValueError(f'gran_k: expected 32 or 128, got {gran_k}')
     _require_int(k_alignment, 'k_alignment')
     require_bool(use_psum_layout, 'use_psum_layout')
-    if k_alignment % 32 or k_alignment < 0 or (use_psum_layout and k_alignment == 0):
-        raise ValueError(f'k_alignment: expected a multiple of 32 (positive with use_psum_layout), got {k_alignment}')
+    # The C++ layer takes it as an int.
+    if k_alignment % 32 or not 0 <= k_alignment <= INT32_MAX or (use_psum_layout and k_alignment == 0):
+        raise ValueError(f'k_alignment: expected a multiple of 32 in [0, 2^31) (positive with use_psum_layout), '
+                         f'got {k_alignment}')
     packed_rows = _k_grouped_packed_rows(sf_k, num_groups, ks_cpu, gran_k, use_psum_layout)
-    torch = _torch()
+    torch = _torch_of(sf, 'sf')
+    _torch_of(grouped_layout, 'grouped_layout')  # flattened (and, for CPU scales, read) with torch ops
     out = torch.empty((packed_rows, mn), dtype=torch.int32, device=sf.device)
     if packed_rows == 0 or sf_k == 0:
         return out

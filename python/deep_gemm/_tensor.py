@@ -3,11 +3,13 @@
 torch is never imported here: a tensor's attributes are read directly, and the dtype is recognised by its
 name (``str(torch.bfloat16) == 'torch.bfloat16'``), so importing deep_gemm neither needs torch nor
 initialises CUDA. Objects exposing the same attributes (``data_ptr()``, ``shape``, ``stride()``, ``dtype``,
-``device``) are accepted too.
+``device``) are accepted too, with the values a tensor can have (_checks.require_tensor: integer sizes, non-negative
+strides, a non-null pointer aligned to its elements...), which torch's tensors always have.
 """
 import sys
 
 from . import _C
+from ._checks import INT32_MAX, require_tensor
 
 # torch dtype name -> tilegemm DType code (include/tilegemm/dtype.hpp names).
 _TORCH_DTYPES = {
@@ -22,39 +24,64 @@ _TORCH_DTYPES = {
 _CODES = _C.dtype_codes()
 
 
-def _type_name(x):
-    return type(x).__module__ + '.' + type(x).__qualname__ if x is not None else 'None'
-
-
 def device_of(t, name):
     """The CUDA device index of tensor ``t`` (ValueError naming ``name`` when it is not on a GPU)."""
     device = getattr(t, 'device', None)
     if getattr(device, 'type', None) != 'cuda':
         raise ValueError(f'{name}: expected a CUDA tensor, got a tensor on {device}')
-    index = device.index
-    return 0 if index is None else int(index)
+    index = 0 if device.index is None else device.index
+    # torch's indices are small ints; the C++ layer takes an int, and a negative one would mean "no device".
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= INT32_MAX:
+        raise ValueError(f'{name}: expected a CUDA device index in [0, 2^31), got {index!r}')
+    return index
 
 
 def view(t, name):
     """(data_ptr, dtype code, shape, strides) of ``t``; TypeError/ValueError naming ``name`` on bad input."""
-    for attribute in ('data_ptr', 'stride', 'shape', 'dtype', 'device'):
-        if not hasattr(t, attribute):
-            raise TypeError(f'{name}: expected a torch.Tensor, got {_type_name(t)}')
+    dtype = _dtype_code(t, name)
+    shape = _kernel_sizes([int(s) for s in t.shape], name)
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f'{name}: expected a tensor of 1 to 4 dimensions, got {len(shape)} ({tuple(shape)})')
+    device_of(t, name)
+    return (int(t.data_ptr()), dtype, shape, [int(s) for s in t.stride()])
+
+
+def matrix_view(t, name, rows, cols):
+    """The view of contiguous ``t``'s first rows * cols elements as a row-major [rows, cols] matrix (no copy)."""
+    dtype = _dtype_code(t, name)
+    device_of(t, name)
+    return (int(t.data_ptr()), dtype, _kernel_sizes([rows, cols], name), [cols, 1])
+
+
+def _kernel_sizes(shape, name):
+    """Every size below 2^31: the kernels and the library take M, N, K and group counts as 32-bit ints, and a size
+    past that would wrap there rather than be named."""
+    if any(s > INT32_MAX for s in shape):
+        raise ValueError(f'{name}: expected sizes below 2^31 (the kernels\' 32-bit sizes), got {tuple(shape)}')
+    return shape
+
+
+def _dtype_code(t, name):
+    require_tensor(t, name)
     dtype = _TORCH_DTYPES.get(str(t.dtype))
     if dtype is None:
         raise TypeError(f'{name}: expected a tensor of bfloat16, float32, int32 or float8 elements, '
                         f'got {t.dtype}')
-    shape = [int(s) for s in t.shape]
-    if not 1 <= len(shape) <= 4:
-        raise ValueError(f'{name}: expected a tensor of 1 to 4 dimensions, got {len(shape)} ({tuple(shape)})')
-    device_of(t, name)
-    return (int(t.data_ptr()), _CODES[dtype], shape, [int(s) for s in t.stride()])
+    return _CODES[dtype]
 
 
-def transposed(v):
+def transposed(v, name):
     """The view with its last two dimensions swapped (DeepGEMM's ``.T`` / ``.mT`` on an operand)."""
-    ptr, dtype, shape, strides = v
+    ptr, dtype, shape, strides = require_matrices(v, name)
     return (ptr, dtype, shape[:-2] + [shape[-1], shape[-2]], strides[:-2] + [strides[-1], strides[-2]])
+
+
+def require_matrices(v, name):
+    """``v`` when it is a [rows, cols] or [B, rows, cols] view, what the GEMMs take and transpose."""
+    if len(v[2]) not in (2, 3):
+        raise ValueError(f'{name}: expected a 2-D [rows, cols] or 3-D [B, rows, cols] tensor, got {len(v[2])}-D '
+                         f'{tuple(v[2])}')
+    return v
 
 
 def common_device(**tensors):

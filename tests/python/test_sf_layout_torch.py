@@ -1,11 +1,14 @@
 """Scale-factor layout conversions and the K-grouped operand rearrangement on CPU torch tensors (need torch;
 skipped without it). The conversions are plain torch ops, so the CPU answers what the GPU would get."""
+import ctypes
+
 import pytest
 
 torch = pytest.importorskip('torch', reason='the FP8 layout conversions are torch ops')
 
 import deep_gemm  # noqa: E402
-from deep_gemm._fp8 import _k_grouped_operand  # noqa: E402
+from deep_gemm._fp8 import _k_grouped_copy, _k_grouped_operand  # noqa: E402
+from conftest import FakeTensor  # noqa: E402
 from deep_gemm.utils import per_token_cast_to_fp8  # noqa: E402
 
 
@@ -53,12 +56,40 @@ def test_k_grouped_operand_puts_groups_side_by_side():
     mn, ks = 3, [128, 0, 256]
     blocks = [torch.randint(0, 100, (mn, k), dtype=torch.uint8) for k in ks]
     flat = torch.cat([b.flatten() for b in blocks]).view(torch.float8_e4m3fn)
-    out = _k_grouped_operand(flat, mn, ks)
+    out = _k_grouped_copy(flat, 'a', mn, ks)
     assert out.dtype == torch.float8_e4m3fn and out.shape == (mn, sum(ks)) and out.is_contiguous()
     assert torch.equal(out.view(torch.uint8), torch.cat(blocks, dim=1))
-    # One non-empty group is a view, not a copy.
-    single = _k_grouped_operand(flat[:mn * 128], mn, [128, 0])
-    assert single.data_ptr() == flat.data_ptr() and single.shape == (mn, 128)
+    # One non-empty group is a view of the operand itself, not a copy.
+    x = FakeTensor((mn * 128, ), 'float8_e4m3fn')
+    (ptr, _, shape, strides), holder = _k_grouped_operand(x, 'a', mn, [128, 0])
+    assert holder is x and (ptr, shape, strides) == (x.data_ptr(), [mn, 128], [128, 1])
+
+
+def test_k_grouped_copies_live_until_a_kept_plan_launches(monkeypatch):
+    # A kept plan's call copies a's and b's groups side by side again; had a's copy been freed before the launch,
+    # b's copy (the same size) would take its memory and the kernel would read b's bytes as a.
+    mn, ks = 64, [128, 128]
+    a_blocks = [torch.full((mn, k), 1 + g, dtype=torch.uint8) for g, k in enumerate(ks)]
+    b_blocks = [torch.full((mn, k), 10 + g, dtype=torch.uint8) for g, k in enumerate(ks)]
+    a, b = (torch.cat([x.flatten() for x in blocks]).view(torch.float8_e4m3fn) for blocks in (a_blocks, b_blocks))
+    launched = {}
+
+    class Plan:
+        def launch(self, stream, num_sms, a_ptr, a_sf_ptr, b_ptr, *pointers):
+            launched['a'] = ctypes.string_at(a_ptr, mn * sum(ks))
+            launched['b'] = ctypes.string_at(b_ptr, mn * sum(ks))
+            return True
+
+    class KeptPlans:  # every signature has a kept plan: the call takes the kept plan's path
+        def get(self, key):
+            return Plan()
+
+    monkeypatch.setattr(deep_gemm._fp8, 'table', KeptPlans())
+    sf = torch.ones(mn, 2)
+    deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sf), (b, sf), torch.empty(2, mn, mn), ks,
+                                               torch.tensor(ks, dtype=torch.int32))
+    assert launched['a'] == torch.cat(a_blocks, dim=1).numpy().tobytes()
+    assert launched['b'] == torch.cat(b_blocks, dim=1).numpy().tobytes()
 
 
 def test_cpu_tensors_are_rejected_by_name():
