@@ -149,7 +149,7 @@ TEST(CliLedger, BadDtypesAndPresetsAreUsageErrors) {
   expect_usage_error("--m 64 --n 64 --k 64 --a-dtype bogus", "--a-dtype", "'bogus'");
   expect_usage_error("--m 64 --n 64 --k 64 --out-dtype x", "--out-dtype", "'x'");
   expect_usage_error("--m 64 --n 64 --k 64 --hw b200", "--hw", "'b200'");
-  expect_usage_error("--m 64 --n 64 --k 64 --dtype fp4 --hw h200", "math dtype", "fp4");
+  expect_usage_error("--m 64 --n 64 --k 64 --dtype fp4 --hw h200", "--dtype (on --hw h200)", "'fp4'");
   expect_usage_error("--m 64 --n 64 --k 64 --sf-a 1by128", "--sf-a", "'1by128'");
   expect_usage_error("--m 64 --n 64 --k 64 --hbm-gbps 0", "--hbm-gbps", "got 0");
 }

@@ -78,11 +78,11 @@ TEST(CliPlan, BadInputExitsTwoNamingTheArgument) {
   expect_usage_error("--m 64 --n 2112 --k 7168 --hw h900", "--hw");
   expect_usage_error("--m 64 --n 2112 --k 7168 --dtype int8", "--dtype");
   expect_usage_error("--m 64 --n 2112 --k 7168 --dtype nope", "--dtype");
-  expect_usage_error("--m 64 --n 2112 --k 7168 --out-dtype fp16", "d_dtype");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --out-dtype fp16", "tilegemm: error: --out-dtype: ");
   expect_usage_error("--m 64 --n 2112 --k 7168 --layout xy", "--layout");
   expect_usage_error("--m 64 --n 2112 --k 7168 --gemm-type dense", "--gemm-type");
   expect_usage_error("--m 64 --n 2112 --k 7168 --num-groups 2", "--num-groups");
-  expect_usage_error("--m 64 --n 2112 --k 7168 --num-sms 500", "num_sms");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --num-sms 500", "tilegemm: error: --num-sms: ");
   expect_usage_error("--m 64 --n 2112 --k 7168 --top -1", "--top");
   expect_usage_error("--suite nope", "--suite");
   expect_usage_error("--suite deepseek --m 64", "--suite");

@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "input_file.hpp"
+#include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/ledger.hpp"
@@ -336,8 +337,16 @@ void run_ledger(const LedgerArgs& a) {
   const HardwareModel hw = hardware_from(a);
   const std::optional<TileShape> tile = tile_from(a, dtypes);
 
+  // The peak of the math type is looked up on the hardware model ("math dtype" in the library): the dtype
+  // options chose it and --hw (with --hw-json) has no FLOP/cycle for it.
+  const std::string dtype_option = a.math_dtype              ? "--math-dtype"
+                                   : a.a_dtype || a.b_dtype ? "--a-dtype/--b-dtype"
+                                                            : "--dtype";
+  const std::string hw_option = a.hw_json.empty() ? "--hw " + a.hw : "--hw " + a.hw + " with --hw-json";
   std::vector<Row> rows;
-  for (const ProblemShape& s : shapes) rows.push_back(compute_row(s, dtypes, tile, a, hw));
+  with_option_names({{"math dtype", fmt::format("{} (on {})", dtype_option, hw_option)}}, [&] {
+    for (const ProblemShape& s : shapes) rows.push_back(compute_row(s, dtypes, tile, a, hw));
+  });
 
   if (a.json) {
     nlohmann::ordered_json out;

@@ -180,7 +180,30 @@ void print_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vect
   }
 }
 
+void run_plan_checked(const PlanArgs& args);
+
+// The heuristics check a GemmDesc and name its fields; name the options that set them instead.
 void run_plan(const PlanArgs& args) {
+  const bool contiguous = args.gemm_type == gemm_type_name(GemmType::kMGroupedContiguous);
+  const OptionNames options = {
+      // A contiguous desc's M holds the rows of all groups (--m x --num-groups).
+      {"m", contiguous ? "--m x --num-groups (all groups' rows)" : "--m"},
+      {"n", "--n"},
+      {"k", "--k"},
+      {"num_groups", "--num-groups"},
+      {"expected_m", "--expected-m"},
+      {"num_sms", "--num-sms"},
+      {"a_dtype", "--dtype"},
+      {"b_dtype", "--dtype"},
+      {"d_dtype", "--out-dtype"},
+      {"major_a", "--layout"},
+      {"major_b", "--layout"},
+      {"desc", "--m/--n/--k"},
+  };
+  with_option_names(options, [&] { run_plan_checked(args); });
+}
+
+void run_plan_checked(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
   const HardwareModel hw = sm90_preset(args.hw, "--hw");
   const std::vector<GemmDesc> descs = descs_from(args);

@@ -17,27 +17,88 @@ std::vector<CommandAdder>& command_adders() {
 }
 }  // namespace tilegemm::cli
 
+namespace {
+
+// The subcommands of `app`, comma-separated.
+std::string subcommand_names(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
+
+// "jit precompile": the words that select `app` below the root ("" for the root).
+std::string command_path(const CLI::App& app) {
+  if (!app.get_parent()) return "";
+  const std::string above = command_path(*app.get_parent());
+  return above.empty() ? app.get_name() : above + " " + app.get_name();
+}
+
+// `app` needs a subcommand and `given` (nullptr: nothing) is none of them: one line listing them.
+tilegemm::InvalidArgument no_subcommand(const CLI::App& app, const char* given) {
+  return tilegemm::InvalidArgument(app.get_parent() ? command_path(app) : "command",
+                                   app.get_parent() ? "a subcommand, one of " + subcommand_names(app)
+                                                    : "one of " + subcommand_names(app),
+                                   given ? fmt::format("'{}'", given) : "nothing");
+}
+
+// The deepest subcommand the parse reached (the root when none).
+const CLI::App& deepest_parsed(const CLI::App& app) {
+  const CLI::App* cur = &app;
+  while (!cur->get_subcommands().empty()) cur = cur->get_subcommands().front();
+  return *cur;
+}
+
+std::string quoted_list(const std::vector<std::string>& args) {
+  std::string out;
+  for (const std::string& a : args) out += (out.empty() ? "'" : " '") + a + "'";
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"tilegemm: a JIT GEMM library for NVIDIA Hopper, its performance ledger and benchmarks"};
   app.require_subcommand(1);
   try {
     for (auto& add : tilegemm::cli::command_adders()) add(app);
-    tilegemm::cli::require_decimal_integers(app);  // every integer option of every command, in one place
-    // A first word that names no command gets the list of commands (CLI11 would only ask for a subcommand).
-    if (argc > 1 && argv[1][0] != '-') {
-      std::string names;
+    // Every option of every command, in one place: no option as another's value, integers in plain decimal.
+    tilegemm::cli::require_values_not_options(app);
+    tilegemm::cli::require_decimal_integers(app);
+    // A first word that names no command (or none at all, or an option: the root takes only --help) gets the
+    // list of commands; CLI11 would only say "A subcommand is required".
+    const std::string first = argc > 1 ? argv[1] : "";
+    if (first != "--help" && first != "-h" && first != "--help-all") {
       bool known = false;
-      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-        known = known || sub->check_name(argv[1]);
-        names += (names.empty() ? "" : ", ") + sub->get_name();
-      }
-      if (!known) throw tilegemm::InvalidArgument("command", "one of " + names, fmt::format("'{}'", argv[1]));
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        known = known || (argc > 1 && sub->check_name(first));
+      if (!known) throw no_subcommand(app, argc > 1 ? argv[1] : nullptr);
     }
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11's "The following argument was not expected: 0" names neither the command nor, for an empty
+    // argument, anything; the arguments are listed quoted, in the order given.
+    const CLI::App& cmd = deepest_parsed(app);
+    std::vector<std::string> extras = app.remaining(true);
+    fmt::print(stderr, "tilegemm: error: {}: expected options only (each --option with its value; see tilegemm {} "
+                       "--help), got the unexpected argument{} {}\n",
+               cmd.get_parent() ? command_path(cmd) : "command", command_path(cmd),
+               extras.size() == 1 ? "" : "s", quoted_list(extras));
+    return 2;
+  } catch (const CLI::RequiredError& e) {
+    // "A subcommand is required" (tilegemm jit without precompile/info/...): list the subcommands.
+    const CLI::App& cmd = deepest_parsed(app);
+    if (cmd.get_require_subcommand_min() > 0 && cmd.get_subcommands().empty()) {
+      const std::vector<std::string> rest = cmd.remaining();
+      fmt::print(stderr, "tilegemm: error: {}\n", no_subcommand(cmd, rest.empty() ? nullptr : rest.front().c_str()).what());
+    } else {
+      fmt::print(stderr, "tilegemm: error: {}\n", e.what());
+    }
+    return 2;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "tilegemm: error: {}\n", e.what());
     return 2;
