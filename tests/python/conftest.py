@@ -62,6 +62,28 @@ class FakeTensor:
         return FakeTensor(shape, self.dtype.name, self.device.type, self.device.index, strides, self._ptr)
 
 
+# Stand-in tensors of a dtype, and the check most bad-input tests make: fn(*args) raises exc whose message starts
+# with the argument's name.
+def bf16(*shape, **kw):
+    return FakeTensor(shape, 'bfloat16', **kw)
+
+
+def f32(*shape, **kw):
+    return FakeTensor(shape, 'float32', **kw)
+
+
+def i32(*shape, **kw):
+    return FakeTensor(shape, 'int32', **kw)
+
+
+def raises(exc, argument, fn, *args, **kwargs):
+    with pytest.raises(exc) as info:
+        fn(*args, **kwargs)
+    message = str(info.value)
+    assert message.startswith(argument + ':'), message
+    return message
+
+
 def mn_major_strides(shape):
     """Strides of per-token scales [(G,) mn, kb] in the kernel layout: MN contiguous, mn padded to 4."""
     mn, kb = shape[-2], shape[-1]

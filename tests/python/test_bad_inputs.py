@@ -6,15 +6,7 @@ validation before any device work or, for the no-GPU case, only run on machines 
 import pytest
 
 import deep_gemm
-from conftest import FakeTensor as T, gpu_available
-
-
-def bf16(*shape, **kw):
-    return T(shape, 'bfloat16', **kw)
-
-
-def i32(*shape, **kw):
-    return T(shape, 'int32', **kw)
+from conftest import FakeTensor as T, gpu_available, bf16, i32
 
 
 def raises(exc, argument, fn, *args, **kwargs):

@@ -7,7 +7,7 @@ layout helpers untouched, which is what lets a valid call reach the C++ layer he
 import pytest
 
 import deep_gemm
-from conftest import FakeTensor as T, gpu_available, mn_major_strides
+from conftest import FakeTensor as T, gpu_available, mn_major_strides, bf16, f32, i32
 
 M, N, K = 64, 256, 384  # 3 scale blocks of 128 along K
 KB = 3
@@ -15,18 +15,6 @@ KB = 3
 
 def fp8(*shape, **kw):
     return T(shape, 'float8_e4m3fn', **kw)
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
-
-
-def bf16(*shape, **kw):
-    return T(shape, 'bfloat16', **kw)
-
-
-def i32(*shape, **kw):
-    return T(shape, 'int32', **kw)
 
 
 def token_sf(*shape, **kw):

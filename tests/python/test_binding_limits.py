@@ -9,24 +9,12 @@ the path of a kept plan (which reads only the data pointers). Stand-in tensors (
 import pytest
 
 import deep_gemm
-from conftest import FakeTensor as T, gpu_available, mn_major_strides
+from conftest import FakeTensor as T, gpu_available, mn_major_strides, bf16, f32, i32, raises
 
 no_gpu_only = pytest.mark.skipif(gpu_available(), reason='valid stand-in tensors must not reach a real GPU')
 
 HUGE = 2**63
 INT32_OVER = 2**31
-
-
-def bf16(*shape, **kw):
-    return T(shape, 'bfloat16', **kw)
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
-
-
-def i32(*shape, **kw):
-    return T(shape, 'int32', **kw)
 
 
 def fp8(*shape, **kw):
@@ -35,14 +23,6 @@ def fp8(*shape, **kw):
 
 def token_sf(*shape, **kw):
     return f32(*shape, strides=mn_major_strides(shape), **kw)
-
-
-def raises(exc, argument, fn, *args, **kwargs):
-    with pytest.raises(exc) as info:
-        fn(*args, **kwargs)
-    message = str(info.value)
-    assert message.startswith(argument + ':'), message
-    return message
 
 
 class Odd(T):

@@ -10,7 +10,7 @@ import pytest
 
 import deep_gemm
 from deep_gemm import _einsum
-from conftest import FakeTensor, gpu_available
+from conftest import FakeTensor, gpu_available, bf16, f32
 
 R = inspect.Parameter.empty
 no_gpu_only = pytest.mark.skipif(gpu_available(), reason='valid stand-in tensors must not reach a real GPU')
@@ -23,14 +23,6 @@ class T(FakeTensor):
     def permute(self, *order):
         return T([self.shape[i] for i in order], self.dtype.name, self.device.type, self.device.index,
                  [self._strides[i] for i in order], self._ptr)
-
-
-def bf16(*shape, **kw):
-    return T(shape, 'bfloat16', **kw)
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
 
 
 def fp8(*shape, **kw):

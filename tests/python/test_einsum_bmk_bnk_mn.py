@@ -7,18 +7,10 @@ the library's RuntimeError; the GPU suite checks the numbers.
 import pytest
 
 import deep_gemm
-from conftest import FakeTensor as T
+from conftest import FakeTensor as T, bf16, f32
 
 EXPR = 'bmk,bnk->mn'
 S, M, N, K = 129, 128, 384, 128  # DeepGEMM's test_bmk_bnk_mn shapes
-
-
-def bf16(*shape, **kw):
-    return T(shape, 'bfloat16', **kw)
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
 
 
 def raises(exc, argument, *args, **kwargs):

@@ -4,27 +4,7 @@ passed every check with an argument no tensor can have. Stand-in tensors (confte
 import pytest
 
 import deep_gemm
-from conftest import HAVE_TORCH, FakeTensor as T, gpu_available, mn_major_strides
-
-
-def bf16(*shape, **kw):
-    return T(shape, 'bfloat16', **kw)
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
-
-
-def i32(*shape, **kw):
-    return T(shape, 'int32', **kw)
-
-
-def raises(exc, argument, fn, *args, **kwargs):
-    with pytest.raises(exc) as info:
-        fn(*args, **kwargs)
-    message = str(info.value)
-    assert message.startswith(argument + ':'), message
-    return message
+from conftest import HAVE_TORCH, FakeTensor as T, gpu_available, mn_major_strides, bf16, f32, i32, raises
 
 
 def test_a_1d_operand_of_a_transposing_layout_is_named():

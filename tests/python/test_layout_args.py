@@ -10,25 +10,9 @@ import deep_gemm
 from deep_gemm import _C, _sf_layout
 from deep_gemm._tensor import view
 from deep_gemm.utils import layout
-from conftest import FakeTensor as T, gpu_available, mn_major_strides
+from conftest import FakeTensor as T, gpu_available, mn_major_strides, f32, i32, raises
 
 no_gpu_only = pytest.mark.skipif(gpu_available(), reason='valid stand-in views must not reach a real GPU')
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
-
-
-def i32(*shape, **kw):
-    return T(shape, 'int32', **kw)
-
-
-def raises(exc, argument, fn, *args, **kwargs):
-    with pytest.raises(exc) as info:
-        fn(*args, **kwargs)
-    message = str(info.value)
-    assert message.startswith(argument + ':'), message
-    return message
 
 
 def test_utils_layout_has_deepgemms_names():

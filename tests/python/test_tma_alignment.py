@@ -10,15 +10,11 @@ cases are the ragged shapes the GPU accuracy tests first used; those tests now u
 import pytest
 
 import deep_gemm
-from conftest import FakeTensor as T, gpu_available, mn_major_strides
+from conftest import FakeTensor as T, gpu_available, mn_major_strides, f32
 
 
 def bf16(*shape):
     return T(shape, 'bfloat16')
-
-
-def f32(*shape, **kw):
-    return T(shape, 'float32', **kw)
 
 
 def fp8(*shape):
