@@ -29,6 +29,22 @@ struct Fp8GemmParams {
   TmaDescriptor tma_sfb;  // 1D1D with MN-major B scales: box of BLOCK_N rows of one K block
 };
 
+// K-grouped GEMMs on DeepGEMM's operand layout (A and B each hold group g's K-major [rows, k_g] block right after
+// group g - 1's): one TMA map per group and operand, passed by value after the parameter block, so no call copies the
+// operands into one [rows, ΣK] matrix. A launch takes at most kFp8MaxGroupMaps groups; the host launches more in
+// chunks, each with its groups' maps, k_block_base (the chunk's first K block in the scale tensors, whose K-block
+// index runs over all groups) and its own grouped_layout and D.
+inline constexpr int kFp8MaxGroupMaps = 32;
+struct Fp8GroupMaps {
+  TmaDescriptor a[kFp8MaxGroupMaps];
+  TmaDescriptor b[kFp8MaxGroupMaps];
+  int k_block_base;
+};
+struct Fp8GroupMapsParams {
+  Fp8GemmParams base;
+  Fp8GroupMaps maps;
+};
+
 // The K blocks one kRowMajor box holds: 16 bytes of a row, TMA's smallest inner box, enough for a stage's one, two
 // or four K blocks.
 inline constexpr int kRowMajorScaleBoxBlocks = 4;

@@ -45,6 +45,8 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
 // K-grouped contiguous 1D1D (MoE weight gradients): a e4m3 [M, ΣK] and b e4m3 [N, ΣK] (K-major) hold the
 // groups one after another along K, each group's K a multiple of 128; sfa fp32 [M, ΣK/128] and sfb fp32
 // [N, ΣK/128] per-token; d fp32 [G, M, N] gets d[g] = c[g] + a[:, kg] · b[:, kg]ᵀ.
+// a and b may instead be 1-D e4m3 tensors of ΣK·M and ΣK·N elements in DeepGEMM's layout: group g's K-major
+// [M, k_g] (and [N, k_g]) block right after group g-1's; the kernel reads each block through a map of its own.
 // `ks` on the host and `ks_tensor` (int32, device) hold the group sizes; c may be d or null.
 void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                    const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,

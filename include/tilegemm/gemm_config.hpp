@@ -27,6 +27,9 @@ struct GemmDesc {
   // strides and alignment (kernels::per_token_scale_layout): a variant of the kernel, same shared memory.
   ScaleLayout sfa_layout = ScaleLayout::kMnMajor;
   bool sfb_strided = false;
+  // FP8 K-grouped: A and B are DeepGEMM's 1-D layout (each group's K-major block after the previous one's), read
+  // through one TMA map per group (a variant of the kernel, same shared memory).
+  bool k_group_maps = false;
 };
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "tilegemm/bench.hpp"
 #include "tilegemm/dtype.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -351,7 +352,34 @@ void register_plan_bindings(nb::module_& m) {
                              fmt::format("{} pointers", p.plan->num_tensors()), std::to_string(pointers.size()));
             return p.run(stream, num_sms, pointers.data(), false);
           },
-          "stream"_a, "num_sms"_a, "pointers"_a);
+          "stream"_a, "num_sms"_a, "pointers"_a)
+      // `tilegemm bench`'s timer (tilegemm::bench: CUDA events around each run, an L2 flush of flush_bytes before
+      // it) over this plan's runs on `pointers`: the kernel a Python call launches, with no Python between runs.
+      // Returns (median µs, timed runs); python -m deep_gemm.bench holds the Python path to it.
+      .def(
+          "time_runs",
+          [](const PyPlan& p, std::uintptr_t stream, int num_sms, const std::vector<std::uintptr_t>& pointers,
+             double warmup_ms, double rep_ms, std::int64_t flush_bytes) {
+            if (static_cast<int>(pointers.size()) != p.plan->num_tensors() || !p.plan->admits(pointers.data(), num_sms))
+              throw nb::value_error(fmt::format("pointers: expected the {} pointers and the settings the plan was "
+                                                "checked with, got {} pointers it does not admit",
+                                                p.plan->num_tensors(), pointers.size())
+                                        .c_str());
+            tilegemm::BenchOptions options;
+            options.warmup_ms = warmup_ms, options.rep_ms = rep_ms, options.flush_bytes = flush_bytes;
+            options.stream = reinterpret_cast<cudaStream_t>(stream);
+            const DeviceScope scope(p.device);
+            nb::gil_scoped_release release;
+            try {
+              const tilegemm::BenchResult result = tilegemm::bench(
+                  [&](cudaStream_t s) { p.plan->run(pointers.data(), s); }, options);
+              return std::make_tuple(result.stats.median_us, result.iterations.rep);
+            } catch (const tilegemm::InvalidArgument& e) {
+              nb::gil_scoped_acquire acquire;
+              throw nb::value_error(e.what());
+            }
+          },
+          "stream"_a, "num_sms"_a, "pointers"_a, "warmup_ms"_a, "rep_ms"_a, "flush_bytes"_a);
   m.def("plan_bf16_gemm", &plan_bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "num_sms"_a);
   m.def("plan_bf16_batch_reduced_gemm", &plan_bf16_batch_reduced_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a,
         "num_sms"_a);

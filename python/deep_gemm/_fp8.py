@@ -19,8 +19,6 @@ A call whose signature (see _plans.py) was seen runs the plan the first such cal
 pointers and the stream into C++, no check. Otherwise the checks run (Python's here, then C++'s in the plan_*
 function) and the plan is kept.
 """
-import sys
-
 from . import _C
 from ._checks import (INT32_MAX, is_contiguous, require_bool, require_compiled_dims, require_dims, require_dtype,
                       require_int, require_int_sizes, require_k_major, require_no_overlap, require_psum_hint,
@@ -28,7 +26,7 @@ from ._checks import (INT32_MAX, is_contiguous, require_bool, require_compiled_d
 from ._config import num_sms_setting
 from ._plans import run_checked, table, typed, typed_sequence
 from ._sf_layout import check_sf_shape
-from ._tensor import common_device, current_stream, matrix_view, signature, view
+from ._tensor import common_device, current_stream, flat_view, signature, view
 
 RECIPE_1D2D = (1, 128, 128)
 RECIPE_1D1D = (1, 1, 128)
@@ -317,35 +315,6 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
                 current_stream(device), num_sms, pointers)
 
 
-def _k_grouped_operand(x, name, mn, ks):
-    """DeepGEMM's SM90 K-grouped operand (each group a K-major [mn, k_g] block, blocks one after another in a
-    contiguous tensor of Σk_g·mn elements) as the C++ API's [mn, ΣK] matrix with the groups side by side: its
-    (ptr, dtype, shape, strides) view and the tensor holding it, which must outlive the launch. One non-empty
-    group is that matrix already: a view of ``x``, no copy (and no torch, as for the other GEMMs)."""
-    non_empty = [k for k in ks if k]
-    if len(non_empty) == 1:
-        return matrix_view(x, name, mn, non_empty[0]), x
-    copy = _k_grouped_copy(x, name, mn, ks)
-    return view(copy, name), copy
-
-
-def _k_grouped_copy(x, name, mn, ks):
-    """The groups of ``x`` side by side in a new [mn, ΣK] tensor (torch ops: ``x`` must be a torch tensor)."""
-    torch = sys.modules.get('torch')
-    if torch is None or not isinstance(x, torch.Tensor):
-        raise TypeError(f'{name}: expected a torch.Tensor (its {len(ks)} K groups are copied side by side into the '
-                        f'[mn, ΣK] matrix the SM90 kernel reads), got {type(x).__module__}.{type(x).__qualname__}')
-    data = x.reshape(-1)
-    blocks, start = [], 0
-    for k in ks:
-        if k:
-            blocks.append(data[start:start + mn * k].view(torch.uint8).view(mn, k))
-        start += mn * k
-    # One copy of the operand (bytes, as fp8 cat support varies across torch versions); the GEMM reads it
-    # many times over, so this costs a few percent on the weight-gradient shapes.
-    return torch.cat(blocks, dim=1).view(x.dtype)
-
-
 def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, recipe=(1, 1, 128),
                                      compiled_dims='mn', use_psum_layout=False):
     try:
@@ -357,22 +326,13 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
         plan = table.get(key)
     except Exception:
         key = plan = None
-    if plan is not None:
-        # The C++ API's [mn, ΣK] operands. One group with rows of K: the operands themselves (what
-        # _k_grouped_operand views), else a copy made again on every call, held here until the launch (freed
-        # earlier, b's copy could take a's memory before the kernel reads it).
-        if sum(1 for k in ks[1] if k) == 1:
-            a_mk, b_nk = a_data, b_data
-        else:
-            _, m, n = d.shape
-            a_mk, b_nk = _k_grouped_copy(a_data, 'a', m, ks[1]), _k_grouped_copy(b_data, 'b', n, ks[1])
-        try:
-            if plan.launch(current_stream(sa[3]), num_sms_setting(), a_mk.data_ptr(), a_sf.data_ptr(),
-                           b_nk.data_ptr(), b_sf.data_ptr(), d.data_ptr(), grouped_layout.data_ptr(),
-                           0 if c is None else c.data_ptr()):
-                return
-        except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-            pass
+    try:
+        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
+                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
+                                            grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
+            return
+    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
+        pass
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -423,9 +383,9 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     if sum_k == 0:
         _write_c_or_zero(d, c)
         return
-    # a_mk and b_nk hold the operands' memory until the launch (a copy with several groups).
-    a_view, a_mk = _k_grouped_operand(a_data, 'a', m, ks_cpu)
-    b_view, b_nk = _k_grouped_operand(b_data, 'b', n, ks_cpu)
+    # DeepGEMM's layout (each group's K-major [mn, k_g] block after the previous group's) as the 1-D views the C++
+    # API reads it from, through one TMA map per group: no copy.
+    a_view, b_view = flat_view(a_data, 'a', sum_k * m), flat_view(b_data, 'b', sum_k * n)
     views = a_view, view(a_sf, 'a[1]'), b_view, view(b_sf, 'b[1]'), view(d, 'd')
     pointers = [v[0] for v in views]
     layout_view = view(grouped_layout, 'grouped_layout')

@@ -46,11 +46,11 @@ def view(t, name):
     return (int(t.data_ptr()), dtype, shape, [int(s) for s in t.stride()])
 
 
-def matrix_view(t, name, rows, cols):
-    """The view of contiguous ``t``'s first rows * cols elements as a row-major [rows, cols] matrix (no copy)."""
+def flat_view(t, name, numel):
+    """The view of contiguous ``t``'s first ``numel`` elements as a 1-D tensor (no copy)."""
     dtype = _dtype_code(t, name)
     device_of(t, name)
-    return (int(t.data_ptr()), dtype, _kernel_sizes([rows, cols], name), [cols, 1])
+    return (int(t.data_ptr()), dtype, _kernel_sizes([numel], name), [1])
 
 
 def _kernel_sizes(shape, name):

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -140,8 +141,14 @@ void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   plan.config();
   if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, stream);
   if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
-  launch(plan, {as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), d, static_cast<const int*>(v[5].data)},
-         stream);
+  const kernels::Sm90Fp8Operands ops{as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), d,
+                                     static_cast<const int*>(v[5].data)};
+  if (plan.desc.k_group_maps)
+    kernels::launch_sm90_fp8_k_grouped_blocks(plan.desc, plan.config(), {v[0], as_3d(v[1]), v[2], as_3d(v[3]), d,
+                                                                         ops.grouped_layout},
+                                              plan.ks, stream, plan.fp8_reuse);
+  else
+    launch(plan, ops, stream);
 }
 
 }  // namespace
@@ -245,12 +252,34 @@ Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, 
 Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                         const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
                                         const TensorView& ks_tensor, const TensorView* c, int num_sms) {
-  check_fp8_operand(a, "a", 2);
-  check_fp8_operand(b, "b", 2);
+  // 2-D: the groups side by side along K; 1-D: DeepGEMM's layout, the groups' [rows, k_g] blocks one after another.
+  const bool blocks = a.ndim == 1;
+  TILEGEMM_REQUIRE(a.ndim == 1 || a.ndim == 2, "a",
+                   "a 2-D [M, ΣK] tensor or a 1-D one of ΣK·M elements (each group's K-major [M, k_g] block in turn)",
+                   fmt::format("{}-D {}", a.ndim, shape_str(a)));
+  check_fp8_operand(a, "a", a.ndim);
+  check_fp8_operand(b, "b", a.ndim);
   require_tensor(d, "d", 3, DType::kFloat32);
-  const std::int64_t m = a.size(0), sum_k = a.size(1), n = b.size(0), groups = d.size(0);
-  TILEGEMM_REQUIRE(b.size(1) == sum_k, "b", fmt::format("[N, ΣK={}] to match a {}", sum_k, shape_str(a)), shape_str(b));
-  TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
+  const std::int64_t groups = d.size(0);
+  const std::int64_t m = blocks ? d.size(1) : a.size(0), n = blocks ? d.size(2) : b.size(0);
+  std::int64_t sum_k = 0;
+  if (blocks) {
+    for (int k_g : ks) sum_k += k_g;
+    api::require_group_ks(ks, ks_tensor, groups, kScaleBlock, sum_k);  // sizes first: sum_k is theirs
+    for (auto [v, name, rows] : {std::tuple{&a, "a", m}, std::tuple{&b, "b", n}})
+      TILEGEMM_REQUIRE(v->size(0) == sum_k * rows, name,
+                       fmt::format("{} elements (ΣK={} times {} rows of d)", sum_k * rows, sum_k, rows),
+                       shape_str(*v));
+    // Each group's block is one TMA map: 16-byte aligned, as its offset (rows x a multiple of 128) keeps it.
+    for (auto [v, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
+      TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v->data) % 16 == 0, name, "a 16-byte aligned pointer",
+                       fmt::format("{}", v->data));
+  } else {
+    sum_k = a.size(1);
+    TILEGEMM_REQUIRE(b.size(1) == sum_k, "b", fmt::format("[N, ΣK={}] to match a {}", sum_k, shape_str(a)),
+                     shape_str(b));
+    TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
+  }
   require_contiguous_rows(d, "d");
   api::require_group_ks(ks, ks_tensor, groups, kScaleBlock, sum_k);  // each group owns whole scale blocks
   check_per_token_sf(sfa, "sfa", 2, 1, m, sum_k);
@@ -272,6 +301,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr, sfa,
                         &sfb);
   plan->desc.deterministic = plan->settings().deterministic;
+  plan->desc.k_group_maps = blocks;
   validate_desc(plan->desc);
   plan->ks = ks;
   return plan;

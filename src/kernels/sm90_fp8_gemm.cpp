@@ -1,7 +1,9 @@
 #include "kernels/sm90_fp8_gemm.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -26,11 +28,12 @@ struct Config {{
 {common_fields}  static constexpr bool kSfbPerToken = {per_token_b};
   static constexpr tilegemm::ScaleLayout kSfaLayout = tilegemm::ScaleLayout::{sfa_layout};
   static constexpr bool kSfbStrided = {sfb_strided};
+  static constexpr bool kGroupMaps = {group_maps};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
-{entry}(const __grid_constant__ tilegemm::Fp8GemmParams params) {{
-  tilegemm::sm90_fp8_gemm<Config>(params);
+{entry}(const __grid_constant__ tilegemm::{params_type} params) {{
+  tilegemm::sm90_fp8_gemm<Config>({call_args});
 }}
 )";
 
@@ -53,13 +56,13 @@ const char* scale_layout_suffix(const GemmDesc& desc) {
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
-  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
                                        gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m,
                                        config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
                                        config.raster_group, config.cluster_m, config.cluster_n > 1 ? "x2" : "",
                                        desc.with_c ? "_acc" : "",
                                        scheme_suffix(desc, config), scale_layout_suffix(desc),
-                                       desc.sfb_strided ? "_sfbstr" : "");
+                                       desc.sfb_strided ? "_sfbstr" : "", desc.k_group_maps ? "_gmaps" : "");
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family and recipe (profilers and DeepGEMM's bench_kineto find kernels by name).
@@ -68,7 +71,11 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
                             fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
                             fmt::arg("per_token_b", bool_token(is_1d1d(desc))),
                             fmt::arg("sfa_layout", scale_layout_token(desc.sfa_layout)),
-                            fmt::arg("sfb_strided", bool_token(desc.sfb_strided)), fmt::arg("threads", config.num_threads()));
+                            fmt::arg("sfb_strided", bool_token(desc.sfb_strided)),
+                            fmt::arg("group_maps", bool_token(desc.k_group_maps)),
+                            fmt::arg("params_type", desc.k_group_maps ? "Fp8GroupMapsParams" : "Fp8GemmParams"),
+                            fmt::arg("call_args", desc.k_group_maps ? "params.base, &params.maps" : "params"),
+                            fmt::arg("threads", config.num_threads()));
   return spec;
 }
 
@@ -117,7 +124,8 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, c
   const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
                         config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
                         config.raster_group, config.cluster_m, config.cluster_n, static_cast<int>(config.scheme),
-                        sm90_deterministic_fixup(desc, config), static_cast<int>(desc.sfa_layout), desc.sfb_strided};
+                        sm90_deterministic_fixup(desc, config), static_cast<int>(desc.sfa_layout), desc.sfb_strided,
+                        desc.k_group_maps};
   return cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
 }
 
@@ -148,6 +156,92 @@ void launch_sm90_fp8_gemm_reusing(const GemmDesc& desc, const GemmConfig& config
   reuse.sfb.update(ops.sfb.data, [&] { encode_sfb(params, desc, config, ops.sfb); });
   reuse.d.update(ops.d.data, [&] { encode_d(params, config, ops.d); });
   launch_sm90_persistent(desc, config, ops.grouped_layout, params.gemm, &params, *reuse.kernel, stream);
+}
+
+namespace {
+
+// One launch's share of a K-grouped problem on per-group maps: groups [first, first + count) and the K blocks before
+// them.
+struct GroupChunk {
+  int first = 0, count = 0, k_block_base = 0;
+};
+
+std::vector<GroupChunk> group_chunks(const std::vector<int>& ks) {
+  std::vector<GroupChunk> chunks;
+  int k_blocks = 0;
+  for (int g = 0; g < static_cast<int>(ks.size()); g += kFp8MaxGroupMaps) {
+    GroupChunk c{g, std::min<int>(kFp8MaxGroupMaps, static_cast<int>(ks.size()) - g), k_blocks};
+    for (int i = c.first; i < c.first + c.count; ++i) k_blocks += ks[i] / 128;
+    chunks.push_back(c);
+  }
+  return chunks;
+}
+
+// Group g's K-major [1, rows, k_g] block of a K-grouped operand in DeepGEMM's layout (the blocks of the groups before
+// it, rows x k elements each, come first).
+TensorView group_block(const TensorView& flat, std::int64_t rows, std::int64_t k_before, int k_g) {
+  auto* base = static_cast<char*>(flat.data) + rows * k_before * (dtype_bits(flat.dtype) / 8);
+  return TensorView::batched(base, flat.dtype, 1, rows, k_g, rows * k_g, k_g, 1);
+}
+
+// Every map of every chunk for this run's pointers: the groups' A and B blocks, the scales, and D from the chunk's
+// first group on. Empty groups get no map (the scheduler skips them).
+void encode_group_chunks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
+                         const std::vector<int>& ks, std::vector<Fp8GroupMapsParams>& chunks) {
+  const std::vector<GroupChunk> parts = group_chunks(ks);
+  chunks.assign(parts.size(), Fp8GroupMapsParams{});
+  const std::int64_t m = desc.m, n = desc.n;
+  std::int64_t k_before = 0;
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    Fp8GroupMapsParams& p = chunks[c];
+    for (int i = 0; i < parts[c].count; ++i) {
+      const int k_g = ks[parts[c].first + i];
+      if (k_g > 0) {
+        p.maps.a[i] = encode_tma(operand_view(group_block(ops.a, m, k_before, k_g), Major::kKMajor, config.block_m,
+                                              config.block_k), "a");
+        p.maps.b[i] = encode_tma(operand_view(group_block(ops.b, n, k_before, k_g), Major::kKMajor, config.block_n,
+                                              config.block_k), "b");
+      }
+      k_before += k_g;
+    }
+    p.maps.k_block_base = parts[c].k_block_base;
+    encode_sfa(p.base, desc, config, ops.sfa);
+    encode_sfb(p.base, desc, config, ops.sfb);
+    const TensorView& d = ops.d;
+    TensorView d_chunk = d;
+    d_chunk.data = static_cast<char*>(d.data) + parts[c].first * d.stride(0) * (dtype_bits(d.dtype) / 8);
+    d_chunk.shape[0] = parts[c].count;
+    encode_d(p.base, config, d_chunk);
+  }
+}
+
+}  // namespace
+
+void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
+                                      const std::vector<int>& ks, void* stream, Sm90Fp8LaunchReuse& reuse) {
+  std::unique_lock lock(reuse.mutex, std::try_to_lock);
+  std::vector<Fp8GroupMapsParams> own;
+  std::vector<Fp8GroupMapsParams>& chunks = lock.owns_lock() ? reuse.group_chunks : own;
+  const void* const pointers[] = {ops.a.data, ops.sfa.data, ops.b.data, ops.sfb.data, ops.d.data};
+  const bool same = lock.owns_lock() && reuse.group_chunks_valid &&
+                    std::equal(std::begin(pointers), std::end(pointers), std::begin(reuse.group_pointers));
+  if (!same) {
+    if (lock.owns_lock()) reuse.group_chunks_valid = false;
+    encode_group_chunks(desc, config, ops, ks, chunks);
+    if (lock.owns_lock()) {
+      std::copy(std::begin(pointers), std::end(pointers), std::begin(reuse.group_pointers));
+      reuse.group_chunks_valid = true;
+    }
+  }
+  if (lock.owns_lock() && !reuse.kernel) reuse.kernel = cached_kernel(desc, config);
+  const auto kernel = lock.owns_lock() ? reuse.kernel : cached_kernel(desc, config);
+  const std::vector<GroupChunk> parts = group_chunks(ks);
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    GemmDesc chunk_desc = desc;
+    chunk_desc.num_groups = parts[c].count;
+    launch_sm90_persistent(chunk_desc, config, ops.grouped_layout + parts[c].first, chunks[c].base.gemm, &chunks[c],
+                           *kernel, stream);
+  }
 }
 
 }  // namespace tilegemm::kernels

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/sm90_fp8_gemm.hpp"
+#include "tilegemm/fp8_params.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
@@ -88,6 +89,25 @@ TEST_F(Sm90Fp8Codegen, EveryRecipeAndSchedulerCompilesWithoutSpills) {
   }
   const GemmDesc k_grouped = fp8_desc(GemmType::kKGroupedContiguous, DType::kFloat32, true);
   expect_compiles(k_grouped, select_config(k_grouped, hw));
+}
+
+// K-grouped operands in DeepGEMM's layout: the kernel takes the per-group maps after its parameter block (a
+// parameter of more than 4 KB, which sm_90a allows) and names itself apart from the [rows, ΣK] variant.
+TEST_F(Sm90Fp8Codegen, KGroupedPerGroupMapsCompile) {
+  const HardwareModel hw = hardware_preset("h200");
+  static_assert(sizeof(Fp8GroupMapsParams) > 4096, "the maps of 32 groups of two operands");
+  for (bool with_c : {false, true}) {
+    GemmDesc desc = fp8_desc(GemmType::kKGroupedContiguous, DType::kFloat32, with_c);
+    const GemmConfig config = select_config(desc, hw);
+    const std::string side_by_side = kernels::sm90_fp8_gemm_spec(desc, config).name;
+    desc.k_group_maps = true;
+    const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, config);
+    EXPECT_NE(spec.name, side_by_side);
+    EXPECT_NE(spec.source.find("kGroupMaps = true"), std::string::npos);
+    EXPECT_NE(spec.source.find("tilegemm::Fp8GroupMapsParams params"), std::string::npos);
+    EXPECT_NE(spec.source.find("sm90_fp8_gemm<Config>(params.base, &params.maps)"), std::string::npos);
+    expect_compiles(desc, config);
+  }
 }
 
 // The tile shapes at the edges of the legality rules: the widest tiles the registers allow, the block_n values

@@ -3,6 +3,7 @@
 // poisoned before the run and its guard bands checked after.
 #include <optional>
 #include <random>
+#include <tuple>
 
 #include "../cpp/scoped_env.hpp"
 #include "fp8_harness.hpp"
@@ -516,11 +517,31 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
                                            std::array<std::int64_t, 5>{4, 100, 2112, 1152, 5}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
-class Fp8KGrouped : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode>> {};
+// blocks: a and b as 1-D tensors in DeepGEMM's layout (each group's K-major [rows, k_g] block in turn, read through a
+// map per group, in launches of at most kFp8MaxGroupMaps groups); else [rows, ΣK] with the groups side by side.
+class Fp8KGrouped
+    : public ::testing::TestWithParam<std::tuple<std::int64_t, std::int64_t, std::vector<int>, CMode, bool>> {};
+
+// The groups of a [rows, ΣK] e4m3 device operand as DeepGEMM lays them out: group g's [rows, k_g] block after the
+// previous groups'.
+std::unique_ptr<DeviceBuffer> to_group_blocks(const TensorView& side_by_side, const std::vector<int>& ks) {
+  const std::int64_t rows = side_by_side.size(0), sum_k = side_by_side.size(1);
+  auto out = std::make_unique<DeviceBuffer>(static_cast<std::size_t>(rows * sum_k));
+  std::int64_t k0 = 0;
+  for (int k_g : ks) {
+    if (k_g > 0)
+      cuda_check(cudaMemcpy2D(static_cast<char*>(out->get()) + rows * k0, k_g,
+                              static_cast<const char*>(side_by_side.data) + k0, sum_k, k_g, rows,
+                              cudaMemcpyDeviceToDevice),
+                 "cudaMemcpy2D into group blocks");
+    k0 += k_g;
+  }
+  return out;
+}
 
 TEST_P(Fp8KGrouped, MatchesReferencesPerGroup) {
   GPU_TEST_REQUIRE_SM90();
-  const auto& [m, n, ks, c_mode] = GetParam();
+  const auto& [m, n, ks, c_mode, blocks] = GetParam();
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   const auto groups = static_cast<std::int64_t>(ks.size());
@@ -541,8 +562,16 @@ TEST_P(Fp8KGrouped, MatchesReferencesPerGroup) {
   const TensorView c_view = c ? c->device_view() : TensorView{};
   const TensorView* c_arg = c_mode == CMode::kSeparate ? &c_view : c_mode == CMode::kInPlace ? &d_view : nullptr;
   DeviceInts ks_tensor(std::vector<std::int32_t>(ks.begin(), ks.end()));
-  tilegemm::k_grouped_fp8_gemm_contiguous(a.data_view, a.sf_view, b.data_view, b.sf_view, d_view, ks,
-                                          ks_tensor.view(), c_arg);
+  std::unique_ptr<DeviceBuffer> a_blocks, b_blocks;
+  TensorView a_view = a.data_view, b_view = b.data_view;
+  if (blocks) {
+    a_blocks = to_group_blocks(a.data_view, ks), b_blocks = to_group_blocks(b.data_view, ks);
+    for (auto [view, buffer, rows] : {std::tuple{&a_view, a_blocks.get(), m}, std::tuple{&b_view, b_blocks.get(), n}}) {
+      view->data = buffer->get(), view->ndim = 1;
+      view->shape = {rows * sum_k, 0, 0, 0}, view->strides = {1, 0, 0, 0};
+    }
+  }
+  tilegemm::k_grouped_fp8_gemm_contiguous(a_view, a.sf_view, b_view, b.sf_view, d_view, ks, ks_tensor.view(), c_arg);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
   d.download();
   const auto cov = d.coverage([](std::int64_t, std::int64_t) { return true; });
@@ -566,16 +595,25 @@ TEST_P(Fp8KGrouped, MatchesReferencesPerGroup) {
   std::string k_list;
   for (int kg : ks) k_list += fmt::format("{}{}", k_list.empty() ? "" : ",", kg);
   report("k_grouped_fp8_gemm_contiguous", fmt::format("{}x{} ks [{}]", m, n, k_list), "nt",
-         fmt::format("1d1d c={}", c_mode_name(c_mode)), diff_text(cmp), !HasFailure());
+         fmt::format("1d1d c={}{}", c_mode_name(c_mode), blocks ? " group blocks" : ""), diff_text(cmp), !HasFailure());
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Fp8KGrouped,
-                         ::testing::Values(std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024},
-                                                      CMode::kInPlace},
-                                           std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256},
-                                                      CMode::kNone},
-                                           std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024},
-                                                      CMode::kSeparate}));
+// 40 groups, some empty: two launches of per-group maps (32 + 8 groups).
+std::vector<int> forty_groups() {
+  std::vector<int> ks(40);
+  for (int g = 0; g < 40; ++g) ks[g] = g % 7 == 3 ? 0 : 128 * (1 + g % 3);
+  return ks;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Fp8KGrouped,
+    ::testing::Values(std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024}, CMode::kInPlace, false},
+                      std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256}, CMode::kNone, false},
+                      std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024}, CMode::kSeparate, false},
+                      std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024}, CMode::kInPlace, true},
+                      std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256}, CMode::kNone, true},
+                      std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024}, CMode::kSeparate, true},
+                      std::tuple{std::int64_t{136}, std::int64_t{264}, forty_groups(), CMode::kSeparate, true}));
 
 }  // namespace
 }  // namespace gpu_test

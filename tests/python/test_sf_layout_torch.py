@@ -1,14 +1,10 @@
-"""Scale-factor layout conversions and the K-grouped operand rearrangement on CPU torch tensors (need torch;
-skipped without it). The conversions are plain torch ops, so the CPU answers what the GPU would get."""
-import ctypes
-
+"""Scale-factor layout conversions and the K-grouped operands on CPU torch tensors (need torch; skipped without
+it). The conversions are plain torch ops, so the CPU answers what the GPU would get."""
 import pytest
 
 torch = pytest.importorskip('torch', reason='the FP8 layout conversions are torch ops')
 
 import deep_gemm  # noqa: E402
-from deep_gemm._fp8 import _k_grouped_copy, _k_grouped_operand  # noqa: E402
-from conftest import FakeTensor  # noqa: E402
 from deep_gemm.utils import per_token_cast_to_fp8  # noqa: E402
 
 
@@ -51,33 +47,17 @@ def test_transform_ignores_disable_ue8m0_cast_on_sm90():
         assert torch.equal(out, sf) and out.stride() == (1, 132)
 
 
-def test_k_grouped_operand_puts_groups_side_by_side():
-    # DeepGEMM's SM90 K-grouped operand: each group's K-major [mn, k_g] block, one after another.
-    mn, ks = 3, [128, 0, 256]
-    blocks = [torch.randint(0, 100, (mn, k), dtype=torch.uint8) for k in ks]
-    flat = torch.cat([b.flatten() for b in blocks]).view(torch.float8_e4m3fn)
-    out = _k_grouped_copy(flat, 'a', mn, ks)
-    assert out.dtype == torch.float8_e4m3fn and out.shape == (mn, sum(ks)) and out.is_contiguous()
-    assert torch.equal(out.view(torch.uint8), torch.cat(blocks, dim=1))
-    # One non-empty group is a view of the operand itself, not a copy.
-    x = FakeTensor((mn * 128, ), 'float8_e4m3fn')
-    (ptr, _, shape, strides), holder = _k_grouped_operand(x, 'a', mn, [128, 0])
-    assert holder is x and (ptr, shape, strides) == (x.data_ptr(), [mn, 128], [128, 1])
-
-
-def test_k_grouped_copies_live_until_a_kept_plan_launches(monkeypatch):
-    # A kept plan's call copies a's and b's groups side by side again; had a's copy been freed before the launch,
-    # b's copy (the same size) would take its memory and the kernel would read b's bytes as a.
-    mn, ks = 64, [128, 128]
-    a_blocks = [torch.full((mn, k), 1 + g, dtype=torch.uint8) for g, k in enumerate(ks)]
-    b_blocks = [torch.full((mn, k), 10 + g, dtype=torch.uint8) for g, k in enumerate(ks)]
-    a, b = (torch.cat([x.flatten() for x in blocks]).view(torch.float8_e4m3fn) for blocks in (a_blocks, b_blocks))
-    launched = {}
+def test_k_grouped_operands_reach_the_kernel_as_given(monkeypatch):
+    # DeepGEMM's SM90 K-grouped operand (each group's K-major [mn, k_g] block, one after another) is read in place
+    # through one TMA map per group: a kept plan launches on the caller's own pointers, and no call copies it.
+    mn, ks = 64, [128, 0, 256]
+    a = torch.randint(0, 100, (mn * sum(ks), ), dtype=torch.uint8).view(torch.float8_e4m3fn)
+    b = torch.randint(0, 100, (mn * sum(ks), ), dtype=torch.uint8).view(torch.float8_e4m3fn)
+    launched = []
 
     class Plan:
-        def launch(self, stream, num_sms, a_ptr, a_sf_ptr, b_ptr, *pointers):
-            launched['a'] = ctypes.string_at(a_ptr, mn * sum(ks))
-            launched['b'] = ctypes.string_at(b_ptr, mn * sum(ks))
+        def launch(self, stream, num_sms, *pointers):
+            launched.append(pointers)
             return True
 
     class KeptPlans:  # every signature has a kept plan: the call takes the kept plan's path
@@ -85,11 +65,12 @@ def test_k_grouped_copies_live_until_a_kept_plan_launches(monkeypatch):
             return Plan()
 
     monkeypatch.setattr(deep_gemm._fp8, 'table', KeptPlans())
-    sf = torch.ones(mn, 2)
-    deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sf), (b, sf), torch.empty(2, mn, mn), ks,
-                                               torch.tensor(ks, dtype=torch.int32))
-    assert launched['a'] == torch.cat(a_blocks, dim=1).numpy().tobytes()
-    assert launched['b'] == torch.cat(b_blocks, dim=1).numpy().tobytes()
+    monkeypatch.setattr(torch, 'cat', lambda *args, **kwargs: pytest.fail('the K groups were copied'))
+    sf_a, sf_b, d = torch.ones(mn, 3), torch.ones(mn, 3), torch.empty(3, mn, mn)
+    layout = torch.tensor(ks, dtype=torch.int32)
+    deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sf_a), (b, sf_b), d, ks, layout)
+    assert launched == [(a.data_ptr(), sf_a.data_ptr(), b.data_ptr(), sf_b.data_ptr(), d.data_ptr(),
+                         layout.data_ptr(), 0)]
 
 
 def test_cpu_tensors_are_rejected_by_name():

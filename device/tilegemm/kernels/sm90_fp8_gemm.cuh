@@ -117,8 +117,9 @@ TG_DEVICE void for_each_fixed(F&& f) {
   }
 }
 
+// group_maps: Cfg::kGroupMaps kernels only (K-grouped operands in DeepGEMM's layout, fp8_params.hpp).
 template <class Cfg>
-TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
+TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps* group_maps = nullptr) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
@@ -190,6 +191,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
   static_assert(BLOCK_K == kScaleBlock || (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
                 "several K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
+  // Per-group operand maps: A and B of tile.d_batch's group, at K offsets local to it (tile.k0 is the group's first
+  // K element); the scales keep one K-block index over all groups, from group_maps->k_block_base.
+  constexpr bool kGroupMaps = Cfg::kGroupMaps;
+  static_assert(!kGroupMaps || (Cfg::kGemmType == GemmType::kKGroupedContiguous && BLOCK_K == kScaleBlock &&
+                                kClusterM == 1 && Cfg::kClusterN == 1 && kSfaLayout != ScaleLayout::kRowMajor),
+                "per-group maps: K-grouped problems, one K block per stage, no cluster, no row-major scale boxes");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
   static_assert(kPerTokenB || BLOCK_N <= kScaleBlock || BLOCK_N - kScaleBlock == (BLOCK_N & -BLOCK_N & 127) ||
@@ -252,11 +259,20 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
-            const int b_batch = stage_b_batch(tile, k0);
+            int b_batch = stage_b_batch(tile, k0);
             const bool tail = is_a_tail(gemm, tile.m0);
             const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
+            const TmaDescriptor* tma_b = &gemm.tma_b;
             const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
-            const int k_scale0 = k0 / kScaleBlock;
+            const int k_scale0 = k0 / kScaleBlock + (kGroupMaps ? group_maps->k_block_base : 0);
+            // Per-group maps: the group's own A and B, at K offsets inside it, batch coordinate 0.
+            int a_batch = tile.a_batch, k_local0 = k0;
+            if constexpr (kGroupMaps) {
+              tma_a = &group_maps->a[tile.d_batch];
+              tma_b = &group_maps->b[tile.d_batch];
+              a_batch = b_batch = 0;
+              k_local0 = k0 - tile.k0;
+            }
             // Row-major scales: one box of the four K blocks around the stage's, BLOCK_M rows (rows past the last and
             // K blocks past K zero-filled: their products are never stored, or are 0 · 0). The box starts at a
             // multiple of four K blocks: a TMA box's inner start must be 16-byte aligned (an unaligned one faulted
@@ -267,17 +283,17 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
             // Per K block of the stage: one 128-byte atom of A and of B, one column of MN-major scales.
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
-              const int k = k0 + h * kScaleBlock;
+              const int k = k_local0 + h * kScaleBlock;
               if constexpr (kMulticastA)
                 pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0,
                                                    tile.a_batch, true);
               else
-                prim::tma_load_3d(tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0, tile.a_batch);
+                prim::tma_load_3d(tma_a, full, smem_a(stage) + h * BLOCK_M * 128, k, tile.m0, a_batch);
               if constexpr (kMulticastB)
                 pair.template load_shared<BLOCK_N>(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0,
                                                    b_batch, tile.share_b);
               else
-                prim::tma_load_3d(&gemm.tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
+                prim::tma_load_3d(tma_b, full, smem_b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
               if constexpr (kSfaLayout == ScaleLayout::kMnMajor)
                 prim::tma_load_3d(tma_sfa, full, smem_sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
                                   k_scale0 + h, tile.a_batch);
@@ -296,7 +312,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params) {
       sm90_walk_stages<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
-            const int kb0 = k0 / kScaleBlock;
+            const int kb0 = k0 / kScaleBlock + (kGroupMaps ? group_maps->k_block_base : 0);
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
               // A K block past K (in the last stage, when the K-block count is not a multiple of the stage's) reads

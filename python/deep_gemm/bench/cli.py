@@ -6,7 +6,7 @@ import sys
 import time
 from types import SimpleNamespace
 
-from . import gemm_cases, host_suite, layout_suite, measure, report, stats, suites, timing
+from . import cpp_timer, gemm_cases, host_suite, layout_suite, measure, report, stats, suites, timing
 from .cublas import block_support
 from .inputs import Quantiser
 from .peer import describe, load_peer, lookup
@@ -15,7 +15,8 @@ DESCRIPTION = """Times our deep_gemm against DeepGEMM 2.6.1 (--deepgemm PATH: a 
 loaded into this process) and torch/cuBLAS on the same tensors: every input made once (FP8 with one quantiser,
 DeepGEMM's casts, fp32 scales), each call checked against a float64 reference, then timed with CUDA events
 after a 256 MB L2 flush (median of --rep-ms of calls after --warmup-ms), in interleaved rounds.
-Ratios are their time over ours: > 1 means we are faster."""
+Ratios are their time over ours: > 1 means we are faster. The 'tilegemm bench' column times the plan our call ran
+with tilegemm bench's C++ loop (same flush and timer), in the same rounds: the Python path with no Python."""
 
 EPILOG = f"""suites: deepseek (M in 64, 128, 4096 x DeepSeek-V3's six (N, K)), decode (M in 1, 8, 16, 32 x the same),
 ragged ({', '.join(c.name for c in suites.RAGGED)}),
@@ -54,6 +55,8 @@ def build_parser():
     p.add_argument('--deepgemm', metavar='PATH', help='folder that imports as DeepGEMM\'s deep_gemm (e.g. /tmp/dg)')
     p.add_argument('--no-peer', action='store_true', help='time ours and cuBLAS only')
     p.add_argument('--no-cublas', action='store_true', help='leave out the torch/cuBLAS baseline')
+    p.add_argument('--no-tilegemm-timer', action='store_true',
+                   help="leave out the C++ timer over our call's plan (tilegemm bench's loop, in this process)")
     p.add_argument('--kernel-timer', action='store_true',
                    help='also time the kernels alone (torch.profiler durations of what each call launches)')
     p.add_argument('--rounds', default='2', help='interleaved rounds per case (default 2: A B C, then C B A)')
@@ -77,7 +80,7 @@ def parse_args(argv):
         suites=suites.parse_list(a.suite, tuple(suites.SUITES), 'suite'),
         dtypes=suites.parse_list(a.dtype, suites.DTYPES, 'dtype'),
         keep=suites.shape_filter(a.shapes), shapes=a.shapes, deepgemm=a.deepgemm, cublas=not a.no_cublas,
-        kernel_timer=a.kernel_timer, rounds=_int(a.rounds, 'rounds', 1),
+        kernel_timer=a.kernel_timer, tilegemm_timer=not a.no_tilegemm_timer, rounds=_int(a.rounds, 'rounds', 1),
         warmup_ms=_float(a.warmup_ms, 'warmup-ms'), rep_ms=_float(a.rep_ms, 'rep-ms'),
         host_calls=_int(a.host_calls, 'host-calls', 1), seed=_int(a.seed, 'seed', 0), out=a.out)
 
@@ -166,6 +169,8 @@ def run(torch, options, libs, on_row=None):
     env = environment(torch, options, libs, quant.source, cublas_fp8, reason)
     env['alignment'] = ctx.alignment
     flush = timing.Flusher(torch)
+    tilegemm_timer = getattr(options, 'tilegemm_timer', False) and cpp_timer.supported(libs['ours'])
+    env['tilegemm_timer'] = tilegemm_timer
     sections, begin = [], time.monotonic()
     result = {'environment': env, 'sections': sections}
     for suite, dtype, cases in plan(options):
@@ -180,7 +185,8 @@ def run(torch, options, libs, on_row=None):
                     row = layout_suite.add_bandwidth(measure.measure(torch, layout_suite.problem(ctx, case),
                                                                      options, flush))
                 else:
-                    row = measure.measure(torch, gemm_cases.BUILDERS[suite](ctx, case, dtype), options, flush)
+                    row = measure.measure(torch, gemm_cases.BUILDERS[suite](ctx, case, dtype), options, flush,
+                                          libs['ours'] if tilegemm_timer else None)
             except Exception as e:  # making the inputs failed (memory, a torch without an op): record, go on
                 row = failed_row(case, suite, e)
             rows.append(row)

@@ -3,11 +3,15 @@ C B A, ...) on the same tensors; the result is one report row (a dict)."""
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional
 
-from . import stats, timing
+from . import cpp_timer, stats, timing
 from .inputs import relative_diff
 
-# The order of the first round; later rounds alternate between reversed and this.
-LIBRARY_ORDER = ('ours', 'deepgemm', 'cublas', 'copy')
+# The order of the first round; later rounds alternate between reversed and this. 'tilegemm' is the C++ timer over the
+# plan our call ran (cpp_timer).
+LIBRARY_ORDER = ('ours', 'tilegemm', 'deepgemm', 'cublas', 'copy')
+TILEGEMM = 'tilegemm'
+# How far the Python path may read from the C++ loop over the same plan: 3%, or 1 µs on short calls.
+TILEGEMM_GOAL_RATIO, TILEGEMM_GOAL_US = 0.03, 1.0
 
 
 @dataclass
@@ -91,9 +95,27 @@ def _ordered(problem):
         [k for k in problem.entries if k not in LIBRARY_ORDER]
 
 
-def measure(torch, problem, options, flush):
-    """Checks every entry, then times those that ran with CUDA events (and optionally the kernel timer)."""
+def _tilegemm_result(problem, results, ours):
+    """The C++ timer's entry: our call's one plan run, captured; 'unsupported' when the call ran no plan or several
+    (then no single kernel stands for it)."""
+    try:
+        runs = cpp_timer.capture_runs(ours, problem.entries['ours'].fn)
+    except Exception as e:
+        return {'status': 'error', 'message': _first_line(e)}, None
+    if len(runs) != 1:
+        return {'status': 'unsupported', 'message': f'the call ran {len(runs)} plans, not one'}, None
+    return {'status': 'ok', 'message': None, 'label': 'tilegemm bench (C++ loop, same plan)', 'diff': None}, runs[0]
+
+
+def measure(torch, problem, options, flush, ours=None):
+    """Checks every entry, then times those that ran with CUDA events (and optionally the kernel timer). With
+    ``ours`` (our deep_gemm module, whose plans carry the C++ timer), our call's plan is also timed by the C++ loop in
+    the same rounds (key 'tilegemm')."""
     results = {key: check(torch, problem, key) for key in _ordered(problem)}
+    run = None
+    if ours is not None and results.get('ours', {}).get('status') == 'ok':
+        results[TILEGEMM], run = _tilegemm_result(problem, results, ours)
+        results = {k: results[k] for k in LIBRARY_ORDER if k in results} | results
     timed = [k for k in results if results[k]['status'] in ('ok', 'mismatch')]
     for key in timed:
         results[key]['rounds_us'] = []
@@ -102,8 +124,11 @@ def measure(torch, problem, options, flush):
             if results[key]['status'] == 'error':
                 continue
             try:
-                us, calls = timing.time_events(torch, problem.entries[key].fn, flush, options.warmup_ms,
-                                               options.rep_ms)
+                if key == TILEGEMM:
+                    us, calls = cpp_timer.time_run(run, options.warmup_ms, options.rep_ms)
+                else:
+                    us, calls = timing.time_events(torch, problem.entries[key].fn, flush, options.warmup_ms,
+                                                   options.rep_ms)
             except Exception as e:
                 results[key].update(status='error', message=_first_line(e))
                 continue
@@ -112,13 +137,19 @@ def measure(torch, problem, options, flush):
     for key in timed:
         if results[key]['rounds_us']:
             results[key]['us'] = stats.combine_rounds(results[key]['rounds_us'])
-        if options.kernel_timer and results[key]['status'] != 'error':
+        if options.kernel_timer and results[key]['status'] != 'error' and key != TILEGEMM:
             try:
                 results[key]['kernel_us'], results[key]['span_us'] = \
                     timing.time_kernels(torch, problem.entries[key].fn, flush)
             except Exception as e:
                 results[key]['kernel_message'] = _first_line(e)
-    return _row(problem, results, 'us')
+    row = _row(problem, results, 'us')
+    if TILEGEMM in results:
+        ours_us, cpp_us = _time(results, 'ours', 'us'), _time(results, TILEGEMM, 'us')
+        row['ours_vs_tilegemm'] = stats.ratio(ours_us, cpp_us)
+        row['within_tilegemm_goal'] = None if row['ours_vs_tilegemm'] is None else \
+            abs(ours_us - cpp_us) <= max(TILEGEMM_GOAL_RATIO * cpp_us, TILEGEMM_GOAL_US)
+    return row
 
 
 def measure_host(torch, problem, options):

@@ -6,15 +6,15 @@ import os
 from . import stats
 
 GEMM_SUITES = ('deepseek', 'decode', 'ragged', 'grouped', 'masked')
-NAMES = {'ours': 'ours', 'deepgemm': 'DeepGEMM', 'cublas': 'cuBLAS', 'copy': 'copy'}
+NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'cublas': 'cuBLAS', 'copy': 'copy'}
 
 
 def _num(value, digits=1):
     return '—' if value is None else f'{value:.{digits}f}'
 
 
-def _ratio(value):
-    return '—' if value is None else f'{value:.2f}'
+def _ratio(value, digits=2):
+    return '—' if value is None else f'{value:.{digits}f}'
 
 
 def _time(row, key, metric='us'):
@@ -59,19 +59,23 @@ def geomeans(rows, keys=('ratio_vs_deepgemm', 'ratio_vs_cublas')):
 
 
 def _gemm_table(section, kernel_timer):
-    cols = ['shape', 'ours µs', 'DeepGEMM µs', 'cuBLAS µs']
+    tilegemm = any('tilegemm' in row['results'] for row in section['rows'])
+    cols = ['shape', 'ours µs'] + (['tilegemm bench µs'] if tilegemm else []) + ['DeepGEMM µs', 'cuBLAS µs']
     if kernel_timer:
         cols += ['ours kernel µs', 'DeepGEMM kernel µs', 'cuBLAS kernel µs']
-    cols += ['ours TFLOP/s', 'DeepGEMM / ours', 'cuBLAS / ours', 'check']
+    cols += ['ours TFLOP/s'] + (['ours / tilegemm bench'] if tilegemm else []) + \
+        ['DeepGEMM / ours', 'cuBLAS / ours', 'check']
     lines = ['| ' + ' | '.join(cols) + ' |', '|' + '|'.join(['---'] + ['---:'] * (len(cols) - 2) + ['---']) + '|']
     for row in section['rows']:
         ours = row['results'].get('ours', {})
-        cells = [row['shape'], _time(row, 'ours'), _time(row, 'deepgemm'), _time(row, 'cublas')]
+        cells = [row['shape'], _time(row, 'ours')] + ([_time(row, 'tilegemm')] if tilegemm else []) + \
+            [_time(row, 'deepgemm'), _time(row, 'cublas')]
         if kernel_timer:
             cells += [_time(row, k, 'kernel_us') for k in ('ours', 'deepgemm', 'cublas')]
         us = ours.get('us') if ours.get('status') == 'ok' else None
-        cells += [_num(stats.tflops(row.get('flops'), us)), _ratio(row['ratio_vs_deepgemm']),
-                  _ratio(row['ratio_vs_cublas']), check_cell(row)]
+        cells += [_num(stats.tflops(row.get('flops'), us))] + \
+            ([_ratio(row.get('ours_vs_tilegemm'), 3)] if tilegemm else []) + \
+            [_ratio(row['ratio_vs_deepgemm']), _ratio(row['ratio_vs_cublas']), check_cell(row)]
         lines.append('| ' + ' | '.join(cells) + ' |')
     return lines
 
@@ -107,7 +111,13 @@ def _geomean_line(section):
         g = section['geomeans'].get(key)
         if g and g['rows']:
             parts.append(f"{label} {g['geomean']:.3f} over {g['rows']} rows")
-    return 'Geometric mean: ' + ('; '.join(parts) if parts else 'no ratio (a library missing on every row)') + '.'
+    line = 'Geometric mean: ' + ('; '.join(parts) if parts else 'no ratio (a library missing on every row)') + '.'
+    judged = [r['within_tilegemm_goal'] for r in section['rows'] if r.get('within_tilegemm_goal') is not None]
+    if judged:
+        worst = max(r['ours_vs_tilegemm'] for r in section['rows'] if r.get('ours_vs_tilegemm') is not None)
+        line += (f' Through deep_gemm against tilegemm bench (the C++ loop over the same plan): {sum(judged)} of '
+                 f'{len(judged)} rows within 3% or 1 µs; largest ratio {worst:.3f}.')
+    return line
 
 
 def markdown(report):
@@ -137,7 +147,8 @@ def markdown(report):
 
 
 def section(suite, dtype, rows, note=None):
-    keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else ('ratio_vs_deepgemm', 'ratio_vs_cublas')
+    keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else \
+        ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')
     return {'suite': suite, 'dtype': dtype, 'note': note, 'rows': rows, 'geomeans': geomeans(rows, keys)}
 
 
