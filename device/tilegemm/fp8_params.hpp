@@ -31,18 +31,22 @@ struct Fp8GemmParams {
 
 // K-grouped GEMMs on DeepGEMM's operand layout (A and B each hold group g's K-major [rows, k_g] block right after
 // group g - 1's): one TMA map per group and operand, passed by value after the parameter block, so no call copies the
-// operands into one [rows, ΣK] matrix. A launch takes at most kFp8MaxGroupMaps groups; the host launches more in
-// chunks, each with its groups' maps, k_block_base (the chunk's first K block in the scale tensors, whose K-block
-// index runs over all groups) and its own grouped_layout and D.
+// operands into one [rows, ΣK] matrix. A kernel takes kMaps groups per launch (4, 8, 16 or kFp8MaxGroupMaps: the
+// parameter stays under 4 KB for up to 8, which keeps the launch cheap); the host launches more groups in chunks,
+// each with its groups' maps, k_block_base (the chunk's first K block in the scale tensors, whose K-block index runs
+// over all groups) and its own grouped_layout and D. Every kMaps has the same offsets, so the host fills the largest
+// and a smaller kernel reads its prefix.
 inline constexpr int kFp8MaxGroupMaps = 32;
-struct Fp8GroupMaps {
-  TmaDescriptor a[kFp8MaxGroupMaps];
-  TmaDescriptor b[kFp8MaxGroupMaps];
-  int k_block_base;
-};
+template <int kMaps>
 struct Fp8GroupMapsParams {
   Fp8GemmParams base;
-  Fp8GroupMaps maps;
+  int k_block_base;
+  TmaDescriptor maps[2 * kMaps];  // group g's A at 2g, its B at 2g + 1
+};
+// What the kernel body reads of them (null maps: not a per-group-maps kernel).
+struct Fp8GroupMaps {
+  const TmaDescriptor* maps = nullptr;
+  int k_block_base = 0;
 };
 
 // The K blocks one kRowMajor box holds: 16 bytes of a row, TMA's smallest inner box, enough for a stage's one, two

@@ -27,9 +27,10 @@ struct GemmDesc {
   // strides and alignment (kernels::per_token_scale_layout): a variant of the kernel, same shared memory.
   ScaleLayout sfa_layout = ScaleLayout::kMnMajor;
   bool sfb_strided = false;
-  // FP8 K-grouped: A and B are DeepGEMM's 1-D layout (each group's K-major block after the previous one's), read
-  // through one TMA map per group (a variant of the kernel, same shared memory).
-  bool k_group_maps = false;
+  // FP8 K-grouped: 0, or A and B are DeepGEMM's 1-D layout (each group's K-major block after the previous one's),
+  // read through one TMA map per group, this many groups per launch (4, 8, 16 or 32: a kernel variant, same shared
+  // memory; kernels::sm90_fp8_group_maps_per_launch).
+  int k_group_maps = 0;
 };
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B

@@ -143,7 +143,7 @@ void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
   const kernels::Sm90Fp8Operands ops{as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), d,
                                      static_cast<const int*>(v[5].data)};
-  if (plan.desc.k_group_maps)
+  if (plan.desc.k_group_maps > 0)
     kernels::launch_sm90_fp8_k_grouped_blocks(plan.desc, plan.config(), {v[0], as_3d(v[1]), v[2], as_3d(v[3]), d,
                                                                          ops.grouped_layout},
                                               plan.ks, stream, plan.fp8_reuse);
@@ -301,7 +301,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr, sfa,
                         &sfb);
   plan->desc.deterministic = plan->settings().deterministic;
-  plan->desc.k_group_maps = blocks;
+  plan->desc.k_group_maps = blocks ? kernels::sm90_fp8_group_maps_per_launch(static_cast<int>(groups)) : 0;
   validate_desc(plan->desc);
   plan->ks = ks;
   return plan;

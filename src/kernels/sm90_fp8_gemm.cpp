@@ -1,6 +1,7 @@
 #include "kernels/sm90_fp8_gemm.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -62,7 +63,8 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
                                        config.raster_group, config.cluster_m, config.cluster_n > 1 ? "x2" : "",
                                        desc.with_c ? "_acc" : "",
                                        scheme_suffix(desc, config), scale_layout_suffix(desc),
-                                       desc.sfb_strided ? "_sfbstr" : "", desc.k_group_maps ? "_gmaps" : "");
+                                       desc.sfb_strided ? "_sfbstr" : "",
+                                       desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "");
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family and recipe (profilers and DeepGEMM's bench_kineto find kernels by name).
@@ -72,9 +74,12 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
                             fmt::arg("per_token_b", bool_token(is_1d1d(desc))),
                             fmt::arg("sfa_layout", scale_layout_token(desc.sfa_layout)),
                             fmt::arg("sfb_strided", bool_token(desc.sfb_strided)),
-                            fmt::arg("group_maps", bool_token(desc.k_group_maps)),
-                            fmt::arg("params_type", desc.k_group_maps ? "Fp8GroupMapsParams" : "Fp8GemmParams"),
-                            fmt::arg("call_args", desc.k_group_maps ? "params.base, &params.maps" : "params"),
+                            fmt::arg("group_maps", bool_token(desc.k_group_maps > 0)),
+                            fmt::arg("params_type", desc.k_group_maps > 0
+                                                        ? fmt::format("Fp8GroupMapsParams<{}>", desc.k_group_maps)
+                                                        : std::string("Fp8GemmParams")),
+                            fmt::arg("call_args", desc.k_group_maps > 0 ? "params.base, {params.maps, params.k_block_base}"
+                                                                        : "params"),
                             fmt::arg("threads", config.num_threads()));
   return spec;
 }
@@ -160,17 +165,23 @@ void launch_sm90_fp8_gemm_reusing(const GemmDesc& desc, const GemmConfig& config
 
 namespace {
 
+using GroupMapsBlock = Fp8GroupMapsParams<kFp8MaxGroupMaps>;
+// A kernel of fewer maps per launch reads the prefix of the block the host fills.
+static_assert(offsetof(Fp8GroupMapsParams<4>, maps) == offsetof(GroupMapsBlock, maps) &&
+                  offsetof(Fp8GroupMapsParams<4>, k_block_base) == offsetof(GroupMapsBlock, k_block_base),
+              "every per-group-maps parameter block shares its offsets");
+
 // One launch's share of a K-grouped problem on per-group maps: groups [first, first + count) and the K blocks before
 // them.
 struct GroupChunk {
   int first = 0, count = 0, k_block_base = 0;
 };
 
-std::vector<GroupChunk> group_chunks(const std::vector<int>& ks) {
+std::vector<GroupChunk> group_chunks(const std::vector<int>& ks, int per_launch) {
   std::vector<GroupChunk> chunks;
   int k_blocks = 0;
-  for (int g = 0; g < static_cast<int>(ks.size()); g += kFp8MaxGroupMaps) {
-    GroupChunk c{g, std::min<int>(kFp8MaxGroupMaps, static_cast<int>(ks.size()) - g), k_blocks};
+  for (int g = 0; g < static_cast<int>(ks.size()); g += per_launch) {
+    GroupChunk c{g, std::min<int>(per_launch, static_cast<int>(ks.size()) - g), k_blocks};
     for (int i = c.first; i < c.first + c.count; ++i) k_blocks += ks[i] / 128;
     chunks.push_back(c);
   }
@@ -187,24 +198,24 @@ TensorView group_block(const TensorView& flat, std::int64_t rows, std::int64_t k
 // Every map of every chunk for this run's pointers: the groups' A and B blocks, the scales, and D from the chunk's
 // first group on. Empty groups get no map (the scheduler skips them).
 void encode_group_chunks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
-                         const std::vector<int>& ks, std::vector<Fp8GroupMapsParams>& chunks) {
-  const std::vector<GroupChunk> parts = group_chunks(ks);
-  chunks.assign(parts.size(), Fp8GroupMapsParams{});
+                         const std::vector<int>& ks, std::vector<GroupMapsBlock>& chunks) {
+  const std::vector<GroupChunk> parts = group_chunks(ks, desc.k_group_maps);
+  chunks.assign(parts.size(), GroupMapsBlock{});
   const std::int64_t m = desc.m, n = desc.n;
   std::int64_t k_before = 0;
   for (std::size_t c = 0; c < parts.size(); ++c) {
-    Fp8GroupMapsParams& p = chunks[c];
+    GroupMapsBlock& p = chunks[c];
     for (int i = 0; i < parts[c].count; ++i) {
       const int k_g = ks[parts[c].first + i];
       if (k_g > 0) {
-        p.maps.a[i] = encode_tma(operand_view(group_block(ops.a, m, k_before, k_g), Major::kKMajor, config.block_m,
-                                              config.block_k), "a");
-        p.maps.b[i] = encode_tma(operand_view(group_block(ops.b, n, k_before, k_g), Major::kKMajor, config.block_n,
-                                              config.block_k), "b");
+        p.maps[2 * i] = encode_tma(operand_view(group_block(ops.a, m, k_before, k_g), Major::kKMajor, config.block_m,
+                                                config.block_k), "a");
+        p.maps[2 * i + 1] = encode_tma(operand_view(group_block(ops.b, n, k_before, k_g), Major::kKMajor,
+                                                    config.block_n, config.block_k), "b");
       }
       k_before += k_g;
     }
-    p.maps.k_block_base = parts[c].k_block_base;
+    p.k_block_base = parts[c].k_block_base;
     encode_sfa(p.base, desc, config, ops.sfa);
     encode_sfb(p.base, desc, config, ops.sfb);
     const TensorView& d = ops.d;
@@ -217,11 +228,17 @@ void encode_group_chunks(const GemmDesc& desc, const GemmConfig& config, const S
 
 }  // namespace
 
+int sm90_fp8_group_maps_per_launch(int groups) {
+  int maps = 4;
+  while (maps < groups && maps < kFp8MaxGroupMaps) maps *= 2;
+  return maps;
+}
+
 void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
                                       const std::vector<int>& ks, void* stream, Sm90Fp8LaunchReuse& reuse) {
   std::unique_lock lock(reuse.mutex, std::try_to_lock);
-  std::vector<Fp8GroupMapsParams> own;
-  std::vector<Fp8GroupMapsParams>& chunks = lock.owns_lock() ? reuse.group_chunks : own;
+  std::vector<GroupMapsBlock> own;
+  std::vector<GroupMapsBlock>& chunks = lock.owns_lock() ? reuse.group_chunks : own;
   const void* const pointers[] = {ops.a.data, ops.sfa.data, ops.b.data, ops.sfb.data, ops.d.data};
   const bool same = lock.owns_lock() && reuse.group_chunks_valid &&
                     std::equal(std::begin(pointers), std::end(pointers), std::begin(reuse.group_pointers));
@@ -235,7 +252,7 @@ void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& co
   }
   if (lock.owns_lock() && !reuse.kernel) reuse.kernel = cached_kernel(desc, config);
   const auto kernel = lock.owns_lock() ? reuse.kernel : cached_kernel(desc, config);
-  const std::vector<GroupChunk> parts = group_chunks(ks);
+  const std::vector<GroupChunk> parts = group_chunks(ks, desc.k_group_maps);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     GemmDesc chunk_desc = desc;
     chunk_desc.num_groups = parts[c].count;

@@ -18,6 +18,10 @@ struct Sm90Fp8Operands {
   const int* grouped_layout = nullptr;  // device pointer: per-row group index, prefix sums, masked_m or ks
 };
 
+// Groups per launch of a K-grouped problem of `groups` groups on per-group maps: the smallest of 4, 8, 16 and 32 that
+// holds them all, else 32 (launched in chunks).
+int sm90_fp8_group_maps_per_launch(int groups);
+
 void launch_sm90_fp8_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops, void* stream);
 
 }  // namespace tilegemm::kernels

@@ -48,7 +48,7 @@ struct Sm90Fp8LaunchReuse {
   EncodedAddress a, sfa, b, sfb, d;
   // K-grouped operands in DeepGEMM's layout: every launch's parameter block with its per-group maps, encoded for
   // group_pointers (a, sfa, b, sfb, d); a run at any other pointer encodes them all again.
-  std::vector<Fp8GroupMapsParams> group_chunks;
+  std::vector<Fp8GroupMapsParams<kFp8MaxGroupMaps>> group_chunks;
   const void* group_pointers[5] = {};
   bool group_chunks_valid = false;
 };
@@ -58,7 +58,7 @@ struct Sm90Fp8LaunchReuse {
 void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& config,
                                    const Sm90GemmOperands& ops, void* stream, Sm90LaunchReuse& reuse);
 // K-grouped FP8 with a and b as 1-D tensors in DeepGEMM's layout (group g's K-major [rows, ks[g]] block after the
-// previous groups'), read through per-group maps: one launch per kFp8MaxGroupMaps groups. desc.k_group_maps is set.
+// previous groups'), read through per-group maps: one launch per desc.k_group_maps groups.
 void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
                                       const std::vector<int>& ks, void* stream, Sm90Fp8LaunchReuse& reuse);
 void launch_sm90_fp8_gemm_reusing(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,

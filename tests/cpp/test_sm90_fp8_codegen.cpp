@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -91,21 +92,27 @@ TEST_F(Sm90Fp8Codegen, EveryRecipeAndSchedulerCompilesWithoutSpills) {
   expect_compiles(k_grouped, select_config(k_grouped, hw));
 }
 
-// K-grouped operands in DeepGEMM's layout: the kernel takes the per-group maps after its parameter block (a
-// parameter of more than 4 KB, which sm_90a allows) and names itself apart from the [rows, ΣK] variant.
+// K-grouped operands in DeepGEMM's layout: the kernel takes the per-group maps after its parameter block, 4 to 32
+// groups' worth (32: a parameter of more than 4 KB, which sm_90a allows), and names itself apart from the [rows, ΣK]
+// variant.
 TEST_F(Sm90Fp8Codegen, KGroupedPerGroupMapsCompile) {
   const HardwareModel hw = hardware_preset("h200");
-  static_assert(sizeof(Fp8GroupMapsParams) > 4096, "the maps of 32 groups of two operands");
-  for (bool with_c : {false, true}) {
+  static_assert(sizeof(Fp8GroupMapsParams<8>) < 4096 && sizeof(Fp8GroupMapsParams<32>) > 4096);
+  EXPECT_EQ(kernels::sm90_fp8_group_maps_per_launch(1), 4);
+  EXPECT_EQ(kernels::sm90_fp8_group_maps_per_launch(5), 8);
+  EXPECT_EQ(kernels::sm90_fp8_group_maps_per_launch(16), 16);
+  EXPECT_EQ(kernels::sm90_fp8_group_maps_per_launch(40), 32);
+  for (auto [with_c, maps] : {std::pair{false, 4}, std::pair{true, 32}}) {
     GemmDesc desc = fp8_desc(GemmType::kKGroupedContiguous, DType::kFloat32, with_c);
     const GemmConfig config = select_config(desc, hw);
     const std::string side_by_side = kernels::sm90_fp8_gemm_spec(desc, config).name;
-    desc.k_group_maps = true;
+    desc.k_group_maps = maps;
     const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, config);
     EXPECT_NE(spec.name, side_by_side);
     EXPECT_NE(spec.source.find("kGroupMaps = true"), std::string::npos);
-    EXPECT_NE(spec.source.find("tilegemm::Fp8GroupMapsParams params"), std::string::npos);
-    EXPECT_NE(spec.source.find("sm90_fp8_gemm<Config>(params.base, &params.maps)"), std::string::npos);
+    EXPECT_NE(spec.source.find(fmt::format("tilegemm::Fp8GroupMapsParams<{}> params", maps)), std::string::npos);
+    EXPECT_NE(spec.source.find("sm90_fp8_gemm<Config>(params.base, {params.maps, params.k_block_base})"),
+              std::string::npos);
     expect_compiles(desc, config);
   }
 }

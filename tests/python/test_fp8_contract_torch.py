@@ -3,7 +3,7 @@
 The C++ plan factories are replaced by a torch emulation: each returns a plan that, when run, reads the
 (pointer, dtype, shape, strides) views the wrappers passed (with the run's pointers), ASSERTS what fp8_gemm.hpp
 requires (K-major operands, scales in any non-negative strides from a 4-byte aligned pointer, K-grouped operands
-[mn, ΣK]) and computes the documented result. A wrapper that passed a wrong pointer, stride or scale layout fails
+as DeepGEMM's 1-D blocks) and computes the documented result. A wrapper that passed a wrong pointer, stride or scale layout fails
 here, without a GPU; the GPU tests (test_gpu_fp8.py) then check the real kernels through the same wrappers.
 """
 import ctypes
@@ -128,12 +128,15 @@ class Emulated:
     def k_grouped_fp8(self, a, sfa, b, sfb, d, ks, layout, c, device, stream, num_sms):
         self.calls.append('k_grouped_fp8')
         a, sfa, b, sfb, d = map(tensor_of, (a, sfa, b, sfb, d))
-        assert a.shape[1] == b.shape[1] == sum(ks), 'K-grouped operands are [mn, ΣK]'
+        m, n = d.shape[1:]
+        assert a.shape == (m * sum(ks), ) and b.shape == (n * sum(ks), ), \
+            "K-grouped operands are 1-D: each group's K-major [mn, k] block in turn (DeepGEMM's layout)"
         assert tensor_of(layout).tolist() == ks
-        a_f, b_f = dequant(a, sfa, False), dequant(b, sfb, False)
         start = 0
         for g, k in enumerate(ks):
-            out = a_f[:, start:start + k] @ b_f[:, start:start + k].T
+            a_g, b_g = a[m * start:m * (start + k)].view(m, k), b[n * start:n * (start + k)].view(n, k)
+            kb = slice(start // 128, (start + k) // 128)
+            out = dequant(a_g, sfa[:, kb], False) @ dequant(b_g, sfb[:, kb], False).T
             d[g] = out + (tensor_of(c)[g] if c is not None else 0)
             start += k
 

@@ -49,7 +49,7 @@ def test_host_suite_covers_every_exported_family_and_filters_by_dtype():
     for c in suites.SUITES['host']:
         assert callable(getattr(deep_gemm, c.function)), c.function  # every family is one of our exports
     assert {c.dtype for c in suites.select('host', 'fp8')} == {'fp8'}
-    assert 'bf16_gemm_tn 128x2112x7168' in [c.name for c in suites.select('host', 'bf16')]
+    assert 'bf16_gemm_tn 128x2112x1024' in [c.name for c in suites.select('host', 'bf16')]
 
 
 def test_layout_suite_reads_about_a_megabyte_and_more():
@@ -282,6 +282,90 @@ def test_a_bad_option_exits_2_before_looking_for_torch():
     proc = bench('--no-peer', '--suite', 'everything')
     assert proc.returncode == 2 and proc.stderr.startswith("deep_gemm.bench: suite: expected one or more"), \
         proc.stderr
+
+
+class FakePlan:
+    """A kept plan of our package: launch runs nothing; time_runs answers as the C++ timer would."""
+    num_tensors = 3
+
+    def __init__(self, us):
+        self.us, self.timed = us, []
+
+    def launch(self, stream, num_sms, *pointers):
+        return True
+
+    def time_runs(self, stream, num_sms, pointers, warmup_ms, rep_ms, flush_bytes):
+        self.timed.append((stream, num_sms, pointers, flush_bytes))
+        return self.us, 11
+
+
+def fake_ours(plans):
+    """Our deep_gemm as the bench sees it: its kept plans, and a call that runs each of `calls` through the table."""
+    table = dict(plans)
+    module = SimpleNamespace(_plans=SimpleNamespace(table=table), _C=SimpleNamespace(Plan=FakePlan))
+    return module, table
+
+
+def test_the_cpp_timer_times_the_plan_our_call_ran_in_the_same_rounds(monkeypatch):
+    plan = FakePlan(us=9.8)
+    ours, table = fake_ours({'key': plan})
+    timed = []
+
+    def call():  # what a deep_gemm function does on a kept signature
+        assert table['key'].launch(5, 132, 1, 2, 3, 0, 0, 0, 0)
+        return 'ours'
+
+    def fake_time(torch, fn, flush, warmup_ms, rep_ms):
+        timed.append(fn())
+        return {'ours': 10.0, 'deepgemm': 12.0}[timed[-1]], 7
+
+    monkeypatch.setattr(timing, 'time_events', fake_time)
+    monkeypatch.setattr(measure.cpp_timer, 'time_run', lambda run, w, r: (timed.append('tilegemm'),
+                                                                          run[0].time_runs(*run[1:], w, r, 1))[1])
+    assert measure.cpp_timer.supported(ours)
+    entries = {'ours': measure.Entry(fn=call, verify=lambda out: (True, None)),
+               'deepgemm': measure.Entry(fn=lambda: 'deepgemm', verify=lambda out: (True, None))}
+    options = SimpleNamespace(rounds=2, warmup_ms=1, rep_ms=1, kernel_timer=False)
+    row = measure.measure(FAKE_TORCH, measure.Problem('1x2x3', entries), options, flush=None, ours=ours)
+    # Interleaved with the Python calls, on the pointers, stream and SM count of our call's own run.
+    assert timed == ['ours', 'tilegemm', 'deepgemm', 'deepgemm', 'tilegemm', 'ours']
+    assert plan.timed == [(5, 132, [1, 2, 3], 1)] * 2
+    assert table['key'] is plan  # the kept plans are restored after the capture
+    assert row['results']['tilegemm']['us'] == 9.8
+    assert row['ours_vs_tilegemm'] == pytest.approx(10.0 / 9.8)
+    assert row['within_tilegemm_goal']  # 0.2 µs apart: under the 1 µs floor
+    text = report.markdown(sample_report([row]))
+    assert '| 1x2x3 | 10.0 | 9.8 | 12.0 |' in text and '| 1.020 |' in text
+    assert '1 of 1 rows within 3% or 1 µs; largest ratio 1.020' in text
+
+
+def test_the_cpp_timer_needs_exactly_one_plan_run(monkeypatch):
+    monkeypatch.setattr(timing, 'time_events', lambda torch, fn, *a: (fn() or 50.0, 1))
+    ours, table = fake_ours({'a': FakePlan(1.0), 'b': FakePlan(1.0)})
+
+    def two_plans():
+        table['a'].launch(0, 1, 1, 2, 3)
+        table['b'].launch(0, 1, 1, 2, 3)
+
+    entries = {'ours': measure.Entry(fn=two_plans, verify=lambda out: (True, None))}
+    options = SimpleNamespace(rounds=1, warmup_ms=1, rep_ms=1, kernel_timer=False)
+    row = measure.measure(FAKE_TORCH, measure.Problem('s', entries), options, flush=None, ours=ours)
+    assert row['results']['tilegemm'] == {'status': 'unsupported', 'message': 'the call ran 2 plans, not one'}
+    assert row['ours_vs_tilegemm'] is None and row['within_tilegemm_goal'] is None
+    assert report.exit_status(sample_report([row])) == 0
+
+
+def test_the_goal_is_three_percent_or_one_microsecond(monkeypatch):
+    for ours_us, cpp_us, within in ((104.0, 100.0, False), (102.9, 100.0, True), (9.0, 8.1, True),
+                                    (10.0, 8.5, False)):
+        monkeypatch.setattr(timing, 'time_events', lambda torch, fn, *a, us=ours_us: (fn() or us, 1))
+        ours, table = fake_ours({'k': FakePlan(cpp_us)})
+        monkeypatch.setattr(measure.cpp_timer, 'time_run', lambda run, w, r: (run[0].us, 1))
+        entries = {'ours': measure.Entry(fn=lambda: table['k'].launch(0, 1, 1, 2, 3) and None,
+                                         verify=lambda out: (True, None))}
+        options = SimpleNamespace(rounds=1, warmup_ms=1, rep_ms=1, kernel_timer=False)
+        row = measure.measure(FAKE_TORCH, measure.Problem('s', entries), options, flush=None, ours=ours)
+        assert row['within_tilegemm_goal'] is within, (ours_us, cpp_us)
 
 
 # ---- report -----------------------------------------------------------------------------------------------------

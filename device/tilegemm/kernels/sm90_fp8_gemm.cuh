@@ -119,7 +119,7 @@ TG_DEVICE void for_each_fixed(F&& f) {
 
 // group_maps: Cfg::kGroupMaps kernels only (K-grouped operands in DeepGEMM's layout, fp8_params.hpp).
 template <class Cfg>
-TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps* group_maps = nullptr) {
+TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps group_maps = {}) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
@@ -192,7 +192,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps* gr
                 "several K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   // Per-group operand maps: A and B of tile.d_batch's group, at K offsets local to it (tile.k0 is the group's first
-  // K element); the scales keep one K-block index over all groups, from group_maps->k_block_base.
+  // K element); the scales keep one K-block index over all groups, from group_maps.k_block_base.
   constexpr bool kGroupMaps = Cfg::kGroupMaps;
   static_assert(!kGroupMaps || (Cfg::kGemmType == GemmType::kKGroupedContiguous && BLOCK_K == kScaleBlock &&
                                 kClusterM == 1 && Cfg::kClusterN == 1 && kSfaLayout != ScaleLayout::kRowMajor),
@@ -264,12 +264,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps* gr
             const TmaDescriptor* tma_a = tail ? &gemm.tma_a_tail : &gemm.tma_a;
             const TmaDescriptor* tma_b = &gemm.tma_b;
             const TmaDescriptor* tma_sfa = tail ? &params.tma_sfa_tail : &params.tma_sfa;
-            const int k_scale0 = k0 / kScaleBlock + (kGroupMaps ? group_maps->k_block_base : 0);
+            const int k_scale0 = k0 / kScaleBlock + (kGroupMaps ? group_maps.k_block_base : 0);
             // Per-group maps: the group's own A and B, at K offsets inside it, batch coordinate 0.
             int a_batch = tile.a_batch, k_local0 = k0;
             if constexpr (kGroupMaps) {
-              tma_a = &group_maps->a[tile.d_batch];
-              tma_b = &group_maps->b[tile.d_batch];
+              tma_a = &group_maps.maps[2 * tile.d_batch];
+              tma_b = &group_maps.maps[2 * tile.d_batch + 1];
               a_batch = b_batch = 0;
               k_local0 = k0 - tile.k0;
             }
@@ -312,7 +312,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps* gr
       sm90_walk_stages<Scheduler, kStages, BLOCK_K>(
           gemm, barriers, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
             const int b_batch = stage_b_batch(tile, k0);
-            const int kb0 = k0 / kScaleBlock + (kGroupMaps ? group_maps->k_block_base : 0);
+            const int kb0 = k0 / kScaleBlock + (kGroupMaps ? group_maps.k_block_base : 0);
 #pragma unroll
             for (int h = 0; h < kScaleBlocksPerStage; ++h) {
               // A K block past K (in the last stage, when the K-block count is not a multiple of the stage's) reads
