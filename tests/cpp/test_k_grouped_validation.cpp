@@ -98,7 +98,8 @@ TEST(KGroupedFp8Validation, OneDimensionalOperandsTakePerGroupMaps) {
 
 TEST(KGroupedFp8Validation, OneDimensionalOperandsAreCheckedByName) {
   const Fp8Views v;
-  test_util::expect_invalid([&] { v.plan({128, 128}); }, "ks", "sizes summing");  // a holds ΣK = 384
+  // ΣK comes from the group sizes: a (ΣK = 384 of 64 rows) then has the wrong number of elements.
+  test_util::expect_invalid([&] { v.plan({128, 128}); }, "a", "16384 elements (ΣK=256 times 64 rows");
   test_util::expect_invalid([&] { v.plan({128, 200}); }, "ks[1]", "multiple of 128");
   Fp8Views short_b;
   short_b.b = short_b.flat(Fp8Views::kSumK * Fp8Views::kN - 128);

@@ -27,7 +27,9 @@ class Flusher:
 
 def time_events(torch, fn, flush, warmup_ms, rep_ms):
     """Median CUDA-event time of fn in microseconds, and the number of timed calls: one untimed call, a
-    five-call estimate, warmup_ms of calls, then rep_ms of calls, each after a flush outside its events."""
+    five-call estimate (each after a flush), warmup_ms of calls back to back, then rep_ms of calls, each after a flush
+    outside its events: do_bench's loop, and tilegemm::bench's (the C++ timer the report sets beside this one), so
+    that both warm the GPU up the same way under the power cap."""
     fn()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -39,7 +41,6 @@ def time_events(torch, fn, flush, warmup_ms, rep_ms):
     torch.cuda.synchronize()
     estimate_ms = max(start.elapsed_time(end) / 5, 1e-3)
     for _ in range(max(1, int(warmup_ms / estimate_ms))):
-        flush()
         fn()
     calls = min(MAX_CALLS, max(1, int(rep_ms / estimate_ms)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(calls)]
