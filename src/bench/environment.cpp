@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "bench/shell.hpp"
+#include "reference/cublaslt_api.hpp"
 #include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
@@ -116,7 +117,7 @@ BenchEnvironment capture_environment(int device, const BenchOptions& timing, int
   e.clocks_before = query_gpu_clocks(e.pci_bus_id);
   cudaDriverGetVersion(&e.driver_version);
   cudaRuntimeGetVersion(&e.runtime_version);
-  e.cublaslt_version = static_cast<std::int64_t>(cublasLtGetVersion());
+  e.cublaslt_version = static_cast<std::int64_t>(cublaslt().cublasLtGetVersion());
   e.tilegemm_version = TILEGEMM_VERSION;
   e.commit = report_commit(TILEGEMM_SOURCE_DIR);
   e.timer = std::string(timer_backend_name(timing.timer));

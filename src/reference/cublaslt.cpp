@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "reference/cublaslt_api.hpp"
 #include "reference/cublaslt_context.hpp"
 #include "reference/host_view.hpp"
 #include "tilegemm/errors.hpp"
@@ -122,17 +123,17 @@ struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
   Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld, std::int64_t batch,
          std::int64_t batch_stride) {
-    check_cublas(cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+    check_cublas(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
     if (batch > 1) {
       const std::int32_t count = static_cast<std::int32_t>(batch);
-      check_cublas(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
                    "set BATCH_COUNT");
-      check_cublas(cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
+      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
                                                     sizeof(batch_stride)),
                    "set STRIDED_BATCH_OFFSET");
     }
   }
-  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
+  ~Layout() { cublaslt().cublasLtMatrixLayoutDestroy(handle); }
   Layout(const Layout&) = delete;
   Layout& operator=(const Layout&) = delete;
 };
@@ -140,13 +141,13 @@ struct Layout {
 struct MatmulDesc {
   cublasLtMatmulDesc_t handle = nullptr;
   MatmulDesc(cublasOperation_t trans_a, cublasOperation_t trans_b) {
-    check_cublas(cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    check_cublas(cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
+    check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
                  "set TRANSA");
-    check_cublas(cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
+    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
                  "set TRANSB");
   }
-  ~MatmulDesc() { cublasLtMatmulDescDestroy(handle); }
+  ~MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
   MatmulDesc(const MatmulDesc&) = delete;
   MatmulDesc& operator=(const MatmulDesc&) = delete;
 };
@@ -212,7 +213,7 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
     // Full-precision accumulation (DeepGEMM sets it too; fast accumulation keeps fewer bits between K
     // slices).
     const std::int8_t fast_accumulate = 0;
-    check_cublas(cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
                                                 &fast_accumulate, sizeof(fast_accumulate)),
                  "set FAST_ACCUM");
   }
@@ -240,7 +241,7 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
   }
 
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
-  check_cublas(cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
+  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
                               c_view.data, layout_c.handle, d.data, layout_d.handle, &algo, ctx.workspace,
                               reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
                "cublasLtMatmul");

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "reference/cublaslt_api.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm::reference_detail {
@@ -19,8 +20,8 @@ void check_cuda_status(cudaError_t status, const char* who, const char* what) {
 
 void check_cublas_status(cublasStatus_t status, const char* who, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw RuntimeError(fmt::format("{}: {} failed: {} ({})", who, what, cublasLtGetStatusName(status),
-                                   cublasLtGetStatusString(status)));
+    throw RuntimeError(fmt::format("{}: {} failed: {} ({})", who, what, cublaslt().cublasLtGetStatusName(status),
+                                   cublaslt().cublasLtGetStatusString(status)));
 }
 
 CublasLtContext& cublaslt_context(int device, void* stream, const char* who) {
@@ -30,7 +31,7 @@ CublasLtContext& cublaslt_context(int device, void* stream, const char* who) {
   CublasLtContext& ctx = contexts[{device, stream}];
   if (!ctx.handle) {
     check_cuda_status(cudaMalloc(&ctx.workspace, kCublasLtWorkspaceBytes), who, "cudaMalloc(workspace)");
-    check_cublas_status(cublasLtCreate(&ctx.handle), who, "cublasLtCreate");
+    check_cublas_status(cublaslt().cublasLtCreate(&ctx.handle), who, "cublasLtCreate");
   }
   return ctx;
 }
@@ -47,19 +48,19 @@ namespace {
 struct Preference {
   cublasLtMatmulPreference_t handle = nullptr;
   Preference(const std::uint32_t (&alignments)[4], const char* who) {
-    check_cublas_status(cublasLtMatmulPreferenceCreate(&handle), who, "cublasLtMatmulPreferenceCreate");
+    check_cublas_status(cublaslt().cublasLtMatmulPreferenceCreate(&handle), who, "cublasLtMatmulPreferenceCreate");
     const std::uint64_t workspace = kCublasLtWorkspaceBytes;
-    check_cublas_status(cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+    check_cublas_status(cublaslt().cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                              &workspace, sizeof(workspace)),
                         who, "set MAX_WORKSPACE_BYTES");
     const cublasLtMatmulPreferenceAttributes_t keys[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (int i = 0; i < 4; ++i)
-      check_cublas_status(cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
+      check_cublas_status(cublaslt().cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
                           who, "set MIN_ALIGNMENT");
   }
-  ~Preference() { cublasLtMatmulPreferenceDestroy(handle); }
+  ~Preference() { cublaslt().cublasLtMatmulPreferenceDestroy(handle); }
   Preference(const Preference&) = delete;
   Preference& operator=(const Preference&) = delete;
 };
@@ -82,7 +83,7 @@ bool cached_heuristic_algo(const CublasLtContext& ctx, const char* who, const st
   Preference preference(alignments, who);
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
-  *status = cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc, a, b, c, d, preference.handle, 1, &result, &returned);
+  *status = cublaslt().cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc, a, b, c, d, preference.handle, 1, &result, &returned);
   if (*status != CUBLAS_STATUS_SUCCESS || returned == 0) return false;
   *algo = algos.emplace(full_key, result.algo).first->second;
   return true;

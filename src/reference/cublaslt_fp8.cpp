@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "reference/cublaslt_api.hpp"
 #include "reference/cublaslt_context.hpp"
 #include "reference/host_view.hpp"
 #include "tilegemm/errors.hpp"
@@ -107,22 +108,22 @@ Problem check_arguments(const TensorView& a, const TensorView& sfa, const Tensor
 struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
   Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
-    check_cublas(cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+    check_cublas(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
   }
-  ~Layout() { cublasLtMatrixLayoutDestroy(handle); }
+  ~Layout() { cublaslt().cublasLtMatrixLayoutDestroy(handle); }
   Layout(const Layout&) = delete;
   Layout& operator=(const Layout&) = delete;
 };
 
 struct MatmulDesc {
   cublasLtMatmulDesc_t handle = nullptr;
-  MatmulDesc() { check_cublas(cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate"); }
-  ~MatmulDesc() { cublasLtMatmulDescDestroy(handle); }
+  MatmulDesc() { check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate"); }
+  ~MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
   MatmulDesc(const MatmulDesc&) = delete;
   MatmulDesc& operator=(const MatmulDesc&) = delete;
   template <class T>
   void set(cublasLtMatmulDescAttributes_t key, const T& value, const char* what) {
-    check_cublas(cublasLtMatmulDescSetAttribute(handle, key, &value, sizeof(value)), what);
+    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(handle, key, &value, sizeof(value)), what);
   }
 };
 
@@ -130,10 +131,10 @@ struct MatmulDesc {
 void set_scale_modes(MatmulDesc& desc, CublasLtFp8Scaling scaling) {
   if (scaling != CublasLtFp8Scaling::kBlockwise) return;
 #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120900
-  if (cublasLtGetVersion() < 120900)
+  if (cublaslt().cublasLtGetVersion() < 120900)
     throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: 1x128/128x128 block scaling needs cuBLASLt >= 12.9, the "
                                    "loaded library is {}",
-                                   cublasLtGetVersion()));
+                                   cublaslt().cublasLtGetVersion()));
   const std::int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;  // our sfb
   const std::int32_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;      // our sfa
   desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode, "set A_SCALE_MODE");
@@ -218,11 +219,11 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
     throw RuntimeError(fmt::format(
         "cublaslt_fp8_gemm_nt: cuBLASLt {} has no algorithm for {} scaling of a {} b {} d {} "
         "(cublasLtMatmulAlgoGetHeuristic: {})",
-        cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b), view_string(d),
-        cublasLtGetStatusName(status)));
+        cublaslt().cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b), view_string(d),
+        cublaslt().cublasLtGetStatusName(status)));
 
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
+  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
                               d.data, layout_d.handle, d.data, layout_d.handle, &algo, ctx.workspace,
                               reference_detail::kCublasLtWorkspaceBytes,
                               cuda_stream),
