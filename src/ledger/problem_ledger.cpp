@@ -39,7 +39,7 @@ void validate_problem_shape(const ProblemShape& s) {
                                     std::pair{s.batch, "--batch"}})
     TILEGEMM_REQUIRE(value > 0 && value <= kMaxSize, name, expected, std::to_string(value));
   TILEGEMM_REQUIRE(!s.grouped || s.batch <= s.m, "--batch",
-                   fmt::format("at most --m = {} groups (--m counts the rows of all groups)", s.m),
+                   fmt::format("at most M = {} groups (M counts the rows of all groups)", s.m),
                    std::to_string(s.batch));
   const double outputs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.grouped ? 1 : s.batch);
   TILEGEMM_REQUIRE(outputs < 0x1p62, "--m", fmt::format("sizes whose output, {}M x N, holds fewer than 2^62 elements",

@@ -33,11 +33,11 @@ std::string temp_path(const std::string& name) {
          std::to_string(::getpid()) + "_" + name;
 }
 
-// Runs `tilegemm ledger <args>` through sh, stdout and stderr captured separately.
-Result run_ledger(const std::string& args) {
+// Runs `tilegemm <command_and_args>` through sh, stdout and stderr captured separately.
+Result run_tilegemm(const std::string& command_and_args) {
   const std::string out_path = temp_path("stdout"), err_path = temp_path("stderr");
   const std::string cmd =
-      std::string("'") + TILEGEMM_CLI_PATH + "' ledger " + args + " >'" + out_path + "' 2>'" + err_path + "'";
+      std::string("'") + TILEGEMM_CLI_PATH + "' " + command_and_args + " >'" + out_path + "' 2>'" + err_path + "'";
   const int raw = std::system(cmd.c_str());
   Result r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -47,6 +47,8 @@ Result run_ledger(const std::string& args) {
   std::remove(err_path.c_str());
   return r;
 }
+
+Result run_ledger(const std::string& args) { return run_tilegemm("ledger " + args); }
 
 int count_lines(const std::string& s) {
   int n = 0;
@@ -136,7 +138,9 @@ TEST(CliLedger, BadSizesAreUsageErrors) {
   expect_usage_error("--m 9223372036854775807 --n 7168 --k 16384", "--m", "2^31 - 1");
   expect_usage_error("--m 64 --n 2147483648 --k 16384", "--n", "got 2147483648");
   expect_usage_error("--m 2147483647 --n 2147483647 --k 64 --batch 2", "--m", "fewer than 2^62");
-  expect_usage_error("--m 64 --n 7168 --k 2048 --grouped --batch 100000000", "--batch", "at most --m = 64 groups");
+  // --grouped: --m is rows per group, as in plan; all groups' rows stay below 2^31.
+  expect_usage_error("--m 64 --n 7168 --k 2048 --grouped --batch 100000000", "--batch",
+                     "at most 33554431 groups of --m = 64 rows");
   expect_usage_error("--m 64 --n 64 --k 64 --hbm-gbps inf", "--hbm-gbps", "finite");
   expect_usage_error("--m 64 --n 64 --k 64 --sm-clock-mhz nan", "--sm-clock-mhz", "finite");
   expect_usage_error("--m 64 --n 64 --k 64 --time-us 0", "--time-us", "got 0");
@@ -213,3 +217,47 @@ TEST(CliLedger, HardwareJsonMustBeABoundedRegularFile) {
 }
 
 }  // namespace
+
+// One problem, one set of numbers: the ledger's selector line is the config `tilegemm plan` picks, with its floors,
+// on the DeepSeek suite and on M-grouped problems, where --m means rows per group in both commands.
+TEST(CliLedger, SelectorLineIsWhatThePlannerPicks) {
+  auto expect_same = [](const nlohmann::json& row, const nlohmann::json& plan) {
+    SCOPED_TRACE(plan["problem"].get<std::string>());
+    ASSERT_TRUE(row.contains("selector")) << row.dump();
+    const auto& sel = row["selector"];
+    const auto& config = plan["config"];
+    for (const char* key : {"block_m", "block_n", "block_k", "split_k"}) EXPECT_EQ(sel[key], config[key]) << key;
+    EXPECT_EQ(sel["tiles"], plan["cost"]["tiles"]);
+    EXPECT_DOUBLE_EQ(sel["dram_floor_us"].get<double>(), plan["cost"]["dram_floor_us"].get<double>());
+    EXPECT_DOUBLE_EQ(sel["compute_floor_us"].get<double>(), plan["cost"]["compute_floor_us"].get<double>());
+  };
+  const Result ledger = run_ledger("--suite deepseek --json"), plan = run_tilegemm("plan --suite deepseek --json");
+  ASSERT_EQ(ledger.status, 0) << ledger.err;
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  const auto rows = nlohmann::json::parse(ledger.out)["results"], plans = nlohmann::json::parse(plan.out);
+  ASSERT_EQ(rows.size(), 18u);
+  ASSERT_EQ(plans.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], plans[i]);
+  for (const char* shape : {"--m 8192 --n 4096 --k 7168", "--m 4096 --n 7168 --k 2048"}) {
+    const Result g = run_ledger(std::string(shape) + " --grouped --batch 4 --json");
+    const Result p = run_tilegemm(std::string("plan ") + shape + " --gemm-type m_grouped_contiguous --num-groups 4 --json");
+    ASSERT_EQ(g.status, 0) << g.err;
+    ASSERT_EQ(p.status, 0) << p.err;
+    expect_same(nlohmann::json::parse(g.out)["results"][0], nlohmann::json::parse(p.out)[0]);
+  }
+  // The text names both: the textbook rule with the tile it assumed, and what the planner launches.
+  const Result text = run_ledger("--m 64 --n 2112 --k 7168");
+  EXPECT_NE(text.out.find("split-K (textbook rule, tile 128x128x64)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("selector           64x16x128 data-parallel"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("planner floors     DRAM 7.37 us"), std::string::npos) << text.out;
+}
+
+TEST(CliLedger, GroupedMCountsRowsPerGroupAsInPlan) {
+  const Result r = run_ledger("--m 256 --n 4096 --k 7168 --grouped --batch 8 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["results"][0];
+  EXPECT_EQ(row["m"].get<std::int64_t>(), 2048);  // the problem holds all groups' rows
+  EXPECT_DOUBLE_EQ(row["flops"].get<double>(), 2.0 * 2048 * 4096 * 7168);
+  const Result text = run_ledger("--m 256 --n 4096 --k 7168 --grouped --batch 8");
+  EXPECT_NE(text.out.find("M=2048 N=4096 K=7168 (8 groups of 256 rows)"), std::string::npos) << text.out;
+}

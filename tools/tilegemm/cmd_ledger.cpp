@@ -14,6 +14,8 @@
 #include "input_file.hpp"
 #include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/gemm_config.hpp"
+#include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/ledger.hpp"
 
@@ -138,6 +140,18 @@ std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) 
   return t;
 }
 
+// --grouped: --m is rows per group, as in `tilegemm plan` and DeepGEMM's M-grouped calls; the ledger's problem holds
+// the rows of all groups.
+std::int64_t all_rows(std::int64_t m, const LedgerArgs& a) {
+  if (!a.grouped || m <= 0 || a.batch <= 0) return m;  // validate_problem_shape names the bad size
+  constexpr std::int64_t kMaxRows = (std::int64_t{1} << 31) - 1;
+  TILEGEMM_REQUIRE(m <= kMaxRows && a.batch <= kMaxRows / m, "--batch",
+                   fmt::format("at most {} groups of --m = {} rows (all groups' rows at most 2^31 - 1)",
+                               m <= kMaxRows ? kMaxRows / m : 0, m),
+                   std::to_string(a.batch));
+  return m * a.batch;
+}
+
 std::vector<ProblemShape> shapes_from(const LedgerArgs& a) {
   if (!a.suite.empty()) {
     TILEGEMM_REQUIRE(a.suite == "deepseek" || a.suite == "decode", "--suite", "'deepseek' or 'decode'",
@@ -147,14 +161,14 @@ std::vector<ProblemShape> shapes_from(const LedgerArgs& a) {
     TILEGEMM_REQUIRE(!a.time_us, "--time-us", "a single shape (one time cannot belong to a whole suite)",
                      fmt::format("--suite {}", a.suite));
     std::vector<ProblemShape> shapes = a.suite == "decode" ? deepseek_decode_suite() : deepseek_suite();
-    for (auto& s : shapes) s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
+    for (auto& s : shapes) s.m = all_rows(s.m, a), s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
     return shapes;
   }
   auto size = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("(missing)"); };
   TILEGEMM_REQUIRE(a.m && a.n && a.k, "--m/--n/--k", "all three sizes (or --suite deepseek)",
                    fmt::format("--m {} --n {} --k {}", size(a.m), size(a.n), size(a.k)));
   ProblemShape s;
-  s.m = *a.m, s.n = *a.n, s.k = *a.k;
+  s.m = all_rows(*a.m, a), s.n = *a.n, s.k = *a.k;
   s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
   return {s};
 }
@@ -166,10 +180,21 @@ std::string dtype_label(const OperandDtypes& d) {
   return label;
 }
 
-// Everything computed for one shape; `tile`, `timing` and `ascend` only when asked for.
+// What `tilegemm plan` launches for the same problem: the selector's config and its cost model's floors, which use
+// derated peaks (measured HBM efficiency, tensor-core efficiency ceiling, the power model) where the ledger's use
+// the datasheet's.
+struct Selection {
+  GemmConfig config;
+  CostBreakdown cost;
+};
+
+// Everything computed for one shape; `tile`, `timing`, `ascend` and `selection` only when asked for or when the
+// SM90 kernels run the problem.
 struct Row {
   ProblemLedger problem;
   VariantDecision variant;
+  TileShape variant_tile;  // the tile the textbook rule assumed
+  std::optional<Selection> selection;
   std::optional<TileLedger> tile;
   std::optional<TimingLedger> timing;
   std::optional<AscendTilingCheck> ascend;
@@ -177,12 +202,41 @@ struct Row {
 
 bool is_ascend(const HardwareModel& hw) { return hw.ascend_l1_bytes > 0; }
 
+// The SM90 kernels' problem for a ledger row (K-major operands), when they run it: bf16 or e4m3 A and B of one
+// dtype, bf16 or fp32 D, on an NVIDIA preset; nothing otherwise.
+std::optional<GemmDesc> sm90_desc(const ProblemShape& s, const OperandDtypes& d, const HardwareModel& hw) {
+  const bool inputs = d.a == d.b && (d.a == DType::kBFloat16 || d.a == DType::kFloat8E4M3) && !d.math;
+  const bool output = d.d == DType::kBFloat16 || d.d == DType::kFloat32;
+  if (is_ascend(hw) || !inputs || !output || (d.with_c && d.c != d.d) || s.extra_bytes > 0) return std::nullopt;
+  GemmDesc desc;
+  desc.type = s.grouped ? GemmType::kMGroupedContiguous : s.batch > 1 ? GemmType::kBatched : GemmType::kNormal;
+  desc.m = static_cast<int>(s.m), desc.n = static_cast<int>(s.n), desc.k = static_cast<int>(s.k);
+  desc.num_groups = static_cast<int>(s.batch);
+  desc.a_dtype = desc.b_dtype = d.a;
+  desc.d_dtype = d.d;
+  desc.with_c = d.with_c;
+  try {
+    validate_desc(desc);
+  } catch (const InvalidArgument&) {
+    return std::nullopt;  // e.g. an FP8 recipe the kernels do not have (1D2D with C)
+  }
+  return desc;
+}
+
 Row compute_row(const ProblemShape& s, const OperandDtypes& d, const std::optional<TileShape>& tile,
                 const LedgerArgs& a, const HardwareModel& hw) {
   Row r;
   r.problem = problem_ledger(s, d, hw);
-  const TileShape for_variant = tile.value_or(TileShape{128, 128, dtype_bits(d.a) >= 16 ? 64 : 128});
-  r.variant = choose_variant(s, for_variant.block_m, for_variant.block_n, for_variant.block_k, hw);
+  r.variant_tile = tile.value_or(TileShape{128, 128, dtype_bits(d.a) >= 16 ? 64 : 128});
+  r.variant = choose_variant(s, r.variant_tile.block_m, r.variant_tile.block_n, r.variant_tile.block_k, hw);
+  if (const std::optional<GemmDesc> desc = sm90_desc(s, d, hw)) {
+    try {
+      const GemmConfig config = select_config(*desc, hw);
+      r.selection = Selection{config, estimate_sm90_bf16_cost(*desc, config, hw)};
+    } catch (const InvalidArgument&) {
+      // No legal config (a shape the kernels refuse): the ledger stands alone, as on other hardware.
+    }
+  }
   if (tile) {
     r.tile = tile_ledger(s, d, *tile, hw);
     if (is_ascend(hw)) {
@@ -226,7 +280,17 @@ nlohmann::ordered_json row_json(const Row& r) {
   j["naive_ab_bytes"] = p.naive_ab_bytes;
   j["variant"] = {{"variant", variant_name(r.variant.variant)}, {"tiles", r.variant.tiles},
                   {"k_iters", r.variant.k_iters}, {"suggested_split_k", r.variant.suggested_split_k},
-                  {"reason", r.variant.reason}};
+                  {"reason", r.variant.reason},
+                  {"rule_tile", fmt::format("{}x{}x{}", r.variant_tile.block_m, r.variant_tile.block_n,
+                                            r.variant_tile.block_k)}};
+  if (r.selection) {
+    const GemmConfig& c = r.selection->config;
+    j["selector"] = {{"block_m", c.block_m}, {"block_n", c.block_n}, {"block_k", c.block_k},
+                     {"scheme", scheme_name(c.scheme)}, {"split_k", c.split_k}, {"tiles", r.selection->cost.tiles},
+                     {"dram_floor_us", r.selection->cost.dram_floor_us},
+                     {"compute_floor_us", r.selection->cost.compute_floor_us},
+                     {"dram_bytes", r.selection->cost.dram_bytes}};
+  }
   if (r.tile) {
     const TileLedger& t = *r.tile;
     j["tile"] = {{"block_m", t.tile.block_m}, {"block_n", t.tile.block_n}, {"block_k", t.tile.block_k},
@@ -262,7 +326,9 @@ nlohmann::ordered_json row_json(const Row& r) {
 void print_detail(const Row& r, const HardwareModel& hw) {
   const ProblemLedger& p = r.problem;
   fmt::print("GEMM M={} N={} K={}{}  {}  on {} ({} SMs, {:.0f} MHz, {:.0f} GB/s)\n", p.shape.m, p.shape.n, p.shape.k,
-             p.shape.batch > 1 ? fmt::format(" x{} {}", p.shape.batch, p.shape.grouped ? "groups" : "batch") : "",
+             p.shape.batch <= 1 ? ""
+             : p.shape.grouped  ? fmt::format(" ({} groups of {} rows)", p.shape.batch, p.shape.m / p.shape.batch)
+                                : fmt::format(" x{} batch", p.shape.batch),
              dtype_label(p.dtypes), hw.name, hw.num_sms, hw.sm_clock_mhz, hw.hbm_gbps);
   fmt::print("  FLOPs              {:.6g} ({:.3f} GFLOP)\n", p.flops, p.flops / 1e9);
   fmt::print("  minimum bytes      {:.6g} ({:.2f} MB): A {:.4g}  B {:.4g}  SF {:.4g}  C {:.4g}  D {:.4g}  extra {:.4g}\n",
@@ -309,7 +375,19 @@ void print_detail(const Row& r, const HardwareModel& hw) {
                c.l1_bytes, c.l1_limit, c.l0a_bytes, c.l0a_limit, c.l0b_bytes, c.l0b_limit, c.l0c_bytes, c.l0c_limit,
                c.k0, c.l1_stages);
   }
-  fmt::print("  variant            {}: {}\n", variant_name(r.variant.variant), r.variant.reason);
+  fmt::print("  variant            {} (textbook rule, tile {}x{}x{}): {}\n", variant_name(r.variant.variant),
+             r.variant_tile.block_m, r.variant_tile.block_n, r.variant_tile.block_k, r.variant.reason);
+  if (r.selection) {
+    const GemmConfig& c = r.selection->config;
+    const CostBreakdown& cost = r.selection->cost;
+    fmt::print("  selector           {}x{}x{} {}{}, {} tiles: what `tilegemm plan` launches\n", c.block_m, c.block_n,
+               c.block_k, scheme_name(c.scheme), c.split_k > 1 ? fmt::format(" split_k={}", c.split_k) : "",
+               cost.tiles);
+    fmt::print("  planner floors     DRAM {:.2f} us ({:.2f} MB its tiles read and write, at the measured HBM efficiency), "
+               "compute {:.2f} us (derated tensor peak); the floors above use the datasheet's peaks and the minimum "
+               "bytes\n",
+               cost.dram_floor_us, cost.dram_bytes / 1e6, cost.compute_floor_us);
+  }
 }
 
 void print_table(const std::vector<Row>& rows, const HardwareModel& hw) {
@@ -318,7 +396,7 @@ void print_table(const std::vector<Row>& rows, const HardwareModel& hw) {
   fmt::print("{:>6} {:>6} {:>6} {:>14} {:>9} {:>9} {:>8} {:>8} {:>10}", "M", "N", "K", "dtype", "GFLOP", "MB", "FLOP/B",
              "bound", "floor_us");
   if (tiled) fmt::print(" {:>6} {:>5} {:>10}", "tiles", "waves", "last_wave");
-  fmt::print(" {:>13}\n", "variant");
+  fmt::print(" {:>13} {:>22}\n", "variant", "selector (plan)");
   for (const Row& r : rows) {
     const ProblemLedger& p = r.problem;
     fmt::print("{:>6} {:>6} {:>6} {:>14} {:>9.2f} {:>9.2f} {:>8.1f} {:>8} {:>10.2f}", p.shape.m, p.shape.n, p.shape.k,
@@ -327,7 +405,12 @@ void print_table(const std::vector<Row>& rows, const HardwareModel& hw) {
     if (tiled)
       fmt::print(" {:>6} {:>5} {:>10}", r.tile->tiles, r.tile->waves.waves,
                  fmt::format("{}/{}", r.tile->waves.last_wave_units, r.tile->waves.slots));
-    fmt::print(" {:>13}\n", variant_name(r.variant.variant));
+    std::string selector = "-";
+    if (r.selection) {
+      const GemmConfig& c = r.selection->config;
+      selector = fmt::format("{}x{}x{} {}", c.block_m, c.block_n, c.block_k, scheme_name(c.scheme));
+    }
+    fmt::print(" {:>13} {:>22}\n", variant_name(r.variant.variant), selector);
   }
 }
 
@@ -365,11 +448,11 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto a = std::make_shared<LedgerArgs>();
   CLI::App* cmd = root.add_subcommand("ledger", "The performance ledger of a GEMM: FLOPs, bytes, intensity, bound, "
                                                 "floors, tile resources and waves (no GPU needed)");
-  cmd->add_option("--m", a->m, "Rows of A and D (grouped: rows of all groups)");
+  cmd->add_option("--m", a->m, "Rows of A and D (grouped: rows per group)");
   cmd->add_option("--n", a->n, "Columns of D");
   cmd->add_option("--k", a->k, "Reduction size");
   cmd->add_option("--batch", a->batch, "Number of problems (batched) or groups (with --grouped)")->capture_default_str();
-  cmd->add_flag("--grouped", a->grouped, "M-grouped: --m counts all groups' rows, B holds --batch matrices");
+  cmd->add_flag("--grouped", a->grouped, "M-grouped: --batch groups of --m rows each, B holds --batch matrices");
   cmd->add_option("--extra-bytes", a->extra_bytes, "Other DRAM bytes the operator moves (e.g. an fp32 [M] row sum)");
   cmd->add_option("--dtype", a->dtype, "Dtype of A, B and D unless overridden")->capture_default_str();
   cmd->add_option("--a-dtype", a->a_dtype, "Dtype of A");
