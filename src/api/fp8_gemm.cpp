@@ -197,10 +197,12 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
                         sfa, per_token_b ? &sfb : nullptr);
   plan->desc.deterministic = plan->settings().deterministic;
   // Validate everything before touching d: a rejected call leaves d as it was.
-  if (k > 0)
+  if (k > 0) {
     validate_desc(plan->desc);
-  else
+    api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  } else {
     plan->work = Work::kFill;
+  }
   return plan;
 }
 
@@ -225,6 +227,7 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   plan->desc.use_psum_layout = use_psum_layout;
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
+  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
   return plan;
 }
 
@@ -246,6 +249,7 @@ Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, 
   plan->desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
+  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
   return plan;
 }
 
@@ -270,10 +274,6 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
       TILEGEMM_REQUIRE(v->size(0) == sum_k * rows, name,
                        fmt::format("{} elements (ΣK={} times {} rows of d)", sum_k * rows, sum_k, rows),
                        shape_str(*v));
-    // Each group's block is one TMA map: 16-byte aligned, as its offset (rows x a multiple of 128) keeps it.
-    for (auto [v, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
-      TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v->data) % 16 == 0, name, "a 16-byte aligned pointer",
-                       fmt::format("{}", v->data));
   } else {
     sum_k = a.size(1);
     TILEGEMM_REQUIRE(b.size(1) == sum_k, "b", fmt::format("[N, ΣK={}] to match a {}", sum_k, shape_str(a)),
@@ -303,6 +303,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   plan->desc.deterministic = plan->settings().deterministic;
   plan->desc.k_group_maps = blocks ? kernels::sm90_fp8_group_maps_per_launch(static_cast<int>(groups)) : 0;
   validate_desc(plan->desc);
+  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
   plan->ks = ks;
   return plan;
 }

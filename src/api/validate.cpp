@@ -32,6 +32,20 @@ void require_contiguous_rows(const TensorView& v, const char* name) {
   TILEGEMM_REQUIRE(v.stride(-1) == 1, name, "contiguous rows (last stride 1)", fmt::format("last stride {}", v.stride(-1)));
 }
 
+void require_tma_tensors(std::initializer_list<std::pair<const TensorView*, const char*>> tensors) {
+  for (const auto& [v, name] : tensors) {
+    const auto address = reinterpret_cast<std::uintptr_t>(v->data);
+    TILEGEMM_REQUIRE(address % 16 == 0, name, "a 16-byte aligned address (the kernels move it through TMA)",
+                     fmt::format("{:#x}", address));
+    const std::int64_t bytes = dtype_bits(v->dtype) / 8;
+    for (int i = 0; i < v->ndim; ++i)
+      TILEGEMM_REQUIRE(v->shape[i] <= 1 || v->strides[i] == 1 || v->strides[i] * bytes % 16 == 0, name,
+                       "strides that are multiples of 16 bytes apart from the contiguous one (TMA)",
+                       fmt::format("a stride of {} bytes along dimension {} ({})", v->strides[i] * bytes, i,
+                                   describe(*v)));
+  }
+}
+
 void require_int_size(std::int64_t value, const char* name) {
   TILEGEMM_REQUIRE(value >= 0 && value < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(value));
 }

@@ -83,3 +83,22 @@ TEST(ApiValidation, MaskedGroupedRejectsBadMaskedM) {
   expect_invalid([&] { m_grouped_bf16_gemm_masked(a, b, bat(kBf16, 4, 64, 256), ints(DType::kInt32, 4), 64); }, "d");
   expect_invalid([&] { m_grouped_bf16_gemm_masked(a, bat(kBf16, 3, 256, 512), d, ints(DType::kInt32, 4), 64); }, "b");
 }
+
+// What TMA needs is checked when the plan is made (not at the first launch's tensor-map encode, which a machine
+// without a GPU never reaches): a 16-byte aligned address and rows 16 bytes apart, for every TMA tensor.
+TEST(ApiValidation, TmaAddressesAndRowStridesAreCheckedBeforeAnyLaunch) {
+  const auto a = mat(kBf16, 256, 512, 512), b = mat(kBf16, 128, 512, 512), d = mat(kBf16, 256, 128, 128);
+  TensorView off = a;
+  off.data = static_cast<char*>(off.data) + 8;  // 4 bf16 elements in: element-aligned, not 16-byte aligned
+  expect_invalid([&] { bf16_gemm(off, b, d, nullptr); }, "a", "16-byte aligned address");
+  // Rows 1032 bytes apart (516 bf16): the view is valid, TMA cannot walk it.
+  expect_invalid([&] { bf16_gemm(a, mat(kBf16, 128, 512, 516), d, nullptr); }, "b", "multiples of 16 bytes");
+  TensorView d_off = d;
+  d_off.data = static_cast<char*>(d_off.data) + 2;
+  expect_invalid([&] { bf16_gemm(a, b, d_off, nullptr); }, "d", "16-byte aligned address");
+  // The grouped families check theirs too.
+  const TensorView d_masked = TensorView::batched(static_cast<char*>(fake()) + 4, kBf16, 2, 64, 128, 64 * 128, 128);
+  expect_invalid([&] {
+    m_grouped_bf16_gemm_masked(bat(kBf16, 2, 64, 512), bat(kBf16, 2, 128, 512), d_masked, ints(DType::kInt32, 2), 64);
+  }, "d", "16-byte aligned address");
+}

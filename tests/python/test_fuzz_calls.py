@@ -12,8 +12,7 @@ real CPU torch tensor where a CUDA one belongs. The invariants:
 - no case takes more than CASE_SECONDS.
 The cases run in a child process that prints each one before running it, so that a crash or a hang leaves the
 case as the last line of the report, with the seed. DG_FUZZ_SEED and DG_FUZZ_CASES rerun or widen a run;
-`python tests/python/test_fuzz_calls.py SEED CASES [GAP]` runs it in the foreground (GAP: a KNOWN_GAPS key, to run
-only the breaks the C++ layer lets through today).
+`python tests/python/test_fuzz_calls.py SEED CASES` runs it in the foreground.
 """
 import inspect
 import os
@@ -32,7 +31,6 @@ from conftest import HAVE_TORCH, FakeTensor, gpu_available
 SEED = int(os.environ.get('DG_FUZZ_SEED', '31'))
 CASES = int(os.environ.get('DG_FUZZ_CASES', '4000'))
 CASE_SECONDS = 2.0  # a case checks arguments only (no GPU, no JIT): about 0.1 ms
-GAP_CASES = 300
 RUN_SECONDS = 120
 
 # The modules whose public functions are the GEMM, einsum and layout functions deep_gemm exports.
@@ -532,21 +530,11 @@ def exported_functions():
 
 # --- breaking one argument -----------------------------------------------------------------------------------------
 
-# Breaks the library's C++ layer lets through today (each a C++ change, see the xfail tests below): the main run
-# leaves them out, test_known_cpp_gaps runs them.
-KNOWN_GAPS = {
-    'tma': 'TMA operands with a base address that is not 16-byte aligned or rows that are not 16 bytes apart pass '
-           'the checks of tilegemm::api::plan_bf16_gemm / plan_fp8_gemm / plan_m_grouped_* / plan_k_grouped_* / '
-           'plan_bf16_batch_reduced_gemm: only tilegemm::kernels::encode_tma checks them, at the first launch, after '
-           'the GPU query (without a GPU such a call reports the missing GPU instead of naming the argument)',
-}
-
-
 class Break:
-    """One broken value: ``exact``, the error must name this very argument; ``gap``, a KNOWN_GAPS key or None."""
+    """One broken value: ``exact``, the error must name this very argument."""
 
-    def __init__(self, label, value, exact=False, gap=None):
-        self.label, self.value, self.exact, self.gap = label, value, exact, gap
+    def __init__(self, label, value, exact=False):
+        self.label, self.value, self.exact = label, value, exact
 
 
 def torch_twin(x):
@@ -604,11 +592,11 @@ def tensor_breaks(x, role, rng):
         breaks += [Break('a null pointer', base.like(ptr=0)),
                    Break('a pointer off its elements', base.like(ptr=base._ptr + 1)) if element > 1 else None]
     if role.tma and all(shape):
-        breaks.append(Break('a pointer off 16 bytes', base.like(ptr=base._ptr + element), gap='tma'))
+        breaks.append(Break('a pointer off 16 bytes', base.like(ptr=base._ptr + element)))
         unit = [i for i in (-1, -2) if len(shape) >= -i and strides[i] == 1]
         if len(shape) >= 2 and all(s > 1 for s in shape[-2:]) and unit:
             other = -3 - unit[0]  # the row stride: -2 for a K-major view, -1 for an MN-major one
-            breaks.append(Break('rows not 16 bytes apart', with_stride(base, other, strides[other] + 1), gap='tma'))
+            breaks.append(Break('rows not 16 bytes apart', with_stride(base, other, strides[other] + 1)))
     if role.cuda:
         breaks += [Break('on the CPU', base.like(device='cpu', index=None)), Break('on cuda:1', base.like(index=1)),
                    Break('on cuda:-1', base.like(index=-1)), Break('on cuda:2^31', base.like(index=2**31))]
@@ -642,9 +630,9 @@ def breaks_of(call, name, rng):
         for bad in (None, x, (x, ), (x, sf, sf), 'ab'):
             add(name, Break(f'not a pair: {bad!r}', bad, exact=True), bad)
         for brk in tensor_breaks(x, role.data, rng):
-            add(name, Break('data ' + brk.label, brk.value, brk.exact, brk.gap), (brk.value, sf))
+            add(name, Break('data ' + brk.label, brk.value, brk.exact), (brk.value, sf))
         for brk in tensor_breaks(sf, role.sf, rng):
-            add(name, Break('sf ' + brk.label, brk.value, brk.exact, brk.gap), (x, brk.value), path=f'{name}[1]')
+            add(name, Break('sf ' + brk.label, brk.value, brk.exact), (x, brk.value), path=f'{name}[1]')
     return out
 
 
@@ -719,9 +707,8 @@ def describe(args):
     return ', '.join(f'{k}={describe_value(v)}' for k, v in args.items())
 
 
-def run(seed, cases, gap=None, out=sys.stdout):
-    """Runs ``cases`` cases (only breaks of the KNOWN_GAPS key ``gap`` if given, else none of those); returns the
-    failures, each a line with the seed and the call."""
+def run(seed, cases, out=sys.stdout):
+    """Runs ``cases`` cases; returns the failures, each a line with the seed and the call."""
     signal.signal(signal.SIGALRM, _alarm)
     rng = random.Random(seed)
     makers = families()
@@ -736,7 +723,7 @@ def run(seed, cases, gap=None, out=sys.stdout):
         rng.shuffle(arguments)
         breaks = []
         while arguments and not breaks:
-            breaks = [b for b in breaks_of(call, arguments.pop(), rng) if b[1].gap == gap]
+            breaks = breaks_of(call, arguments.pop(), rng)
         if not breaks:
             continue
         runnable = HAVE_TORCH or not call.needs_torch
@@ -758,10 +745,10 @@ def test_every_exported_function_is_fuzzed():
     assert sorted(families()) == exported_functions()
 
 
-def run_child(cases, gap=None):
+def run_child(cases):
     """Runs the cases in a child process: (failures, the last line it printed). A crash or a hang fails with the case
     it was running."""
-    command = [sys.executable, __file__, str(SEED), str(cases)] + ([gap] if gap else [])
+    command = [sys.executable, __file__, str(SEED), str(cases)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # this deep_gemm, this conftest
     try:
         child = subprocess.run(command, env=env, capture_output=True, text=True, timeout=RUN_SECONDS)
@@ -786,18 +773,9 @@ def test_fuzzed_calls():
     assert not failures, '\n'.join(failures)
 
 
-@no_gpu_only
-@pytest.mark.parametrize('gap', [pytest.param(gap, marks=pytest.mark.xfail(strict=True, reason=reason))
-                                 for gap, reason in KNOWN_GAPS.items()])
-def test_known_cpp_gaps(gap):
-    # Fails while the C++ layer lets these breaks through; passes (and then fails as strict) once it names them.
-    failures, _ = run_child(GAP_CASES, gap)
-    assert not failures, '\n'.join(failures[:20])
-
-
 def main():
-    seed, cases, gap = int(sys.argv[1]), int(sys.argv[2]), (sys.argv[3:] or [None])[0]
-    failures = run(seed, cases, gap)
+    seed, cases = int(sys.argv[1]), int(sys.argv[2])
+    failures = run(seed, cases)
     for line in failures:
         print('FAIL ' + line, flush=True)
     print(f'{cases} cases, {len(failures)} failures (seed {seed})', flush=True)
