@@ -1,10 +1,9 @@
 // Probe: cycles per m64nNk16 bf16 wgmma on one SM and on all 132, issued the way the small-M K loop issues them
 // (4 per K block, committed as one group), with one accumulator chain or two, waiting for every group (pending 0)
-// or keeping one in flight (pending 1). Written in session 6 to test whether the fixed ~145 ns per K block of
-// narrow data-parallel tiles (bench/results/2026-12-01-s6-writeup.md, section 5) is the tensor pipe's
-// per-instruction cost. Run in session 7 (bench/results/2026-12-01-s7-small-m/wgmma-probe.txt): it is not —
-// 20 cycles per N=16 wgmma with a group in flight, 32 waiting for each, the same on 1 and 132 SMs, two chains
-// no faster; N=256 reaches the peak (128 cycles, 4096 FLOP/cycle/SM).
+// or keeping one in flight (pending 1). Written to test whether the fixed ~145 ns per K block of narrow
+// data-parallel tiles is the tensor pipe's per-instruction cost. Measured on the H200: it is not — 20 cycles per
+// N=16 wgmma with a group in flight, 32 waiting for each, the same on 1 and 132 SMs, two chains no faster; N=256
+// reaches the peak (128 cycles, 4096 FLOP/cycle/SM).
 //
 // Build here and carry the binary (no GPU needed to compile), then run it on the device:
 //   nvcc -gencode arch=compute_90a,code=sm_90a -O3 -std=c++20 -I device bench/probes/wgmma_issue_rate.cu \

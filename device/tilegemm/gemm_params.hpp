@@ -33,10 +33,10 @@ struct GemmParams {
   TmaDescriptor tma_d;  // D as [batch][rows][N]
   // The tail: the last m-block when A's rows are not a multiple of BLOCK_M (decode, M < BLOCK_M: the only block).
   // A boxes reaching past A's last row, loaded every stage by every CTA of that block, made the whole call up to
-  // twice as slow (bench/results/2026-12-01-s15-decode/), so the tail is loaded through a map whose box holds just
-  // its rows; the tile's other shared-memory rows stay stale and only reach accumulator rows past the
-  // end, which are never stored. D likewise: the consumer warpgroup whose rows contain D's last row stores through
-  // a map of just the rows left. A tail map is used by the tile (row band) that starts exactly at its first row.
+  // twice as slow (measured on the H200), so the tail is loaded through a map whose box holds just its rows; the
+  // tile's other shared-memory rows stay stale and only reach accumulator rows past the end, which are never stored.
+  // D likewise: the consumer warpgroup whose rows contain D's last row stores through a map of just the rows left.
+  // A tail map is used by the tile (row band) that starts exactly at its first row.
   TmaDescriptor tma_a_tail;  // box of a_tail_rows rows
   TmaDescriptor tma_d_tail;  // box of d_tail_rows rows
   int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks, MN-major A or A multicast)

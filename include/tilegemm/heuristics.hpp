@@ -17,9 +17,9 @@
 namespace tilegemm {
 
 // Whether the BF16 selector offers 2-CTA B-multicast clusters (false: every cluster>1 candidate is rejected with
-// a reason, unless TILEGEMM_CONFIG_FILTER asks for one). NOTE (H200, 2026-11-30): clusters were 1.3-3x slower
-// until the remote stage release lost its `.release.cluster` qualifier (a MEMBAR.ALL.GPU per arrive); since then
-// the cost model decides (bench/results/2026-11-30-h200-clusters.md).
+// a reason, unless TILEGEMM_CONFIG_FILTER asks for one). NOTE (H200): clusters were 1.3-3x slower until the remote
+// stage release lost its `.release.cluster` qualifier (a MEMBAR.ALL.GPU per arrive); since then the cost model
+// decides.
 constexpr bool kSm90Bf16MulticastImplemented = true;
 // Whether the FP8 selector offers the K-split warpgroup pair ((block_m, math warpgroups) = (64, 2)) on its own;
 // TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it either way.
@@ -28,24 +28,23 @@ constexpr bool kSm90Fp8KSplitPairSelected = false;
 // TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them either way.
 constexpr bool kSm90Fp8MulticastASelected = false;
 // Whether the selectors offer tiles whose width is an odd multiple of 8 (24, 40, 56, ...) on their own; the kernels
-// run them and TILEGEMM_CONFIG_FILTER=block_n=56 (any such width) forces one. NOTE (H200, 2026-12-01): 64x56 / 128x56
-// tiles fill 128 SMs on N = 7168 where 64-wide ones fill 112, and were 1-12% slower at M = 64 and 128, both dtypes
-// (bench/results/2026-12-01-s11-small-m-occupancy/): those shapes are not bound per SM.
+// run them and TILEGEMM_CONFIG_FILTER=block_n=56 (any such width) forces one. NOTE (H200): 64x56 / 128x56 tiles
+// fill 128 SMs on N = 7168 where 64-wide ones fill 112, and were 1-12% slower at M = 64 and 128, both dtypes: those
+// shapes are not bound per SM.
 constexpr bool kSm90OddEighthBlockNSelected = false;
 // Where the FP8 selector offers stages of two 128-wide K blocks (block_k = 256: half the stage handshakes) on its
 // own: at most kSm90Fp8TwoBlockStagesMaxRows rows (per group) and K >= kSm90Fp8TwoBlockStagesMinK, where they are
-// then preferred over one-block stages of the same tile. NOTE (H200, 2026-12-01,
-// bench/results/2026-12-01-s11-small-m-occupancy/): on the 12 M = 64/128 DeepSeek shapes, 1-11% faster at K >= 7168
-// (64x2112x7168 15.1/14.5 -> 13.2 µs), within ±3% at K <= 2048; at M = 4096 (128x192, two stages) 3-4% slower.
+// then preferred over one-block stages of the same tile. NOTE (H200): on the 12 M = 64/128 DeepSeek shapes, 1-11%
+// faster at K >= 7168 (64x2112x7168 15.1/14.5 -> 13.2 µs), within ±3% at K <= 2048; at M = 4096 (128x192, two
+// stages) 3-4% slower.
 // TILEGEMM_CONFIG_FILTER=block_k=256 forces them anywhere the kernel runs them.
 constexpr int kSm90Fp8TwoBlockStagesMaxRows = 128;
 constexpr int kSm90Fp8TwoBlockStagesMinK = 4096;
 // Stages of four K blocks (block_k = 512) are offered where two-block stages are and the tile is at most
 // kSm90Fp8FourBlockStagesMaxBlockN wide, and then preferred over two-block stages of the same tile. NOTE (H200,
-// 2026-12-01, kernel timer, bench/results/2026-12-01-s12-kernel-timer/): 64x16 and 64x32 tiles 3-7% faster
-// (64x2112x7168 10.3 -> 9.6 µs, 128x2112x7168 11.1 -> 10.4, 64x4096x7168 14.0 -> 13.6); 64x64 tiles on three stages
-// -3% (64x7168x16384) and +4% (128x4096x7168); 128x64 on two stages +10%. TILEGEMM_CONFIG_FILTER=block_k=512 forces
-// them anywhere the kernel runs them.
+// kernel timer): 64x16 and 64x32 tiles 3-7% faster (64x2112x7168 10.3 -> 9.6 µs, 128x2112x7168 11.1 -> 10.4,
+// 64x4096x7168 14.0 -> 13.6); 64x64 tiles on three stages -3% (64x7168x16384) and +4% (128x4096x7168); 128x64 on
+// two stages +10%. TILEGEMM_CONFIG_FILTER=block_k=512 forces them anywhere the kernel runs them.
 constexpr int kSm90Fp8FourBlockStagesMaxBlockN = 32;
 // Whether the BF16 selector offers stages of four 64-wide K atoms (block_k = 256) on its own; the kernel runs them
 // and TILEGEMM_CONFIG_FILTER=block_k=256 forces them.

@@ -40,9 +40,8 @@ constexpr double kL2BytesPerCyclePerSm = 46.6;
 // (64x32 tiles on 66 SMs were slower than 64x16 tiles on 132), so one SM's cap is the same share.
 constexpr double kL2MaxBytesPerCycleOneSm = kL2BytesPerCyclePerSm;
 // Latency one TMA load sees under load (L2 miss to HBM); the pipeline must keep bandwidth × latency bytes
-// in flight (Little's law) or the SM's load rate drops below its share. Calibrated on the H200 (2026-11-30,
-// bench/results/2026-11-30-bf16-deepseek-first.md): 64x32 tiles with 6 stages (72 KB in flight) moved
-// 1.38 MB per SM in 26.6 µs, i.e. 52 GB/s per SM → ≈1.4 µs.
+// in flight (Little's law) or the SM's load rate drops below its share. Calibrated on the H200: 64x32 tiles with
+// 6 stages (72 KB in flight) moved 1.38 MB per SM in 26.6 µs, i.e. 52 GB/s per SM → ≈1.4 µs.
 constexpr double kLoadLatencyUs = 1.4;
 // Achievable fraction of datasheet HBM bandwidth: the H200 copies at 4272 GB/s of its 4800 (anchors/h200.md).
 constexpr double kHbmEfficiency = 4272.0 / 4800.0;
@@ -59,24 +58,20 @@ constexpr double kLaunchOverheadUs = 2.0;
 constexpr double kFp8TensorEfficiencyCeiling = 0.64;
 constexpr double kFp8PowerBoundEfficiencyCeiling = 0.673;
 constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
-// Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200-fp8-first.md): tiles whose consumer warpgroups
-// own 64 rows each (one sub-block: wgmma, wait, promote with nothing of their own in between) ran 20–30% below
-// this model's compute time (128x128 grouped, 128x160 dense), while 256x128 tiles (two sub-blocks per
-// warpgroup) matched it. Applied away from the power limit only: at M = 4096 the L2 power term explains what
-// was left of it once 128x160's K loop stopped choosing scales at run time (see kL2PowerSlope).
+// Measured on the H200: tiles whose consumer warpgroups own 64 rows each (one sub-block: wgmma, wait, promote with
+// nothing of their own in between) ran 20–30% below this model's compute time (128x128 grouped, 128x160 dense), while
+// 256x128 tiles (two sub-blocks per warpgroup) matched it. Applied away from the power limit only: at M = 4096 the L2
+// power term explains what was left of it once 128x160's K loop stopped choosing scales at run time (see
+// kL2PowerSlope).
 constexpr double kFp8SingleSubBlockEfficiency = 0.78;
-// Power: the H200 runs GEMMs at its 700 W limit (SM clock 1980 → ~1600 MHz during a suite), so bytes moved
-// from L2 into the SMs cost tensor throughput. Measured (2026-11-30, bench/results/2026-11-30-h200-clusters.md):
-// 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a 2-CTA cluster shared B (a sixth less L2
-// traffic per FLOP), and 128x256 beat 128x160 by more than the smem model explains. The efficiency falls
-// linearly with a tile's L2 bytes per FLOP, 1/bm + 1/bn with a shared operand counted half, above the least
-// any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement.
-// FP8 follows the same slope (bench/results/2026-12-01-s8-fp8-promotion/, FP8 at M = 4096, per SM and FLOP
-// against 256x128: 128x192 0.95–1.0, 128x128 0.91, 256x64 0.77; the factor predicts 0.97, 0.90, 0.79), but its
-// clusters earn no credit: 2x1 clusters sharing B measured no faster than 1x1 at M = 4096 (within ±1%,
-// 2026-11-30-h200-fp8-clusters.md, 2026-12-01-s6-m4096-sweep). Until 2026-12-01 FP8 kept out of this term: with it
-// FP8 had picked clusters and 128x192 tiles that measured slower, the latter only because of the run-time scale
-// choice fixed then.
+// Power: the H200 runs GEMMs at its 700 W limit (SM clock 1980 → ~1600 MHz during a suite), so bytes moved from L2
+// into the SMs cost tensor throughput. Measured: 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a
+// 2-CTA cluster shared B (a sixth less L2 traffic per FLOP), and 128x256 beat 128x160 by more than the smem model
+// explains. The efficiency falls linearly with a tile's L2 bytes per FLOP, 1/bm + 1/bn with a shared operand counted
+// half, above the least any config reaches (128x256 sharing B): kL2PowerSlope fits the first measurement.
+// FP8 follows the same slope (FP8 at M = 4096, per SM and FLOP against 256x128: 128x192 0.95–1.0, 128x128 0.91,
+// 256x64 0.77; the factor predicts 0.97, 0.90, 0.79), but its clusters earn no credit: 2x1 clusters sharing B
+// measured no faster than 1x1 at M = 4096 (within ±1%).
 constexpr double kL2PowerSlope = 25.0;
 constexpr double kL2PowerReference = 1.0 / 128 + 1.0 / 512;
 // Memory-bound and balanced problems (the M <= 128 DeepSeek shapes) leave the tensor cores idle much of the
@@ -86,13 +81,12 @@ constexpr double kPowerBoundComputeOverMemory = 4.0;
 // A cluster launch and its two cluster-wide barriers: 2x1 configs were 1.3–1.7 µs slower than 1x1 on one-wave
 // M=128 shapes (same measurement).
 constexpr double kClusterLaunchOverheadUs = 1.5;
-// One consumer warpgroup's serial cost per pipeline stage, measured on the H200 (2026-12-01,
-// bench/results/2026-12-01-s7-small-m/): BF16 64x2112x7168 with 64x16 tiles took 111 ns per 64-wide stage and
-// 172 ns per 128-wide one (CUDA-graph time less a one-K-block run of the same kernel), and a build that issued
-// neither loads nor wgmmas still took 44 ns per stage. So ≈ 50 ns of handshake (full-barrier wait, group
-// commit and wait, release) per stage, plus ≈ 61 ns per 64-wide K atom: four m64nNk16 wgmmas at no less than
-// kWgmmaMinCycles each (bench/probes/wgmma_issue_rate.cu: 20–32 cycles for N = 16, 32 cycles at N = 64,
-// then N/2: the tensor peak).
+// One consumer warpgroup's serial cost per pipeline stage, measured on the H200: BF16 64x2112x7168 with 64x16 tiles
+// took 111 ns per 64-wide stage and 172 ns per 128-wide one (CUDA-graph time less a one-K-block run of the same
+// kernel), and a build that issued neither loads nor wgmmas still took 44 ns per stage. So ≈ 50 ns of handshake
+// (full-barrier wait, group commit and wait, release) per stage, plus ≈ 61 ns per 64-wide K atom: four m64nNk16
+// wgmmas at no less than kWgmmaMinCycles each (bench/probes/wgmma_issue_rate.cu: 20–32 cycles for N = 16, 32 cycles
+// at N = 64, then N/2: the tensor peak).
 constexpr double kStageHandshakeUs = 0.050;
 constexpr double kWgmmaMinCycles = 30;
 // The load term above is pessimistic for these tiles: a build of that kernel that issued only the loads moved
@@ -262,8 +256,8 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
                       (per_sm_peak * r.mma_efficiency) * 1e6;
   // Each consumer warpgroup issues one wgmma per 64-row sub-block and 16-wide K slice, each taking N/2 cycles
   // at the tensor peak but no less than kWgmmaMinCycles. NOTE: BF16 only. An FP8 stage also promotes its
-  // partials on the CUDA cores (221 ns per stage measured for 64x16 tiles, bench/results/2026-12-01-s6-writeup.md
-  // section 5); that cost is not calibrated yet, and FP8 keeps the choices it measured.
+  // partials on the CUDA cores (221 ns per stage measured for 64x16 tiles); that cost is not calibrated yet, and FP8
+  // keeps the choices it measured.
   if (!fp8) {
     const int sub_blocks = c.rows_per_math_warpgroup() / kWgmmaM;
     const double wgmma_cycles = std::max(kWgmmaMinCycles, c.block_n / 2.0);

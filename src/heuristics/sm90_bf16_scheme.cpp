@@ -14,10 +14,10 @@ namespace tilegemm {
 namespace {
 constexpr int kCounterAlignment = 256;
 constexpr long long kStreamKMaxWaves = 2;
-// Measured on the H200 (2026-11-30, bench/results/2026-11-30-h200-splitk-vs-dp.md): on the 8 small-M DeepSeek
-// shapes where the cost model chose split-K with wide tiles, narrow data-parallel tiles that fill the SMs were
-// faster on every one (by 0.6–7.9 µs): the exposed fix-up tail costs more than the wider tiles save. So the
-// selector cuts K on its own only when even the narrowest data-parallel tiling leaves most SMs idle.
+// Measured on the H200: on the 8 small-M DeepSeek shapes where the cost model chose split-K with wide tiles, narrow
+// data-parallel tiles that fill the SMs were faster on every one (by 0.6–7.9 µs): the exposed fix-up tail costs
+// more than the wider tiles save. So the selector cuts K on its own only when even the narrowest data-parallel
+// tiling leaves most SMs idle.
 constexpr int kNarrowestBlockM = 64, kNarrowestBlockN = 16;
 constexpr double kAutoCutMaxFill = 0.5;
 bool splittable_type(GemmType t) {
@@ -153,13 +153,12 @@ std::vector<SchemeChoice> sm90_bf16_scheme_choices(const GemmDesc& desc, const G
                                  static_cast<double>(k_blocks) / s)});
     }
   }
-  // Stream-K: when the ledger sees the last wave idle more than kStreamKTailWaste of all slots, and the problem
-  // is at most kStreamKMaxWaves waves. NOTE: with more waves the cost model is wrong about stream-K. Measured on
-  // the H200 (2026-12-01, bench/results/2026-12-01-s8-fp8-promotion/call5-stream-k-tail-table.md), FP8 at M=4096
-  // with the whole-tile waves first and only the tail shared: 12–25% slower than data-parallel on all six
-  // DeepSeek shapes, where the model predicted up to 6.5% faster. In the shared tail the CTAs work at unrelated
-  // K offsets, so those that share an operand panel no longer read it from L2 together; the model does not see
-  // that, nor the fix-up's 128 KB of fp32 per cut 256x128 tile. Data-parallel keeps every large-M choice.
+  // Stream-K: when the ledger sees the last wave idle more than kStreamKTailWaste of all slots, and the problem is
+  // at most kStreamKMaxWaves waves. NOTE: with more waves the cost model is wrong about stream-K. Measured on the
+  // H200, FP8 at M=4096 with the whole-tile waves first and only the tail shared: 12–25% slower than data-parallel
+  // on all six DeepSeek shapes, where the model predicted up to 6.5% faster. In the shared tail the CTAs work at
+  // unrelated K offsets, so those that share an operand panel no longer read it from L2 together; the model does
+  // not see that, nor the fix-up's 128 KB of fp32 per cut 256x128 tile. Data-parallel keeps every large-M choice.
   if (forced == 2 || (auto_cut && v.variant == Variant::kStreamK && v.waves.waves <= kStreamKMaxWaves))
     out.push_back({GemmScheme::kStreamK, 1,
                    fmt::format("stream-K: {} tiles x {} K blocks over {} CTAs ({} waves, last {}/{} busy as tiles)",

@@ -61,8 +61,7 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   if (c.k_split_pair()) {
     // Each warpgroup owns the ring slots of one parity, so a slot is always waited on by the warpgroup that
     // released it: an odd ring would let a warpgroup wait one round ahead of the other's load of a slot, which an
-    // mbarrier parity wait does not catch (measured: bench/results/2026-12-01-s7-small-m/, section 6).
-    // GPU-tested on dense, batched and masked problems (bench/results/2026-12-01-s7-small-m/, section 9).
+    // mbarrier parity wait does not catch (measured on the H200). GPU-tested on dense, batched and masked problems.
     if (desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kKGroupedContiguous)
       return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs dense, batched and masked problems, not {}",
                                    gemm_type_name(desc.type)));

@@ -55,9 +55,9 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, c
 }  // namespace
 
 int mma_groups_in_flight(const GemmConfig& config) {
-  // Measured on the H200 (bench/results/2026-11-30-mma-in-flight-*.md): 2 or 4 groups in flight were slower
-  // than 1 on every memory-bound DeepSeek shape (geomean 0.929x and 0.765x against 0.956x): holding stages
-  // longer shortens the producer's prefetch, which is what those shapes live on.
+  // Measured on the H200: 2 or 4 groups in flight were slower than 1 on every memory-bound DeepSeek shape (geomean
+  // 0.929x and 0.765x against 0.956x): holding stages longer shortens the producer's prefetch, which is what those
+  // shapes live on.
   const int wanted = env().tune_mma_in_flight > 0 ? env().tune_mma_in_flight : 1;
   return std::max(1, std::min(wanted, config.stages - 1));
 }

@@ -1,4 +1,4 @@
-// The ladder's table as Markdown (what `tilegemm ladder` prints and bench/results keeps) and as JSON.
+// The ladder's table as Markdown (what `tilegemm ladder` prints) and as JSON.
 #include <cmath>
 #include <string>
 

@@ -59,8 +59,8 @@ TEST(HeuristicsSelect, SmallMPicksBlockM64AndWorkThatFillsTheSms) {
 }
 
 // Narrow small-M tiles are bound by their consumer's per-stage issue time, which 128-wide stages halve
-// (measured +4–14%, bench/results/2026-12-01-s7-small-m/); wider tiles and every M=4096 shape keep 64-wide stages
-// (fewer, larger stages measured slower there).
+// (measured +4–14% on the H200); wider tiles and every M=4096 shape keep 64-wide stages (fewer, larger stages
+// measured slower there).
 TEST(HeuristicsSelect, TwoAtomStagesOnlyForIssueBoundTiles) {
   const HardwareModel hw = hardware_preset("h200");
   for (auto [m, n] : {std::pair{64, 2112}, {128, 2112}, {64, 4096}}) {
@@ -85,8 +85,8 @@ TEST(HeuristicsSelect, TwoAtomStagesOnlyForIssueBoundTiles) {
   ASSERT_GT(issue128, 0);
   EXPECT_LT(issue128, issue64);
   EXPECT_GT(issue128, issue64 / 2);  // the wgmmas stay: only the handshakes halve
-  // Calibrated on the H200 (bench/results/2026-12-01-s7-small-m/): 111 ns per 64-wide stage and 172 ns per
-  // 128-wide one for these 64x16 tiles (112 and 56 stages at K = 7168).
+  // Calibrated on the H200: 111 ns per 64-wide stage and 172 ns per 128-wide one for these 64x16 tiles (112 and 56
+  // stages at K = 7168).
   EXPECT_NEAR(issue64 / 112, 0.111, 0.011);
   EXPECT_NEAR(issue128 / 56, 0.172, 0.017);
 }

@@ -425,7 +425,7 @@ TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
     }
 }
 
-// M = 4096, 1D2D: the L2 power term ranks tiles by their traffic per FLOP as measured on the H200 (session 8):
+// M = 4096, 1D2D: the L2 power term ranks tiles by their traffic per FLOP as measured on the H200:
 // 128x192 tiles beat 256x64 at N = 2112 (105-108 against 123-125 us), 256x128 stays elsewhere, and 2x1 clusters
 // earn FP8 nothing (they measured no faster).
 TEST(Sm90Fp8Select, M4096TilesFollowTheMeasuredPowerRanking) {

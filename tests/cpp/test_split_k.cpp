@@ -48,8 +48,8 @@ GemmConfig split_config(GemmScheme scheme, int split, int bm = 64, int bn = 128,
 
 // ---------------------------------------------------------------- selection
 
-// Measured on the H200 (bench/results/2026-11-30-h200-splitk-vs-dp.md): where the narrowest data-parallel tiles
-// fill the SMs — every DeepSeek shape — they beat split-K; K is cut only when they cannot.
+// Measured on the H200: where the narrowest data-parallel tiles fill the SMs — every DeepSeek shape — they beat
+// split-K; K is cut only when they cannot.
 TEST(SplitKSelect, SplitKOnlyWhereDataParallelTilesCannotFillTheSms) {
   const HardwareModel hw = hardware_preset("h200");
   for (int m : {64, 128})

@@ -19,7 +19,7 @@ def row(t, mhz, watts, capped):
 
 
 def test_recorded_h200_trace_is_power_capped_in_every_busy_phase():
-    trace = ROOT / "bench" / "results" / "2026-11-30-s4-power" / "power.csv"
+    trace = ROOT / "tests" / "python" / "fixtures" / "h200-power-trace.csv"  # nvidia-smi samples of a bench run
     phases = summary.busy_phases(summary.read_trace(str(trace)), 300.0)
     # Three runs of the grouped suite (4 shapes each; ours and cuBLASLt back to back in a shape's phase).
     assert len(phases) == 12

@@ -2,11 +2,11 @@
 # Does the FP8 kernel's session-10 change (each stage's wgmma descriptors built before the full-barrier wait,
 # +2.6% at M=4096 FP8) pay in the BF16 kernel too? There one wgmma group stays in flight, so the descriptors' latency
 # after the wait is hidden unless the pipe drains: the narrow small-M tiles, bound by ~50 ns of consumer work per
-# stage (bench/results/2026-12-01-s7-small-m/), are where it could show. Prepared in session 10 (compiles: every
-# BF16 DeepSeek kernel under DG_JIT_PTXAS_CHECK=1, the first HGMMA now right after the wait), not run: no device
-# time was left. Interleaved A/B of the BF16 DeepSeek suite, then the BF16 GPU tests with the patch applied.
-# Result (session 11, call 2, A/B half only): base / variant geomean 1.001 over the 18 shapes (0.976-1.017), i.e. no
-# effect; not applied (bench/results/2026-12-01-s11-small-m-occupancy/).
+# stage, are where it could show. Prepared in session 10 (compiles: every BF16 DeepSeek kernel under
+# DG_JIT_PTXAS_CHECK=1, the first HGMMA now right after the wait), not run: no device time was left. Interleaved A/B
+# of the BF16 DeepSeek suite, then the BF16 GPU tests with the patch applied.
+# Result (A/B half only): base / variant geomean 1.001 over the 18 shapes (0.976-1.017), i.e. no effect; not
+# applied.
 #
 # Run from the repository root on the GPU machine after a build (GPU_SUITE_STEPS="smi build" scripts/gpu-suite):
 #   bash bench/probes/bf16-descriptors/run.sh            (tables in $OUT/bf16-descriptors.md)

@@ -1,9 +1,9 @@
 // Probe: how long the first load of a kernel takes from a cold L2, by TMA against plain loads.
 //
-// Session 13 found the FP8 small-M kernel about 1 µs slower than the read of B even when it only streams B
-// through its TMA ring (bench/results/2026-12-01-s13-small-m-schemes, variant F3), also with a single stage
-// (K = 512): 2.94 µs against 1.95. The tensor map's fetch was ruled out (variants H1/H2). This probe times, per CTA,
-// one 16-row x 128-byte tile of a 2112 x 7168 e4m3 B fetched right after a 256 MiB memset evicted the L2:
+// Ablations of the FP8 small-M kernel found it about 1 µs slower than the read of B even when it only streams B
+// through its TMA ring (variant F3), also with a single stage (K = 512): 2.94 µs against 1.95. The tensor map's fetch
+// was ruled out (variants H1/H2). This probe times, per CTA, one 16-row x 128-byte tile of a 2112 x 7168 e4m3 B
+// fetched right after a 256 MiB memset evicted the L2:
 //   tma      : one elected thread, cp.async.bulk.tensor (128B swizzle) into shared memory, mbarrier wait
 //   ldg      : 128 threads, one 16-byte ld.global each, then __syncthreads
 //   cp.async : 128 threads, one 16-byte cp.async (LDGSTS) each, wait_all, __syncthreads

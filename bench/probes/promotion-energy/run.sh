@@ -7,8 +7,8 @@
 #   bash bench/probes/promotion-energy/run.sh            (writes $OUT/promotion-energy.md)
 # Reading it: if the ablation runs faster at the same ~700 W with a higher mean SM clock, the FFMAs cost energy and
 # the clock pays for it; if it runs faster at the same clock, the tensor pipe idles while warpgroups promote.
-# Run in session 10 (bench/results/2026-12-01-s10-fp8-promotion/, section 1): 200 -> 183 us at the same clock and
-# power, so the pipe idles; bench/probes/fp8-promotion-overlap measures by how much (79% busy with two warpgroups).
+# Measured on the H200: 200 -> 183 us at the same clock and power, so the pipe idles;
+# bench/probes/fp8-promotion-overlap measures by how much (79% busy with two warpgroups).
 # (The patch was regenerated against bc95efd's device code after that run.)
 set -u
 root=$(cd "$(dirname "$0")/../../.." && pwd)

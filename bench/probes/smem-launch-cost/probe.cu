@@ -1,10 +1,10 @@
 // Probe: does a kernel that asks for a GEMM's shared memory pay for it at launch, after an L2 flush?
 //
-// Session 13 left 0.6-0.9 µs of the small-M FP8 kernel's gap to the plain read of B unexplained
-// (bench/results/2026-12-01-s13-small-m-schemes), and named one candidate: our kernel asks for ~213 KB of dynamic
-// shared memory and a 1 KB parameter block, the read kernel for neither. The benchmark's flush is a 256 MiB memset,
-// a kernel without shared memory; if the SMs must be drained and their L1/shared split reconfigured before a
-// max-shared-memory kernel starts, every small GEMM pays that after a kernel that left the split at its default.
+// Ablations of the small-M FP8 kernel left 0.6-0.9 µs of its gap to the plain read of B unexplained, and named one
+// candidate: our kernel asks for ~213 KB of dynamic shared memory and a 1 KB parameter block, the read kernel for
+// neither. The benchmark's flush is a 256 MiB memset, a kernel without shared memory; if the SMs must be drained and
+// their L1/shared split reconfigured before a max-shared-memory kernel starts, every small GEMM pays that after a
+// kernel that left the split at its default.
 //
 // One read kernel (every thread streams 16-byte words of B, 132 CTAs x 384 threads: one CTA per SM, as our GEMM
 // runs) is timed with shared memory and parameter size as the only differences:

@@ -125,8 +125,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
   using Smem = Sm90Fp8Smem<Cfg>;
   // A K-split pair: both warpgroups own the tile's 64 rows and take the ring slots of one parity each. The
-  // consumer's per-stage chain (wait, wgmma, wait, promote: 221 ns for 64x16 tiles, bench/results/
-  // 2026-12-01-s6-writeup.md section 5) bounds narrow small-M tiles, and two of them run side by side.
+  // consumer's per-stage chain (wait, wgmma, wait, promote: 221 ns for 64x16 tiles, measured on the H200) bounds
+  // narrow small-M tiles, and two of them run side by side.
   constexpr bool kKSplitPair = Smem::kKSplitPair;
   constexpr int kRowsPerWG = kKSplitPair ? BLOCK_M : BLOCK_M / kMathWGs;
   constexpr int kSubM = kRowsPerWG / 64;
@@ -135,7 +135,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
   // (CUDA cores) overlaps the later parts' wgmmas: with one group, a warpgroup's promotion leaves the tensor pipe to
   // the other warpgroup alone (bench/probes/fp8-promotion-overlap: 79% busy, 95% with two parts). In the kernel, at
   // the power cap, two parts paid only for 128x192 tiles on two warpgroups (5-6% at 4096x2112x7168); 256x128, 128x128
-  // and 128x64 were equal or slower, the narrower parts' wgmmas re-reading A (bench/results/2026-12-01-s10-fp8-promotion).
+  // and 128x64 were equal or slower, the narrower parts' wgmmas re-reading A.
   constexpr int kNParts = !kKSplitPair && kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
   constexpr int kPartN = BLOCK_N / kNParts;
   constexpr int kScaleBlock = 128;  // K and N extent of one scale block
@@ -149,9 +149,9 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
   // registers of its own and a commit group of its own, then promotes each block as its group lands: the tensor pipe
   // runs the later blocks while the CUDA cores promote the earlier ones, instead of waiting for each block in turn.
   // Measured (H200, kernel timer): 64x2112x7168 on 64x16x512 9.6 -> 9.0 µs, 128x2112x7168 on 64x32x512 10.4 -> 9.6,
-  // 64x7168x16384 on 64x64x256 39.7 -> 39.1 (bench/results/2026-12-01-s12-kernel-timer/, call 8). The extra
-  // registers (one fp32 copy of the tile per K block) bound it to at most 64 per thread; one consumer warpgroup only
-  // (what was measured: 128x64 tiles on two warpgroups keep one block at a time).
+  // 64x7168x16384 on 64x64x256 39.7 -> 39.1. The extra registers (one fp32 copy of the tile per K block) bound it
+  // to at most 64 per thread; one consumer warpgroup only (what was measured: 128x64 tiles on two warpgroups keep
+  // one block at a time).
   constexpr bool kOverlapStageBlocks = Cfg::BLOCK_K > kScaleBlock && kMathWGs == 1 && kSubM == 1 && kNParts == 1 &&
                                        !kPerTokenB && !kKSplitPair && (Cfg::BLOCK_K / kScaleBlock) * BLOCK_N / 2 <= 64;
   // 1D2D: a tile's columns fall into at most two 128-wide scale blocks of B (checked below); when BLOCK_N divides
@@ -383,7 +383,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
 
       // A two-pass tile: this warpgroup computes its own half's pass only and hands the other pass's stages back
       // unread. The skipping stays outside the K loop: a per-block test inside it made every contiguous tile
-      // ~10% slower (bench/results/2026-12-01-s6-contiguous-two-pass/).
+      // ~10% slower (measured on the H200).
       int compute_blocks = tile.k_blocks, skip_after = 0;
       auto hand_back = [&](int stages) {
         for (int i = 0; i < stages; ++i) {

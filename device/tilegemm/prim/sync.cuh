@@ -130,8 +130,7 @@ TG_DEVICE void grid_dependency_launch_dependents() { asm volatile("griddepcontro
 // nothing.
 // The GEMMs do not release their own dependents early (launch_dependents): the next PDL launch then starts as this
 // kernel's CTAs exit. Released at the start or after the producer's last load, back-to-back GEMMs ran 1-2.6 µs
-// slower on long-K and some BF16 shapes (bench/results/2026-12-01-s14-pdl, call 2), while the gains elsewhere
-// were at most 0.3 µs over this.
+// slower on long-K and some BF16 shapes, while the gains elsewhere were at most 0.3 µs over this.
 TG_DEVICE void pdl_prologue_done() { grid_dependency_wait(); }
 
 }  // namespace tilegemm::prim
