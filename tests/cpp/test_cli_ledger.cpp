@@ -142,6 +142,9 @@ TEST(CliLedger, BadSizesAreUsageErrors) {
   expect_usage_error("--m 64 --n 7168 --k 2048 --grouped --batch 100000000", "--batch",
                      "at most 33554431 groups of --m = 64 rows");
   expect_usage_error("--m 64 --n 64 --k 64 --hbm-gbps inf", "--hbm-gbps", "finite");
+  // A flag given a value: CLI11 alone would read --grouped=2 (or --json=yes) as the flag.
+  expect_usage_error("--m 64 --n 64 --k 64 --batch 2 --grouped=2", "--grouped", "expected no value (a flag");
+  expect_usage_error("--m 64 --n 64 --k 64 --json=yes", "--json", "got 'yes'");
   expect_usage_error("--m 64 --n 64 --k 64 --sm-clock-mhz nan", "--sm-clock-mhz", "finite");
   expect_usage_error("--m 64 --n 64 --k 64 --time-us 0", "--time-us", "got 0");
   expect_usage_error("--suite deepseek --m 64", "--suite", "no --m/--n/--k");

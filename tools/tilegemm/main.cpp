@@ -74,6 +74,7 @@ int main(int argc, char** argv) {
         known = known || (argc > 1 && sub->check_name(first));
       if (!known) throw no_subcommand(app, argc > 1 ? argv[1] : nullptr);
     }
+    tilegemm::cli::reject_flag_values(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

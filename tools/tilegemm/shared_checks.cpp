@@ -48,6 +48,27 @@ void require_decimal_integers(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) require_decimal_integers(*sub);
 }
 
+namespace {
+bool is_flag_of(const CLI::App& app, const std::string& long_name) {
+  for (const CLI::Option* option : app.get_options())
+    if (option->get_items_expected_max() == 0 && option->check_lname(long_name)) return true;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (is_flag_of(*sub, long_name)) return true;
+  return false;
+}
+}  // namespace
+
+void reject_flag_values(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) != 0 || eq == std::string::npos || eq == 2) continue;
+    if (is_flag_of(app, arg.substr(2, eq - 2)))
+      throw InvalidArgument(arg.substr(0, eq), "no value (a flag is given alone)",
+                            fmt::format("'{}'", arg.substr(eq + 1)));
+  }
+}
+
 void with_option_names(const OptionNames& options, const std::function<void()>& body) {
   try {
     body();

@@ -27,6 +27,9 @@ void require_values_not_options(CLI::App& app);
 // Adds check_decimal_integer to every integer option (CLI11 type INT or UINT) of `app` and of all its subcommands, so a
 // new integer option is covered without remembering to ask. Call once, after every command is added.
 void require_decimal_integers(CLI::App& app);
+// A flag of `app` or of a subcommand given a value (`--grouped=2`, which CLI11 would read as true): InvalidArgument
+// naming the flag.
+void reject_flag_values(const CLI::App& app, int argc, char** argv);
 
 // Library checks name the field they check ("n", "num_sms", "d_dtype", "math dtype"), not the option the user
 // typed. Runs `body`; an InvalidArgument whose argument is a key of `options` is rethrown (exit status 2, one
