@@ -109,7 +109,9 @@ def main(argv):
         matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text: searchable and smaller
         import matplotlib.pyplot as plt
     except ImportError as e:
-        fail(3, f"matplotlib is not available ({e}); Debian: apt-get install python3-matplotlib")
+        fail(3, f"matplotlib is not available to {sys.executable} ({e}): pip install matplotlib for it, or point "
+                f"TILEGEMM_PYTHON at an interpreter that has it (Debian's python3-matplotlib, which scripts/install-deps "
+                f"installs, is /usr/bin/python3's)")
 
     copy = float(env.get("copy_gbps") or 0)
     xs_data = [p[1] for p in pts]

@@ -330,7 +330,8 @@ struct ReportFiles {
   std::string plot_skipped;        // why there is no plot, when !plotted
 };
 
-// The python interpreter for the plot: $TILEGEMM_PYTHON when set, else "python3" from PATH.
+// The python interpreter for the plot: $TILEGEMM_PYTHON when set, else the first of "python3" from PATH and
+// /usr/bin/python3 (where Debian's python3-matplotlib lives) that imports matplotlib, else "python3".
 std::string plot_python();
 // scripts/roofline.py in the source tree (TILEGEMM_SOURCE_DIR), or $TILEGEMM_ROOFLINE_SCRIPT when set.
 std::string roofline_script_path();

@@ -51,7 +51,12 @@ bool non_empty_file(const fs::path& path) {
 }  // namespace
 
 std::string plot_python() {
-  return env_or("TILEGEMM_PYTHON", "python3");
+  if (const std::string set = env_or("TILEGEMM_PYTHON", ""); !set.empty()) return set;
+  // scripts/install-deps installs Debian's python3-matplotlib, which /usr/bin/python3 imports; the first python3 on
+  // PATH may be another one (a virtual environment, pyenv) without it.
+  for (const char* python : {"python3", "/usr/bin/python3"})
+    if (run_shell(fmt::format("{} -c 'import matplotlib' 2>/dev/null", shell_quote(python)))) return python;
+  return "python3";
 }
 
 std::string roofline_script_path() {
@@ -63,6 +68,7 @@ std::string plot_roofline(const std::string& report_json_path, const std::string
   if (!run_shell("command -v " + shell_quote(python)))
     return fmt::format("python interpreter '{}' not found (set TILEGEMM_PYTHON to one with matplotlib)",
                        python);
+  // (A python3 without matplotlib: roofline.py exits 3 saying which interpreter lacked it, reported below.)
   const std::string script = roofline_script_path();
   if (!fs::is_regular_file(script)) return fmt::format("plot script '{}' not found", script);
   const auto run = run_shell_capture(fmt::format("{} {} {} {}", shell_quote(python), shell_quote(script),

@@ -197,3 +197,21 @@ TEST(BenchReportDir, AnUncreatableDirectoryNamesTheArgument) {
   EXPECT_THROW(write_report_dir(run3(), "", "--report"), InvalidArgument);
   fs::remove(file);
 }
+
+// The first python3 on PATH may lack matplotlib (a virtual environment, pyenv) while Debian's python3-matplotlib,
+// what scripts/install-deps installs, serves /usr/bin/python3: the plot then uses /usr/bin/python3.
+TEST(BenchReportDir, ThePlotFindsThePythonThatHasMatplotlib) {
+  if (std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "/usr/bin/python3 cannot import matplotlib here";
+  const fs::path bin = fresh_dir("fake-python");
+  fs::create_directories(bin);
+  std::ofstream(bin / "python3") << "#!/bin/sh\nexit 1\n";  // a python3 that imports nothing
+  fs::permissions(bin / "python3", fs::perms::owner_all);
+  const char* path = std::getenv("PATH");
+  ScopedEnv first("PATH", bin.string() + ":" + (path ? path : ""));
+  ScopedEnv empty("TILEGEMM_PYTHON", "");  // empty: not set
+  EXPECT_EQ(plot_python(), "/usr/bin/python3");
+  ScopedEnv chosen("TILEGEMM_PYTHON", "/opt/some/python");
+  EXPECT_EQ(plot_python(), "/opt/some/python");  // an explicit choice is kept as it is
+  fs::remove_all(bin);
+}
