@@ -57,6 +57,18 @@ std::string quoted_list(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// CLI11's "Could not convert: --m = 99999999999": a plain decimal integer (the decimal check ran first, and it
+// refuses values past 64 bits) that a 32-bit option cannot hold. One line with the option, its limit and the value.
+std::string conversion_message(const std::string& what) {
+  const std::string prefix = "Could not convert: ";
+  const std::size_t eq = what.find(" = ");
+  if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return what;
+  const std::string name = what.substr(prefix.size(), eq - prefix.size()), value = what.substr(eq + 3);
+  const bool negative = !value.empty() && value[0] == '-';
+  return fmt::format("{}: expected a decimal integer {}, got {}", name,
+                     negative ? "at least -2147483648 (-2^31)" : "at most 2147483647 (2^31 - 1)", value);
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"tilegemm: a JIT GEMM library for NVIDIA Hopper, its performance ledger and benchmarks"};
   app.require_subcommand(1);
@@ -99,6 +111,9 @@ int main(int argc, char** argv) {
     } else {
       fmt::print(stderr, "tilegemm: error: {}\n", e.what());
     }
+    return 2;
+  } catch (const CLI::ConversionError& e) {
+    fmt::print(stderr, "tilegemm: error: {}\n", conversion_message(e.what()));
     return 2;
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "tilegemm: error: {}\n", e.what());
