@@ -199,7 +199,7 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
   // Validate everything before touching d: a rejected call leaves d as it was.
   if (k > 0) {
     validate_desc(plan->desc);
-    api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+    api::require_tma_operands(a, b, d);
   } else {
     plan->work = Work::kFill;
   }
@@ -227,7 +227,7 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   plan->desc.use_psum_layout = use_psum_layout;
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   return plan;
 }
 
@@ -249,7 +249,7 @@ Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, 
   plan->desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   return plan;
 }
 
@@ -303,7 +303,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   plan->desc.deterministic = plan->settings().deterministic;
   plan->desc.k_group_maps = blocks ? kernels::sm90_fp8_group_maps_per_launch(static_cast<int>(groups)) : 0;
   validate_desc(plan->desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   plan->ks = ks;
   return plan;
 }

@@ -139,7 +139,7 @@ Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& 
   // Validate everything before touching d: a rejected call leaves d as it was.
   if (k > 0) {
     validate_desc(desc);
-    api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+    api::require_tma_operands(a, b, d);
   } else {
     plan->work = Work::kFill;
   }
@@ -185,7 +185,7 @@ Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, cons
   desc.with_c = c != nullptr;
   desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   return plan;
 }
 
@@ -213,7 +213,7 @@ Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& 
   desc.major_b = operand_major(b, "b");
   desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   return plan;
 }
 
@@ -239,7 +239,7 @@ Plan plan_m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, c
   desc.major_b = operand_major(b, "b");
   desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   return plan;
 }
 
@@ -280,7 +280,7 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
   desc.with_c = c != nullptr;
   desc.deterministic = plan->settings().deterministic;
   validate_desc(desc);
-  api::require_tma_tensors({{&a, "a"}, {&b, "b"}, {&d, "d"}});
+  api::require_tma_operands(a, b, d);
   plan->ks = ks;
   return plan;
 }

@@ -2,6 +2,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <array>
+
 #include <fmt/format.h>
 
 #include "tilegemm/errors.hpp"
@@ -32,18 +35,42 @@ void require_contiguous_rows(const TensorView& v, const char* name) {
   TILEGEMM_REQUIRE(v.stride(-1) == 1, name, "contiguous rows (last stride 1)", fmt::format("last stride {}", v.stride(-1)));
 }
 
-void require_tma_tensors(std::initializer_list<std::pair<const TensorView*, const char*>> tensors) {
-  for (const auto& [v, name] : tensors) {
-    const auto address = reinterpret_cast<std::uintptr_t>(v->data);
-    TILEGEMM_REQUIRE(address % 16 == 0, name, "a 16-byte aligned address (the kernels move it through TMA)",
-                     fmt::format("{:#x}", address));
-    const std::int64_t bytes = dtype_bits(v->dtype) / 8;
-    for (int i = 0; i < v->ndim; ++i)
-      TILEGEMM_REQUIRE(v->shape[i] <= 1 || v->strides[i] == 1 || v->strides[i] * bytes % 16 == 0, name,
-                       "strides that are multiples of 16 bytes apart from the contiguous one (TMA)",
-                       fmt::format("a stride of {} bytes along dimension {} ({})", v->strides[i] * bytes, i,
-                                   describe(*v)));
+namespace {
+void require_tma_tensor(const TensorView& v, const char* name) {
+  const auto address = reinterpret_cast<std::uintptr_t>(v.data);
+  TILEGEMM_REQUIRE(address % 16 == 0, name, "a 16-byte aligned address (the kernels move it through TMA)",
+                   fmt::format("{:#x}", address));
+  const std::int64_t bytes = dtype_bits(v.dtype) / 8;
+  for (int i = 0; i < v.ndim; ++i) {
+    if (v.shape[i] <= 1 || v.strides[i] == 1) continue;
+    TILEGEMM_REQUIRE(v.strides[i] > 0 && v.strides[i] * bytes % 16 == 0, name,
+                     "positive strides that are multiples of 16 bytes apart from the contiguous one (TMA)",
+                     fmt::format("a stride of {} bytes along dimension {} ({})", v.strides[i] * bytes, i, describe(v)));
   }
+}
+
+// Each dimension (of extent > 1, innermost first by stride) steps past the whole span of the ones inside it.
+void require_distinct_elements(const TensorView& v, const char* name) {
+  std::array<int, 4> dims{};
+  int n = 0;
+  for (int i = 0; i < v.ndim; ++i)
+    if (v.shape[i] > 1) dims[n++] = i;
+  std::sort(dims.begin(), dims.begin() + n, [&](int x, int y) { return v.strides[x] < v.strides[y]; });
+  std::int64_t span = 1;  // elements covered by the dimensions inside
+  for (int j = 0; j < n; ++j) {
+    TILEGEMM_REQUIRE(v.strides[dims[j]] >= span, name, "an output whose elements do not overlap",
+                     fmt::format("{}: dimension {} steps {} elements over a span of {}", describe(v), dims[j],
+                                 v.strides[dims[j]], span));
+    span = v.strides[dims[j]] * v.shape[dims[j]];
+  }
+}
+}  // namespace
+
+void require_tma_operands(const TensorView& a, const TensorView& b, const TensorView& d) {
+  require_tma_tensor(a, "a");
+  require_tma_tensor(b, "b");
+  require_tma_tensor(d, "d");
+  require_distinct_elements(d, "d");
 }
 
 void require_int_size(std::int64_t value, const char* name) {

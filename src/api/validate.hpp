@@ -1,6 +1,4 @@
 #pragma once
-#include <initializer_list>
-#include <utility>
 // Argument checks and small device helpers shared by the public GEMM entry points (src/api/*.cpp).
 #include <cstdint>
 #include <string>
@@ -17,11 +15,12 @@ void require_ndim(const TensorView& v, const char* name, int ndim);
 void require_tensor(const TensorView& v, const char* name, int ndim, DType dtype);
 // The last dimension contiguous (stride 1).
 void require_contiguous_rows(const TensorView& v, const char* name);
-// What TMA needs of a tensor the kernels load or store through it: a 16-byte aligned address and every stride other
-// than the contiguous one a multiple of 16 bytes (dimensions of extent 1 aside). Checked when the plan is made, after
-// validate_desc (whose messages name the ragged dimension), so a call without a GPU names the tensor too, rather
-// than the first launch's tensor-map encode.
-void require_tma_tensors(std::initializer_list<std::pair<const TensorView*, const char*>> tensors);
+// What the kernels need of the tensors they move through TMA, A and B read and D written: a 16-byte aligned
+// address, positive strides, each a multiple of 16 bytes apart from the contiguous one (dimensions of extent 1
+// aside), and for D elements that do not overlap. Checked when the plan is made, after validate_desc (whose
+// messages name a ragged dimension), so a call without a GPU names the tensor too, rather than the first launch's
+// tensor-map encode.
+void require_tma_operands(const TensorView& a, const TensorView& b, const TensorView& d);
 // A size that fits the kernels' int arithmetic.
 void require_int_size(std::int64_t value, const char* name);
 // The group metadata of grouped GEMMs (shared by the BF16 and FP8 entry points):

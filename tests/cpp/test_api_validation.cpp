@@ -96,6 +96,13 @@ TEST(ApiValidation, TmaAddressesAndRowStridesAreCheckedBeforeAnyLaunch) {
   TensorView d_off = d;
   d_off.data = static_cast<char*>(d_off.data) + 2;
   expect_invalid([&] { bf16_gemm(a, b, d_off, nullptr); }, "d", "16-byte aligned address");
+  // Negative strides pass a modulo test (-8 bf16 = -16 bytes) but not TMA; overlapping rows of D would be written
+  // twice.
+  expect_invalid([&] { bf16_gemm(a, mat(kBf16, 128, 512, -512), d, nullptr); }, "b", "positive strides");
+  expect_invalid([&] { bf16_gemm(a, b, mat(kBf16, 256, 128, 64), nullptr); }, "d", "elements do not overlap");
+  const TensorView d_batched = TensorView::batched(fake(), kBf16, 2, 256, 128, 128 * 128, 128);  // batch 2 in 1.5
+  expect_invalid([&] { bf16_gemm(bat(kBf16, 2, 256, 512), bat(kBf16, 2, 128, 512), d_batched, nullptr); }, "d",
+                 "elements do not overlap");
   // The grouped families check theirs too.
   const TensorView d_masked = TensorView::batched(static_cast<char*>(fake()) + 4, kBf16, 2, 64, 128, 64 * 128, 128);
   expect_invalid([&] {
