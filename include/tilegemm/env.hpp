@@ -1,6 +1,6 @@
 #pragma once
 // Every environment variable tilegemm reads, read once (on first use) in one place (src/jit/env.cpp).
-// Names follow DeepGEMM's (SPEC.md); DG_JIT_DISABLE is ours.
+// Names follow DeepGEMM 2.6.1's; DG_JIT_DISABLE is ours.
 #include <string>
 
 namespace tilegemm {

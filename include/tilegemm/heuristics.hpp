@@ -1,5 +1,5 @@
 #pragma once
-// Heuristics (F4): GemmDesc → GemmConfig for the SM90 BF16 kernel family.
+// Heuristics: GemmDesc → GemmConfig for the SM90 BF16 kernel family.
 //   enumerate (block_m × block_n × math warpgroups × stages × cluster) → reject what the kernel or the
 //   HardwareModel cannot run (each rejection carries its reason) → score the rest with a cost model built on
 //   the performance ledger → pick the cheapest, ties broken by a fixed order. select_config caches one answer

@@ -1,5 +1,5 @@
 #pragma once
-// HardwareModel (F1): every hardware number the ledger and the heuristics use, in one struct.
+// HardwareModel: every hardware number the ledger and the heuristics use, in one struct.
 // Presets come from datasheets and the seeds; from_device() reads the running GPU.
 #include <string>
 #include <vector>

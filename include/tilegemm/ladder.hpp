@@ -1,5 +1,5 @@
 #pragma once
-// The teaching ladder (F9, seed 000 §2): five real BF16 GEMM kernels for D[M,N] = A[M,K]·B[N,K]ᵀ (A and B
+// The teaching ladder: five real BF16 GEMM kernels for D[M,N] = A[M,K]·B[N,K]ᵀ (A and B
 // K-major, the "nt" layout; fp32 accumulation; bf16 D), each removing one bottleneck of the one before:
 //   0 naive        one thread per output element, fp32 FMAs straight from global memory
 //   1 smem + mma   128x128x32 tiles staged in shared memory, tensor cores (ldmatrix + mma.sync), no overlap

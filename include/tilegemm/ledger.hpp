@@ -1,5 +1,5 @@
 #pragma once
-// The performance ledger (F2): pure functions over a problem shape, operand dtypes, an optional tile and a
+// The performance ledger: pure functions over a problem shape, operand dtypes, an optional tile and a
 // HardwareModel. No GPU, no allocation beyond the returned structs. Every number here is a model (a floor
 // or an estimate); measured numbers come from the benchmark harness.
 //
@@ -178,7 +178,7 @@ struct TileLedger {
 TileLedger tile_ledger(const ProblemShape& shape, const OperandDtypes& dtypes, const TileShape& tile,
                        const HardwareModel& hw);
 
-// The variant decision tree of seed 000 §4.5 (its figure is lost in the text; rebuilt from §4.1–4.4):
+// The textbook variant decision tree:
 //   several problems? same shape → batched, shapes differ → grouped;
 //   one problem: tiles < SMs and K long enough to cut → split-K;
 //                tiles ≥ SMs but the tail wave wastes more than kStreamKTailWaste → stream-K;
@@ -201,7 +201,7 @@ struct VariantDecision {
 VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block_n, int block_k,
                                const HardwareModel& hw);
 
-// CATLASS "Common" template constraints (seed 000 §1.5) for an L1 tile m1×n1×k1 and L0 step k0, with
+// CATLASS "Common" template constraints for an L1 tile m1×n1×k1 and L0 step k0, with
 // m0 = m1 and n0 = n1 (L0 does not split M/N on Ascend):
 //   L1 : (m1·k1 + k1·n1)·b·l1_stages ≤ L1      L0A: m0·k0·b·2 ≤ L0A (double-buffered)
 //   L0B: k0·n0·b·2 ≤ L0B                        L0C: m0·n0·4 ≤ L0C (fp32 accumulation)

@@ -1,5 +1,5 @@
 #pragma once
-// References (F11): a float64 CPU GEMM for tests, DeepGEMM's calc_diff, bf16 conversions, and the
+// References: a float64 CPU GEMM for tests, DeepGEMM's calc_diff, bf16 conversions, and the
 // cuBLASLt baseline used by the benchmark and as an on-device cross-check.
 #include <cstdint>
 #include <span>

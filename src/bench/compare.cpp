@@ -1,6 +1,6 @@
 // `tilegemm bench --compare A.json B.json`: per-shape ratios of our medians, their geometric mean, and which
-// differences are within the run-to-run spread the reports themselves measured (seed 000 §6.3: a number
-// without its spread cannot be compared). The cuBLAS ratios ride along as a control: if the baseline moved
+// differences are within the run-to-run spread the reports themselves measured (a number without its
+// spread cannot be compared). The cuBLAS ratios ride along as a control: if the baseline moved
 // too, the machine changed, not the kernel.
 #include <cmath>
 #include <tuple>

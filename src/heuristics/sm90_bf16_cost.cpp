@@ -24,7 +24,7 @@
 namespace tilegemm {
 
 namespace {
-// cuBLAS bf16 reaches 690–790 TFLOP/s on large shapes on the H200 (anchors/h200.md, SPEC.md), of the 989
+// cuBLAS bf16 reaches 690–790 TFLOP/s on large shapes on the H200 (measured), of the 989
 // dense peak: the best any kernel sustains on this power-limited part.
 constexpr double kTensorEfficiencyCeiling = 0.78;
 // One consumer warpgroup cannot overlap its wgmma waits with another's issue (an estimate, not measured).
@@ -36,21 +36,21 @@ constexpr int kWgmmaM = 64, kWgmmaK = 16;
 // L2→SM bandwidth: DeepGEMM's SM90 heuristic models ~6150 B/cycle for the whole chip and 64 B/cycle per SM;
 // we keep the per-SM form so it scales with the SM count: ≈46.6 B/cycle/SM at 132 SMs, 64 B/cycle at most.
 constexpr double kL2BytesPerCyclePerSm = 46.6;
-// Measured on the H200 (2026-11-30): a partial wave did not let its SMs pull more than their full-wave share
+// Measured on the H200: a partial wave did not let its SMs pull more than their full-wave share
 // (64x32 tiles on 66 SMs were slower than 64x16 tiles on 132), so one SM's cap is the same share.
 constexpr double kL2MaxBytesPerCycleOneSm = kL2BytesPerCyclePerSm;
 // Latency one TMA load sees under load (L2 miss to HBM); the pipeline must keep bandwidth × latency bytes
 // in flight (Little's law) or the SM's load rate drops below its share. Calibrated on the H200: 64x32 tiles with
 // 6 stages (72 KB in flight) moved 1.38 MB per SM in 26.6 µs, i.e. 52 GB/s per SM → ≈1.4 µs.
 constexpr double kLoadLatencyUs = 1.4;
-// Achievable fraction of datasheet HBM bandwidth: the H200 copies at 4272 GB/s of its 4800 (anchors/h200.md).
+// Achievable fraction of datasheet HBM bandwidth: the H200 copies at 4272 GB/s of its 4800 (measured).
 constexpr double kHbmEfficiency = 4272.0 / 4800.0;
 // Per tile: accumulator → smem → TMA store handshake and the scheduler's next-tile fetch (estimate).
 constexpr double kTileFixedOverheadUs = 0.5;
 // Once per kernel: launch and the first pipeline fill (does not change the ranking).
 constexpr double kLaunchOverheadUs = 2.0;
 // FP8 (block-scaled): DeepGEMM's 1D2D kernel sustains 1150–1265 TFLOP/s of the 1979 dense fp8 peak on the H200
-// (anchors/h200.md), 0.64 against bf16's 0.78: the scaling of every K block's partials on the CUDA cores takes
+// (measured), 0.64 against bf16's 0.78: the scaling of every K block's partials on the CUDA cores takes
 // issue slots. With one consumer warpgroup nothing hides that promotion behind another warpgroup's wgmma
 // (≈ bn cycles of FFMA per 2·bn cycles of wgmma): an estimate, not measured.
 // Where the L2 power term below applies (M = 4096), the ceiling is 0.673: 256x128 tiles, with the power factor
@@ -229,7 +229,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   const bool multicast_credit = l2_power_model && !fp8;
 
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
-  // NOTE: measured on the H200 (2026-11-30), sharing B did not speed up any M=128 shape (one wave of
+  // NOTE: measured on the H200, sharing B did not speed up any M=128 shape (one wave of
   // 64-row tiles: 1.3–1.7 µs slower), so away from the power limit the model gives multicast no L2 credit;
   // nor for FP8 (see kL2PowerSlope).
   double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;

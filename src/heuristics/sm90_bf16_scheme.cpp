@@ -1,6 +1,6 @@
 // Which way the SM90 BF16 kernel cuts a problem across CTAs: data-parallel, split-K or stream-K — the grid it
 // launches, the workspace a scheme needs, and the candidates the selector weighs (from the ledger's wave
-// analysis, seed 000 §4.5: split K when the tiles cannot fill the SMs, stream-K when the last wave idles).
+// analysis: split K when the tiles cannot fill the SMs, stream-K when the last wave idles).
 #include <algorithm>
 
 #include <fmt/format.h>

@@ -55,7 +55,7 @@ HardwareModel h800() {
 }
 
 // H200 SXM (NVIDIA H200 datasheet): the H100 SXM compute die with 141 GB HBM3e at 4.8 TB/s. L2 is 60 MiB as
-// reported by cudaDeviceProp on our lent H200 (anchors/h200.md). Measured copy bandwidth there is 4272 GB/s
+// reported by cudaDeviceProp on an H200. Measured copy bandwidth there is 4272 GB/s
 // (read + write); pass it with --hbm-gbps 4272 for an achievable rather than datasheet floor.
 HardwareModel h200() {
   HardwareModel hw = h100_sxm();
@@ -83,10 +83,10 @@ HardwareModel h20() {
   return hw;
 }
 
-// Ascend 950DT as DeepGEMM-Ascend's HWDesc models it (seed 004 §4.4, heuristics.hpp:46-71): 32 AI cores at
+// Ascend 950DT as DeepGEMM-Ascend's HWDesc models it (its heuristics.hpp): 32 AI cores at
 // 1650 MHz, bf16 8192 FLOP/cycle/core and every other type at 8192·16/bits (fp8/int8 16384, fp4/int4 32768,
 // fp32/tf32 4096 on the Cube; "CUDA core" fp32 here means the Cube's fp32 rate), 3500 GB/s, 128 MiB L2.
-// Buffers: L0C 256 KiB (DeepGEMM-Ascend common.hpp:57, seed 004 §5.7); L1 512 KiB, L0A and L0B 64 KiB each
+// Buffers: L0C 256 KiB (DeepGEMM-Ascend's common.hpp); L1 512 KiB, L0A and L0B 64 KiB each
 // (CANN's Ascend910_95 arch constants, e.g. ops-transformer gmm/common/groupedmatmul_act/utils/arch.h; the
 // seeds give no L1/L0A values for the 950). Shared memory = L1; one block per core; no register file model.
 HardwareModel ascend_950dt() {

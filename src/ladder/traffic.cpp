@@ -1,6 +1,6 @@
-// The ledger's prediction for each rung: the operand bytes its CTAs request (the tile model of seed 000
-// §1.4) and an HBM estimate in which the A and B panels of one wave of resident CTAs are read once per wave
-// (the same wave model as the SM90 cost model) — the number rasterisation moves.
+// The ledger's prediction for each rung: the operand bytes its CTAs request (the tile model) and an HBM estimate
+// in which the A and B panels of one wave of resident CTAs are read once per wave (the same wave model as the SM90
+// cost model) — the number rasterisation moves.
 #include <algorithm>
 
 #include "tilegemm/heuristics.hpp"

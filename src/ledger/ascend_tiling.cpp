@@ -1,4 +1,4 @@
-// CATLASS "Common" template tiling constraints (seed 000 §1.5, CATLASS docs 04_matmul_summary.md): the
+// CATLASS "Common" template tiling constraints (CATLASS docs, 04_matmul_summary.md): the
 // Ascend counterpart of the shared-memory / register ledger. L1 ~ shared memory, L0A/L0B ~ Cube inputs,
 // L0C ~ the fp32 accumulator; L0 does not split M or N (m0 = m1, n0 = n1).
 #include "tilegemm/errors.hpp"

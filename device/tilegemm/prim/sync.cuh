@@ -153,7 +153,7 @@ TG_DEVICE void cluster_sync() {
 // mapa.shared::cluster.u32 + mbarrier.arrive.shared::cluster.b64 _, [addr];
 // Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster.          sm_90
 // NOTE: no `.release.cluster` qualifier: ptxas turns it into MEMBAR.ALL.GPU before every arrive, which made
-// the 2-CTA kernel 1.3-3x slower (ncu: 37% of warp cycles stalled on a memory barrier, H200 2026-11-30).
+// the 2-CTA kernel 1.3-3x slower (ncu: 37% of warp cycles stalled on a memory barrier, on the H200).
 // Releasing a stage orders nothing but our own wgmma reads of shared memory (already complete after
 // wgmma.wait_group), so the default release.cta semantics suffice — as CUTLASS's ClusterBarrier::arrive does.
 TG_DEVICE void mbarrier_arrive_cluster(u64* bar, u32 rank) {

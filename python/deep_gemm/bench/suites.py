@@ -90,7 +90,7 @@ RAGGED = (Dense(65, 2112, 7168), Dense(129, 7168, 2048), Dense(129, 4096, 7168),
 GROUPED = tuple(Grouped(g, m, n, k) for g, m in ((4, 8192), (8, 4096)) for n, k in ((4096, 7168), (7168, 2048))) + \
     (Grouped(4, 8192, 6144, 7168), Grouped(8, 4096, 7168, 3072))
 
-# The masked rows of shared/anchors/h200.md.
+# M-grouped masked problems of MoE decoding: groups of about 20 rows, and of 192 to 1024.
 MASKED = (Masked(32, 192, 6144, 7168), Masked(6, 1024, 7168, 3072), Masked(32, 20, 4096, 4096),
           Masked(6, 20, 4096, 2048), Masked(16, 256, 4096, 7168))
 
