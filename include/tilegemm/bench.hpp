@@ -1,7 +1,7 @@
 #pragma once
-// Benchmark harness. The timing method is triton's do_bench: estimate the per-call time, derive warm-up and timed iteration counts from millisecond
-// budgets, zero a buffer of at least twice the L2 before every timed call (outside the timed region), time
-// each call with a pair of CUDA events, and report the median. A suite runner times our kernel and cuBLASLt
+// Benchmark harness. The timing method is triton's do_bench: estimate the per-call time, derive warm-up and
+// timed iteration counts from millisecond budgets, zero a buffer of at least twice the L2 before every timed call
+// (outside the timed region), time each call with a pair of CUDA events, and report the median. A suite runner times our kernel and cuBLASLt
 // on the same shapes in the same process, and pure writers turn the report into JSON and Markdown.
 #include <cstdint>
 #include <functional>
