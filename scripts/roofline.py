@@ -11,7 +11,6 @@ per shape for ours and one for the baseline, labelled MxNxK.
 Exit status: 0 written; 2 bad input (unreadable report, no rows to plot); 3 matplotlib missing.
 """
 import json
-import math
 import os
 import sys
 

@@ -148,7 +148,7 @@ def _check_batch_reduction(a, b, d, c, use_cublaslt):
                              f'place: d += Σ_s a[s] @ b[s]ᵀ), got {"None" if c is None else "another tensor"}')
     elif dtype_name(d) == 'bfloat16':
         if c is not None:
-            raise ValueError(f'c: expected None with a bfloat16 d (only a float32 d accumulates), got a tensor')
+            raise ValueError('c: expected None with a bfloat16 d (only a float32 d accumulates), got a tensor')
     else:
         raise ValueError(f'd: expected float32 (accumulated in place, c=d) or bfloat16 elements, got {d.dtype}')
     for value, name in ((m, 'm'), (n, 'n'), (k, 'k')):
