@@ -1,5 +1,5 @@
 #pragma once
-// Heuristics: GemmDesc → GemmConfig for the SM90 BF16 kernel family.
+// Heuristics: GemmDesc → GemmConfig for the SM90 BF16 and FP8 kernel families.
 //   enumerate (block_m × block_n × math warpgroups × stages × cluster) → reject what the kernel or the
 //   HardwareModel cannot run (each rejection carries its reason) → score the rest with a cost model built on
 //   the performance ledger → pick the cheapest, ties broken by a fixed order. select_config caches one answer
@@ -16,11 +16,6 @@
 
 namespace tilegemm {
 
-// Whether the BF16 selector offers 2-CTA B-multicast clusters (false: every cluster>1 candidate is rejected with
-// a reason, unless TILEGEMM_CONFIG_FILTER asks for one). NOTE (H200): clusters were 1.3-3x slower until the remote
-// stage release lost its `.release.cluster` qualifier (a MEMBAR.ALL.GPU per arrive); since then the cost model
-// decides.
-constexpr bool kSm90Bf16MulticastImplemented = true;
 // Whether the FP8 selector offers the K-split warpgroup pair ((block_m, math warpgroups) = (64, 2)) on its own;
 // TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it either way.
 constexpr bool kSm90Fp8KSplitPairSelected = false;
@@ -107,10 +102,10 @@ struct SplitWorkspaceLayout {
   std::size_t slot_bytes = 0;
   std::size_t total_bytes() const { return counter_bytes + static_cast<std::size_t>(slots) * slot_bytes; }
 };
-SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& config, int grid);
+SplitWorkspaceLayout sm90_split_workspace(const GemmDesc& desc, const GemmConfig& config, int grid);
 // The persistent grid the kernel launches for `config`: one CTA per SM at most, fewer when there is less work
 // (ctas_per_sm per SM at most: TILEGEMM_CTAS_PER_SM, a tuning experiment).
-int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& config, int ctas_per_sm = 1);
+int sm90_grid_size(const GemmDesc& desc, const GemmConfig& config, int ctas_per_sm = 1);
 
 // The work units of one launch (GemmParams::unit_begin / unit_end): tile or tile-pair indices of a per-row
 // contiguous problem, group indices of a masked or prefix-sum one.
@@ -140,7 +135,7 @@ int sm90_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 bool sm90_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);
 
 // The cost model on its own (config must be legal).
-CostBreakdown estimate_sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);
+CostBreakdown estimate_sm90_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw);
 
 // Every candidate the selector considers, legal or not, in enumeration order. num_sms = 0 → hw.num_sms.
 std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms = 0);

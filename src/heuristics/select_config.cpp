@@ -8,7 +8,7 @@
 
 #include "heuristics/config_filter.hpp"
 #include "heuristics/selector_offer.hpp"
-#include "heuristics/sm90_bf16_cost.hpp"
+#include "heuristics/sm90_cost.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_params.hpp"  // d_chunk_bytes, d_chunk_swizzle_bytes
@@ -102,7 +102,7 @@ void append_raw(std::string& key, const T& value) {
 }
 
 // Appends the split-K / stream-K variants of the data-parallel candidate at out.back() that the ledger's
-// wave analysis proposes (sm90_bf16_scheme.cpp). TILEGEMM_GEMM_SCHEME may rule out the data-parallel one.
+// wave analysis proposes (sm90_scheme.cpp). TILEGEMM_GEMM_SCHEME may rule out the data-parallel one.
 void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const ProblemLedger& problem,
                          const ConfigFilter& filter, std::vector<Candidate>& out) {
   const bool base_legal = out.back().legal;
@@ -112,14 +112,14 @@ void add_scheme_variants(const GemmDesc& desc, const HardwareModel& hw, const Pr
     out.back().reject_reason = "TILEGEMM_GEMM_SCHEME excludes data-parallel";
   }
   if (!base_legal) return;
-  for (SchemeChoice& choice : sm90_bf16_scheme_choices(desc, base, hw)) {
+  for (SchemeChoice& choice : sm90_scheme_choices(desc, base, hw)) {
     if (choice.scheme == GemmScheme::kDataParallel) continue;
     Candidate cand;
     cand.config = base;
     cand.config.scheme = choice.scheme;
     cand.config.split_k = choice.split_k;
     cand.legal = selectable(desc, cand.config, hw, filter, &cand.reject_reason);
-    if (cand.legal) cand.cost = sm90_bf16_cost(desc, cand.config, hw, problem);
+    if (cand.legal) cand.cost = sm90_cost(desc, cand.config, hw, problem);
     cand.scheme_reason = std::move(choice.why);
     out.push_back(std::move(cand));
   }
@@ -192,7 +192,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
             c.split_k = 1;
             c.smem_bytes = sm90_smem_bytes(desc, c);
             cand.legal = selectable(desc, c, hw, filter, &cand.reject_reason);
-            if (cand.legal) cand.cost = sm90_bf16_cost(desc, c, hw, problem);
+            if (cand.legal) cand.cost = sm90_cost(desc, c, hw, problem);
             out.push_back(std::move(cand));
             add_scheme_variants(desc, hw, problem, filter, out);
           }

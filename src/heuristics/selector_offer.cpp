@@ -32,9 +32,6 @@ std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const 
   if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}))
     return "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = false: "
            "measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)";
-  if (!fp8 && c.cluster_m * c.cluster_n > 1 && !kSm90Bf16MulticastImplemented && !filter.names({"cluster_m"}))
-    return "2-CTA multicast is not offered by the SM90 BF16 selector yet "
-           "(kSm90Bf16MulticastImplemented = false; TILEGEMM_CONFIG_FILTER=cluster_m=2 forces it)";
   return {};
 }
 

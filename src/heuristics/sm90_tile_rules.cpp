@@ -66,7 +66,7 @@ std::string sm90_scheme_problem(const GemmDesc& desc, const GemmConfig& c, bool 
   if (c.scheme == GemmScheme::kStreamK && desc.deterministic && deterministic_stream_k_spills)
     return fmt::format("deterministic stream-K with block {}x{} and {} math warpgroups spills registers", c.block_m,
                        c.block_n, c.num_math_warpgroups);
-  const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, c, c.num_sms);
+  const SplitWorkspaceLayout ws = sm90_split_workspace(desc, c, c.num_sms);
   if (ws.total_bytes() > kMaxSplitWorkspaceBytes)
     return fmt::format("{} workspace {} B > {} B", scheme_name(c.scheme), ws.total_bytes(), kMaxSplitWorkspaceBytes);
   return {};

@@ -40,14 +40,14 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   gemm.num_groups = desc.num_groups;
   gemm.grouped_layout = grouped_layout;
 
-  // Persistent grid: one CTA per SM, fewer when there is less work (sm90_bf16_grid_size serves both families).
+  // Persistent grid: one CTA per SM, fewer when there is less work (sm90_grid_size serves both families).
   const Env& settings = env();  // read once: each read takes the environment's lock
-  const int grid = sm90_bf16_grid_size(desc, config, settings.tune_ctas_per_sm);
+  const int grid = sm90_grid_size(desc, config, settings.tune_ctas_per_sm);
 
   // Split-K / stream-K: counters and fp32 partial slots in the stream's cached, zeroed workspace.
   gemm.split_k = config.scheme == GemmScheme::kSplitK ? config.split_k : 1;
   if (config.scheme != GemmScheme::kDataParallel) {
-    const SplitWorkspaceLayout ws = sm90_bf16_split_workspace(desc, config, grid);
+    const SplitWorkspaceLayout ws = sm90_split_workspace(desc, config, grid);
     auto* base = static_cast<char*>(split_workspace(ws.total_bytes(), stream));
     gemm.tile_counters = reinterpret_cast<int*>(base);
     gemm.workspace = reinterpret_cast<float*>(base + ws.counter_bytes);

@@ -41,7 +41,7 @@ void expect_pairs_share_a(int m, int n, int batches) {
   GemmConfig c;
   c.block_m = kBlockM, c.block_n = kBlockN, c.block_k = 128, c.num_math_warpgroups = 2, c.stages = 3;
   c.cluster_n = 2, c.multicast = MulticastSide::kA, c.num_sms = 132;
-  const int grid = sm90_bf16_grid_size(desc, c);
+  const int grid = sm90_grid_size(desc, c);
   ASSERT_EQ(grid % 2, 0) << "a whole number of clusters";
 
   GemmParams p{};

@@ -94,20 +94,20 @@ TEST(PersistentGrid, BalancedToTheWaveCount) {
   GemmConfig c;
   c.block_m = 128, c.block_n = 256, c.num_math_warpgroups = 2, c.stages = 3, c.num_sms = hw.num_sms;
   // 32 x 16 = 512 tiles: 4 waves of 132, or the same 4 waves of 128 equally loaded CTAs.
-  EXPECT_EQ(sm90_bf16_grid_size(dense(4096, 4096, 7168), c), 128);
+  EXPECT_EQ(sm90_grid_size(dense(4096, 4096, 7168), c), 128);
   c.cluster_m = 2, c.multicast = MulticastSide::kB;
-  EXPECT_EQ(sm90_bf16_grid_size(dense(4096, 4096, 7168), c), 128);
+  EXPECT_EQ(sm90_grid_size(dense(4096, 4096, 7168), c), 128);
   // 64x16 tiles of 64x2112: 132 tiles, one full wave.
   GemmConfig narrow;
   narrow.block_m = 64, narrow.block_n = 16, narrow.num_math_warpgroups = 1, narrow.num_sms = hw.num_sms;
-  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), narrow), 132);
+  EXPECT_EQ(sm90_grid_size(dense(64, 2112, 7168), narrow), 132);
   // 100 tiles: one partial wave, one CTA each.
   narrow.block_n = 16;
-  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 1600, 7168), narrow), 100);
+  EXPECT_EQ(sm90_grid_size(dense(64, 1600, 7168), narrow), 100);
   // Two CTAs per SM (TILEGEMM_CTAS_PER_SM, tuning): 264 slices of 132 tiles split in two fill both slots.
   GemmConfig split = narrow;
   split.scheme = GemmScheme::kSplitK, split.split_k = 2;
-  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), split, 2), 264);
-  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 1600, 7168), narrow, 2), 100);  // fewer tiles than slots: one each
-  EXPECT_EQ(sm90_bf16_grid_size(dense(64, 2112, 7168), split), 132);
+  EXPECT_EQ(sm90_grid_size(dense(64, 2112, 7168), split, 2), 264);
+  EXPECT_EQ(sm90_grid_size(dense(64, 1600, 7168), narrow, 2), 100);  // fewer tiles than slots: one each
+  EXPECT_EQ(sm90_grid_size(dense(64, 2112, 7168), split), 132);
 }

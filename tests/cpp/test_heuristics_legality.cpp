@@ -50,7 +50,6 @@ bool expected_legal(const GemmDesc& d, const GemmConfig& c, const HardwareModel&
   if (d.type == GemmType::kMGroupedContiguous && c.block_m > 128) return false;
   if (d.type == GemmType::kKGroupedContiguous && d.d_dtype != DType::kFloat32) return false;
   if (c.cluster_m * c.cluster_n > 1) {
-    if (!kSm90Bf16MulticastImplemented) return false;
     // The kernel implements a 2x1 cluster sharing a K-major B tile of a dense, batched or M-grouped problem
     // (not the prefix-sum layout) with an even grid; dense and batched ones need an even m-block count.
     if (c.cluster_m != 2 || c.cluster_n != 1 || c.multicast != MulticastSide::kB) return false;

@@ -106,9 +106,9 @@ TEST(SplitKSelect, DeterministicModeCostsMoreAndIsAnotherCacheKey) {
   GemmDesc desc = desc_of(64, 512, 16384);
   GemmConfig c = split_config(GemmScheme::kSplitK, 8, 64, 128);
   c.smem_bytes = sm90_bf16_smem_bytes(desc, c);
-  const CostBreakdown atomics = estimate_sm90_bf16_cost(desc, c, hw);
+  const CostBreakdown atomics = estimate_sm90_cost(desc, c, hw);
   desc.deterministic = true;
-  const CostBreakdown ordered = estimate_sm90_bf16_cost(desc, c, hw);
+  const CostBreakdown ordered = estimate_sm90_cost(desc, c, hw);
   EXPECT_GT(ordered.reduction_us, atomics.reduction_us) << "the fix-up reads every slice back";
   EXPECT_GT(ordered.workspace_bytes, atomics.workspace_bytes);
 
@@ -209,31 +209,31 @@ TEST(SplitKWorkspace, LayoutPerSchemeAndMode) {
   GemmDesc desc = desc_of(129, 576, 1000);  // 3 x 5 = 15 tiles of 64x128
   GemmConfig split = split_config(GemmScheme::kSplitK, 4);
   const std::size_t slot = 64 * 128 * 4;
-  SplitWorkspaceLayout w = sm90_bf16_split_workspace(desc, split, 60);
+  SplitWorkspaceLayout w = sm90_split_workspace(desc, split, 60);
   EXPECT_EQ(w.tiles, 15);
   EXPECT_EQ(w.counter_bytes, 256u);  // 15 counters, padded so the slots stay aligned
   EXPECT_EQ(w.slots, 15);            // atomics: one reduced slot per tile
   EXPECT_EQ(w.total_bytes(), 256u + 15 * slot);
   desc.deterministic = true;
-  w = sm90_bf16_split_workspace(desc, split, 60);
+  w = sm90_split_workspace(desc, split, 60);
   EXPECT_EQ(w.slots, 60);  // one per (tile, slice)
   const GemmConfig stream = split_config(GemmScheme::kStreamK, 1, 128, 128, 2);
-  w = sm90_bf16_split_workspace(desc, stream, 132);
+  w = sm90_split_workspace(desc, stream, 132);
   EXPECT_EQ(w.tiles, 2 * 5);
   EXPECT_EQ(w.slots, 2 * 132);  // two cut tiles per CTA at most
   EXPECT_EQ(w.counter_bytes, 256u);
   EXPECT_EQ(w.slot_bytes, 128u * 128 * 4);
-  EXPECT_EQ(sm90_bf16_split_workspace(desc, split_config(GemmScheme::kDataParallel, 1), 132).total_bytes(), 0u);
+  EXPECT_EQ(sm90_split_workspace(desc, split_config(GemmScheme::kDataParallel, 1), 132).total_bytes(), 0u);
   // Two or more waves of tiles: only the tiles after the whole-tile waves can be cut.
   const GemmDesc large = desc_of(4096, 7168, 7168);  // 32 x 56 = 1792 tiles of 128x128: 13 full waves + 76
-  w = sm90_bf16_split_workspace(large, stream, 132);
+  w = sm90_split_workspace(large, stream, 132);
   EXPECT_EQ(w.tiles, 1792 - 12 * 132);
   EXPECT_EQ(w.slots, w.tiles);
 
   // The grid the launch uses: work units capped at the SM count.
-  EXPECT_EQ(sm90_bf16_grid_size(desc, split), 60);
-  EXPECT_EQ(sm90_bf16_grid_size(desc_of(64, 2112, 7168), split_config(GemmScheme::kSplitK, 8)), 132);
-  EXPECT_EQ(sm90_bf16_grid_size(desc_of(1, 8, 64), split_config(GemmScheme::kStreamK, 1)), 1);
+  EXPECT_EQ(sm90_grid_size(desc, split), 60);
+  EXPECT_EQ(sm90_grid_size(desc_of(64, 2112, 7168), split_config(GemmScheme::kSplitK, 8)), 132);
+  EXPECT_EQ(sm90_grid_size(desc_of(1, 8, 64), split_config(GemmScheme::kStreamK, 1)), 1);
 }
 
 TEST(SplitKWorkspace, ValidationNamesTheWorkspace) {

@@ -232,7 +232,7 @@ Row compute_row(const ProblemShape& s, const OperandDtypes& d, const std::option
   if (const std::optional<GemmDesc> desc = sm90_desc(s, d, hw)) {
     try {
       const GemmConfig config = select_config(*desc, hw);
-      r.selection = Selection{config, estimate_sm90_bf16_cost(*desc, config, hw)};
+      r.selection = Selection{config, estimate_sm90_cost(*desc, config, hw)};
     } catch (const InvalidArgument&) {
       // No legal config (a shape the kernels refuse): the ledger stands alone, as on other hardware.
     }

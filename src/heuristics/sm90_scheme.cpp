@@ -1,11 +1,11 @@
-// Which way the SM90 BF16 kernel cuts a problem across CTAs: data-parallel, split-K or stream-K — the grid it
+// Which way the SM90 kernels (BF16 and FP8) cut a problem across CTAs: data-parallel, split-K or stream-K — the grid it
 // launches, the workspace a scheme needs, and the candidates the selector weighs (from the ledger's wave
 // analysis: split K when the tiles cannot fill the SMs, stream-K when the last wave idles).
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "heuristics/sm90_bf16_cost.hpp"
+#include "heuristics/sm90_cost.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -41,7 +41,7 @@ const char* scheme_name(GemmScheme scheme) {
   return "unknown";
 }
 
-long long sm90_bf16_tiles(const GemmDesc& desc, const GemmConfig& c) {
+long long sm90_tiles(const GemmDesc& desc, const GemmConfig& c) {
   long long tiles = ceil_div(desc.m, c.block_m) * ceil_div(desc.n, c.block_n);
   if (desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked ||
       desc.type == GemmType::kKGroupedContiguous)
@@ -49,8 +49,8 @@ long long sm90_bf16_tiles(const GemmDesc& desc, const GemmConfig& c) {
   return tiles;
 }
 
-int sm90_bf16_grid_size(const GemmDesc& desc, const GemmConfig& c, int ctas_per_sm) {
-  const long long tiles = sm90_bf16_tiles(desc, c);
+int sm90_grid_size(const GemmDesc& desc, const GemmConfig& c, int ctas_per_sm) {
+  const long long tiles = sm90_tiles(desc, c);
   long long units = tiles;
   if (c.scheme == GemmScheme::kSplitK) units = tiles * c.split_k;
   if (c.scheme == GemmScheme::kStreamK) units = tiles * ceil_div(desc.k, c.block_k);
@@ -108,10 +108,10 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
   return out;
 }
 
-SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {
+SplitWorkspaceLayout sm90_split_workspace(const GemmDesc& desc, const GemmConfig& c, int grid) {
   SplitWorkspaceLayout w;
   if (c.scheme == GemmScheme::kDataParallel) return w;
-  w.tiles = sm90_bf16_tiles(desc, c);
+  w.tiles = sm90_tiles(desc, c);
   if (c.scheme == GemmScheme::kStreamK) w.tiles -= stream_k_whole_tiles<long long>(w.tiles, grid);  // only these are cut
   const std::size_t counters = static_cast<std::size_t>(w.tiles) * c.num_math_warpgroups * sizeof(int);
   w.counter_bytes = (counters + kCounterAlignment - 1) / kCounterAlignment * kCounterAlignment;
@@ -123,7 +123,7 @@ SplitWorkspaceLayout sm90_bf16_split_workspace(const GemmDesc& desc, const GemmC
   return w;
 }
 
-std::vector<SchemeChoice> sm90_bf16_scheme_choices(const GemmDesc& desc, const GemmConfig& base,
+std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmConfig& base,
                                                    const HardwareModel& hw) {
   const int forced = env().force_scheme;
   std::vector<SchemeChoice> out;

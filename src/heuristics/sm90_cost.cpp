@@ -1,4 +1,4 @@
-// The cost model that ranks legal SM90 BF16 configs. It is built on the performance ledger (tile counts,
+// The cost model that ranks legal SM90 configs of both kernel families (BF16, and FP8 with its own ceilings). It is built on the performance ledger (tile counts,
 // waves, tiled traffic, smem per stage) and the HardwareModel, plus a handful of named constants below;
 // it predicts a time so that configs can be compared, and `tilegemm plan` prints every term.
 //
@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "heuristics/sm90_bf16_cost.hpp"
+#include "heuristics/sm90_cost.hpp"
 #include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
 #include "tilegemm/env.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -188,7 +188,7 @@ int choose_raster_group(const ProblemShape& shape, int block_m, int block_n, int
   return best;
 }
 
-CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw,
+CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw,
                              const ProblemLedger& problem) {
   CostBreakdown r;
   const ProblemShape& shape = problem.shape;
@@ -332,7 +332,7 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   // ledger's split-K extra write + read).
   if (c.scheme != GemmScheme::kDataParallel) {
     const int grid = static_cast<int>(std::min<std::int64_t>(c.num_sms, r.work_units));
-    r.workspace_bytes = static_cast<double>(sm90_bf16_split_workspace(desc, c, grid).total_bytes());
+    r.workspace_bytes = static_cast<double>(sm90_split_workspace(desc, c, grid).total_bytes());
     if (r.workspace_bytes > hw.l2_bytes / 2)
       r.dram_bytes += 2.0 * fp32_tile_bytes * static_cast<double>(r.tiles) * (cut_parts - 1);
   }
@@ -351,9 +351,9 @@ CostBreakdown sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& c, const Ha
   return r;
 }
 
-CostBreakdown estimate_sm90_bf16_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw) {
+CostBreakdown estimate_sm90_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw) {
   const ProblemLedger problem = problem_ledger(sm90_problem_shape(desc), sm90_operand_dtypes(desc), hw);
-  return sm90_bf16_cost(desc, config, hw, problem);
+  return sm90_cost(desc, config, hw, problem);
 }
 
 }  // namespace tilegemm
