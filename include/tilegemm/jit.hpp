@@ -51,6 +51,14 @@ class CompiledKernel {
 // log and the saved source path on a compile error, and when DG_JIT_DISABLE=1 forbids compiling.
 std::shared_ptr<const CompiledKernel> get_kernel(const KernelSpec& spec);
 
+// get_kernel with where the kernel came from (precompile's progress, the benchmark's JIT timings).
+enum class KernelSource { kMemory, kDisk, kCompiled };
+struct KernelLookup {
+  std::shared_ptr<const CompiledKernel> kernel;
+  KernelSource source = KernelSource::kMemory;
+};
+KernelLookup lookup_kernel(const KernelSpec& spec);
+
 // Statistics for tests and `tilegemm jit info` (per process).
 struct RuntimeStats {
   std::int64_t compiles = 0;       // compiler invocations in this process

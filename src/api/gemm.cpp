@@ -10,7 +10,7 @@
 
 #include "api/device_context.hpp"
 #include "api/launch_plan.hpp"
-#include "api/process_switches.hpp"
+#include "core/process_switches.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/tma_views.hpp"
@@ -313,21 +313,10 @@ void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b,
 
 int get_mk_alignment_for_contiguous_layout() { return kContiguousGroupRowAlignment; }
 
-namespace api {
-ProcessSwitch& deterministic_switch() {
-  static ProcessSwitch s;
-  return s;
-}
-ProcessSwitch& pdl_switch() {
-  static ProcessSwitch s;
-  return s;
-}
-}  // namespace api
+void set_deterministic(bool enabled) { deterministic_switch().set(enabled); }
+bool is_deterministic() { return deterministic_switch().resolve(env().deterministic); }
 
-void set_deterministic(bool enabled) { api::deterministic_switch().set(enabled); }
-bool is_deterministic() { return api::deterministic_switch().resolve(env().deterministic); }
-
-void set_pdl(bool enabled) { api::pdl_switch().set(enabled); }
-bool is_pdl_enabled() { return api::pdl_enabled(env()); }
+void set_pdl(bool enabled) { pdl_switch().set(enabled); }
+bool is_pdl_enabled() { return pdl_enabled(env()); }
 
 }  // namespace tilegemm

@@ -1,7 +1,7 @@
 #include "api/launch_plan.hpp"
 
 #include "api/device_context.hpp"
-#include "api/process_switches.hpp"
+#include "core/process_switches.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 

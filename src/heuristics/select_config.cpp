@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "heuristics/config_filter.hpp"
+#include "core/config_filter.hpp"
 #include "heuristics/selector_offer.hpp"
 #include "heuristics/sm90_cost.hpp"
 #include "tilegemm/env.hpp"

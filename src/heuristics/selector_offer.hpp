@@ -6,7 +6,7 @@
 // TILEGEMM_CONFIG_FILTER offers such a config by naming the fields that select it.
 #include <string>
 
-#include "heuristics/config_filter.hpp"
+#include "core/config_filter.hpp"
 #include "tilegemm/gemm_config.hpp"
 
 namespace tilegemm {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "heuristics/config_filter.hpp"
+#include "core/config_filter.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {

@@ -8,7 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "jit/runtime_internal.hpp"
+#include "tilegemm/jit.hpp"
+
 
 namespace tilegemm::jit {
 namespace {

@@ -14,8 +14,8 @@
 #include "jit/disk_cache.hpp"
 #include "jit/loaded_kernel.hpp"
 #include "jit/process.hpp"
-#include "jit/runtime_internal.hpp"
 #include "tilegemm/env.hpp"
+#include "tilegemm/jit.hpp"
 
 namespace tilegemm::jit {
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "api/process_switches.hpp"
+#include "core/process_switches.hpp"
 #include "kernels/codegen_tokens.hpp"
 #include "kernels/split_workspace.hpp"
 #include "tilegemm/env.hpp"
@@ -60,7 +60,7 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.cluster[0] = static_cast<unsigned>(config.cluster_m * config.cluster_n);
   launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
-  launch.pdl = api::pdl_enabled(settings);  // the kernels wait for their predecessor either way (griddepcontrol.wait)
+  launch.pdl = pdl_enabled(settings);  // the kernels wait for their predecessor either way (griddepcontrol.wait)
   void* args[] = {kernel_params};
   // The hot path: one launch over all the work (GemmParams' default unit range), nothing allocated.
   if (settings.waves_per_launch == 0) {

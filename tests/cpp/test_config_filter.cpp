@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "expect_invalid.hpp"
-#include "heuristics/config_filter.hpp"
+#include "core/config_filter.hpp"
 #include "scoped_env.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "heuristics/config_filter.hpp"
+#include "core/config_filter.hpp"
 #include "heuristics/selector_offer.hpp"
 #include "scoped_env.hpp"
 #include "tilegemm/heuristics.hpp"

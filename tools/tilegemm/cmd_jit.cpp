@@ -12,7 +12,6 @@
 
 #include "command.hpp"
 #include "shared_checks.hpp"
-#include "jit/runtime_internal.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
 #include "tilegemm/bench.hpp"

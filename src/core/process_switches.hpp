@@ -1,11 +1,12 @@
 #pragma once
 // The process-wide on/off settings that an environment variable defaults and a setter overrides for the rest of
-// the process (set_deterministic over DG_DETERMINISTIC, set_pdl over DG_ENABLE_PDL). Internal to src/.
+// the process (set_deterministic over DG_DETERMINISTIC, set_pdl over DG_ENABLE_PDL). Internal to src/, below jit/,
+// kernels/ and api/, which all read them.
 #include <atomic>
 
 #include "tilegemm/env.hpp"
 
-namespace tilegemm::api {
+namespace tilegemm {
 
 class ProcessSwitch {
  public:
@@ -27,4 +28,4 @@ ProcessSwitch& pdl_switch();
 // The launch attribute for a GEMM launch: set_pdl's value, else settings.pdl (DG_ENABLE_PDL).
 inline bool pdl_enabled(const Env& settings) { return pdl_switch().resolve(settings.pdl); }
 
-}  // namespace tilegemm::api
+}  // namespace tilegemm

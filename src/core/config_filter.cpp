@@ -1,4 +1,4 @@
-#include "heuristics/config_filter.hpp"
+#include "core/config_filter.hpp"
 
 #include <cstdlib>
 #include <mutex>
