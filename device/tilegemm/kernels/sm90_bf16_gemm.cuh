@@ -132,7 +132,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
-    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<kProducerRegisters>();
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
       // (The host never gives MN-major A a tail map, so its A tile is always BLOCK_M x BLOCK_K.)
       auto tx_bytes = [&](const sched::Tile& tile) {
@@ -161,7 +161,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     }
   } else {
     // ---------------- consumers ----------------
-    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<232>();
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<kConsumerRegisters>();
     const int math_wg = warpgroup - 1;
     const int lane = threadIdx.x % 32;
     const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup

@@ -243,7 +243,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
-    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<40>();
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<kProducerRegisters>();
     const int producer_warp = thread_in_wg / 32;
     // B's group for the stage at reduction offset k0, which a two-pass tile's second pass maps back to its own K.
     auto stage_b_batch = [](const sched::Tile& tile, int& k0) {
@@ -347,7 +347,7 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
     }
   } else {
     // ---------------- consumers ----------------
-    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<232>();
+    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<kConsumerRegisters>();
     const int math_wg = warpgroup - 1;
     const int warp_in_wg = thread_in_wg / 32;
     const int lane = threadIdx.x % 32;
