@@ -141,12 +141,12 @@ void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   plan.config();
   if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, stream);
   if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
-  const kernels::Sm90Fp8Operands ops{as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), d,
-                                     static_cast<const int*>(v[5].data)};
-  if (plan.desc.k_group_maps > 0)
-    kernels::launch_sm90_fp8_k_grouped_blocks(plan.desc, plan.config(), {v[0], as_3d(v[1]), v[2], as_3d(v[3]), d,
-                                                                         ops.grouped_layout},
-                                              plan.ks, stream, plan.fp8_reuse);
+  // DeepGEMM's 1-D layout goes to the per-group maps as it is; [rows, ΣK] operands as 3-D views.
+  const bool blocks = plan.desc.k_group_maps > 0;
+  const kernels::Sm90Fp8Operands ops{blocks ? v[0] : as_3d(v[0]), as_3d(v[1]), blocks ? v[2] : as_3d(v[2]),
+                                     as_3d(v[3]), d, static_cast<const int*>(v[5].data)};
+  if (blocks)
+    kernels::launch_sm90_fp8_k_grouped_blocks(plan.desc, plan.config(), ops, plan.ks, stream, plan.fp8_reuse);
   else
     launch(plan, ops, stream);
 }

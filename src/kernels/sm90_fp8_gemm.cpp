@@ -198,8 +198,8 @@ TensorView group_block(const TensorView& flat, std::int64_t rows, std::int64_t k
 // Every map of every chunk for this run's pointers: the groups' A and B blocks, the scales, and D from the chunk's
 // first group on. Empty groups get no map (the scheduler skips them).
 void encode_group_chunks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
-                         const std::vector<int>& ks, std::vector<GroupMapsBlock>& chunks) {
-  const std::vector<GroupChunk> parts = group_chunks(ks, desc.k_group_maps);
+                         const std::vector<int>& ks, const std::vector<GroupChunk>& parts,
+                         std::vector<GroupMapsBlock>& chunks) {
   chunks.assign(parts.size(), GroupMapsBlock{});
   const std::int64_t m = desc.m, n = desc.n;
   std::int64_t k_before = 0;
@@ -236,6 +236,7 @@ int sm90_fp8_group_maps_per_launch(int groups) {
 
 void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,
                                       const std::vector<int>& ks, void* stream, Sm90Fp8LaunchReuse& reuse) {
+  const std::vector<GroupChunk> parts = group_chunks(ks, desc.k_group_maps);
   std::unique_lock lock(reuse.mutex, std::try_to_lock);
   std::vector<GroupMapsBlock> own;
   std::vector<GroupMapsBlock>& chunks = lock.owns_lock() ? reuse.group_chunks : own;
@@ -244,7 +245,7 @@ void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& co
                     std::equal(std::begin(pointers), std::end(pointers), std::begin(reuse.group_pointers));
   if (!same) {
     if (lock.owns_lock()) reuse.group_chunks_valid = false;
-    encode_group_chunks(desc, config, ops, ks, chunks);
+    encode_group_chunks(desc, config, ops, ks, parts, chunks);
     if (lock.owns_lock()) {
       std::copy(std::begin(pointers), std::end(pointers), std::begin(reuse.group_pointers));
       reuse.group_chunks_valid = true;
@@ -252,7 +253,6 @@ void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& co
   }
   if (lock.owns_lock() && !reuse.kernel) reuse.kernel = cached_kernel(desc, config);
   const auto kernel = lock.owns_lock() ? reuse.kernel : cached_kernel(desc, config);
-  const std::vector<GroupChunk> parts = group_chunks(ks, desc.k_group_maps);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     GemmDesc chunk_desc = desc;
     chunk_desc.num_groups = parts[c].count;
