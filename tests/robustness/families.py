@@ -1,0 +1,449 @@
+"""One robustness case per problem (see problems.py): guarded operands, the deep_gemm call, the float64 reference.
+
+A case is built once (buffers allocated, pointers fixed) and can be refilled with fresh random data any number of
+times, which is what CUDA-graph replays need: ``fill(seed)`` writes new inputs into the same memory and computes
+the references, ``prepare()`` poisons the outputs, ``call(dg)`` runs the deep_gemm function, ``check()`` lists
+what is wrong.
+"""
+import torch
+
+from operands import Guarded, check_output, random_values
+
+FP8 = torch.float8_e4m3fn
+TORCH_DTYPE = {'bf16': torch.bfloat16, 'fp32': torch.float32}
+
+
+def ceil_div(x, y):
+    return -(-x // y)
+
+
+def cast_per_token(x):
+    """DeepGEMM's per-token FP8 cast of a 2-D tensor (one scale per row and 128 columns); empty tensors too."""
+    from deep_gemm.utils import per_token_cast_to_fp8
+    if x.numel() == 0:
+        return x.to(FP8), torch.ones(x.shape[0], ceil_div(x.shape[1], 128), device=x.device)
+    return per_token_cast_to_fp8(x, use_ue8m0=False)
+
+
+def cast_per_block(x):
+    """DeepGEMM's per-block FP8 cast of a 2-D tensor (one scale per 128×128 block); empty tensors too."""
+    from deep_gemm.utils import per_block_cast_to_fp8
+    if x.numel() == 0:
+        return x.to(FP8), torch.ones(ceil_div(x.shape[0], 128), ceil_div(x.shape[1], 128), device=x.device)
+    return per_block_cast_to_fp8(x, use_ue8m0=False)
+
+
+def dequant_token(data, sf):
+    k = data.shape[-1]
+    return data.double() * sf.double().repeat_interleave(128, dim=-1)[..., :k]
+
+
+def dequant_block(data, sf):
+    n, k = data.shape[-2:]
+    return data.double() * sf.double().repeat_interleave(128, dim=-2)[..., :n, :].repeat_interleave(128, dim=-1)[..., :k]
+
+
+def pad_of(flag, dtype):
+    """Row padding of an operand: 16 bytes times 1-3 (TMA keeps 16-byte row strides), or none."""
+    return 0 if not flag else 48 // torch.empty((), dtype=dtype).element_size()
+
+
+class Output:
+    def __init__(self, guarded, operand_dtype, in_place_c=None):
+        self.g, self.operand_dtype, self.in_place_c = guarded, operand_dtype, in_place_c
+        self.ref = self.absref = self.rows = None
+
+
+class Case:
+    """Base: subclasses allocate in __init__ and set self.inputs (Guarded) and self.outputs (Output)."""
+
+    def __init__(self, p, device):
+        self.p, self.device = p, device
+        self.inputs, self.outputs = [], []
+        self.scale = p.get('scale', 1.0)
+
+    def gen(self, seed):
+        return torch.Generator(device=self.device).manual_seed(seed)
+
+    def rand(self, gen, shape, dtype=torch.bfloat16):
+        return random_values(shape, gen, self.device, self.scale, dtype)
+
+    def prepare(self):
+        for o in self.outputs:
+            o.g.poison_view()
+            if o.in_place_c is not None:
+                o.g.view.copy_(o.in_place_c)
+        self.input_copies = [g.buffer.clone() for g in self.inputs]
+
+    def check(self):
+        """Failures as strings: values out of bounds (NaN counts), guards changed, inputs changed."""
+        failures, worst = [], 0.0
+        for i, o in enumerate(self.outputs):
+            count, ratio, first = check_output(o.g.view, o.ref, o.absref, o.g.dtype, o.operand_dtype, o.rows)
+            worst = max(worst, ratio)
+            if count:
+                value = o.g.view[first].item()
+                failures.append(f'output {i}: {count} elements out of bounds, first at {first}: got {value}, '
+                                f'expected {o.ref[first].item():.6g}')
+            changed = o.g.guard_changes()
+            if changed:
+                failures.append(f'output {i}: {changed} guard elements overwritten')
+        for i, (g, before) in enumerate(zip(self.inputs, self.input_copies)):
+            if not torch.equal(g.buffer.view(torch.uint8), before.view(torch.uint8)):
+                failures.append(f'input {i}: changed by the call')
+        self.worst = worst
+        return failures
+
+
+def _major_storage(logical_rows, logical_cols, major, dtype, device, pad):
+    """A logical [rows, cols] (cols = K) operand stored K-major (rows of K) or MN-major: (Guarded, logical view)."""
+    if major == 'k':
+        g = Guarded((logical_rows, logical_cols), dtype, device, pad)
+        return g, g.view
+    g = Guarded((logical_cols, logical_rows), dtype, device, pad)
+    return g, g.view.t()
+
+
+class DenseBf16(Case):
+    """bf16_gemm_{nt,nn,tn,tt} and cublaslt_gemm_*: d = c + a @ bᵀ with every storage order of a and b."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        m, n, k = p['m'], p['n'], p['k']
+        self.ga, self.a = _major_storage(m, k, p['a_major'], torch.bfloat16, device, pad_of(p['pad_a'], torch.bfloat16))
+        self.gb, self.b = _major_storage(n, k, p['b_major'], torch.bfloat16, device, pad_of(p['pad_b'], torch.bfloat16))
+        d_dtype = TORCH_DTYPE[p['d_dtype']]
+        self.gd = Guarded((m, n), d_dtype, device, pad_of(p['pad_d'], d_dtype))
+        self.gc = Guarded((m, n), d_dtype, device) if p['c'] == 'separate' else None
+        self.inputs = [g for g in (self.ga, self.gb, self.gc) if g is not None]
+        self.outputs = [Output(self.gd, 'bf16')]
+
+    def fill(self, seed):
+        p, gen = self.p, self.gen(seed)
+        self.a.copy_(self.rand(gen, self.a.shape))
+        self.b.copy_(self.rand(gen, self.b.shape))
+        c = None
+        if p['c'] != 'none':
+            c = self.rand(gen, (p['m'], p['n']), self.gd.dtype)
+            if self.gc is not None:
+                self.gc.view.copy_(c)
+        out = self.outputs[0]
+        out.in_place_c = c if p['c'] == 'in_place' else None
+        a, b = self.a.double(), self.b.double()
+        out.ref, out.absref = a @ b.T, a.abs() @ b.abs().T
+        if c is not None:
+            out.ref, out.absref = out.ref + c.double(), out.absref + c.double().abs()
+
+    def call(self, dg):
+        p = self.p
+        a = self.a if p['layout'][0] == 'n' else self.a.t()
+        b = self.b if p['layout'][1] == 't' else self.b.t()
+        c = None if p['c'] == 'none' else self.gc.view if p['c'] == 'separate' else self.gd.view
+        prefix = 'cublaslt_gemm_' if p['kind'] == 'cublaslt' else 'bf16_gemm_'
+        getattr(dg, prefix + p['layout'])(a, b, self.gd.view, c=c)
+
+
+class DenseFp8(Case):
+    """fp8_gemm_{nt,nn,tn,tt} (and the fp8_fp4_* names) with the 1D2D and 1D1D recipes."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        m, n, k = p['m'], p['n'], p['k']
+        self.ga = Guarded((m, k), FP8, device, pad_of(p['pad_a'], FP8))
+        self.gb = Guarded((n, k), FP8, device, pad_of(p['pad_b'], FP8))
+        d_dtype = TORCH_DTYPE[p['d_dtype']]
+        self.gd = Guarded((m, n), d_dtype, device, pad_of(p['pad_d'], d_dtype))
+        self.gc = Guarded((m, n), d_dtype, device) if p['c'] == 'separate' else None
+        self.sfa = self.sfb = None
+        self.inputs = [g for g in (self.ga, self.gb, self.gc) if g is not None]
+        self.outputs = [Output(self.gd, 'fp8')]
+
+    def fill(self, seed):
+        p, gen = self.p, self.gen(seed)
+        m, n, k = p['m'], p['n'], p['k']
+        a, sfa = cast_per_token(self.rand(gen, (m, k)))
+        b, sfb = (cast_per_block if p['recipe'] == '1d2d' else cast_per_token)(self.rand(gen, (n, k)))
+        if p['sfa_mn_major'] and self.device != 'cpu' and sfa.numel():
+            import deep_gemm
+            sfa = deep_gemm.get_mn_major_tma_aligned_tensor(sfa)
+        self.ga.view.copy_(a)
+        self.gb.view.copy_(b)
+        if self.sfa is None:  # first fill: the scale tensors keep their memory from here on (graph replays)
+            self.sfa, self.sfb = sfa, sfb
+        else:
+            self.sfa.copy_(sfa)
+            self.sfb.copy_(sfb)
+        c = None
+        if p['c'] != 'none':
+            c = self.rand(gen, (m, n), torch.float32)
+            if self.gc is not None:
+                self.gc.view.copy_(c)
+        out = self.outputs[0]
+        out.in_place_c = c if p['c'] == 'in_place' else None
+        a64 = dequant_token(a, sfa)
+        b64 = dequant_block(b, sfb) if p['recipe'] == '1d2d' else dequant_token(b, sfb)
+        out.ref, out.absref = a64 @ b64.T, a64.abs() @ b64.abs().T
+        if c is not None:
+            out.ref, out.absref = out.ref + c.double(), out.absref + c.double().abs()
+
+    def call(self, dg):
+        p = self.p
+        a, sfa = (self.ga.view, self.sfa) if p['layout'][0] == 'n' else (self.ga.view.t(), self.sfa.t())
+        b, sfb = (self.gb.view, self.sfb) if p['layout'][1] == 't' else (self.gb.view.t(), self.sfb.t())
+        c = None if p['c'] == 'none' else self.gc.view if p['c'] == 'separate' else self.gd.view
+        kwargs = {} if p['recipe'] == '1d2d' else {'recipe': (1, 1, 128)}
+        if p['recipe'] == '1d1d' and p['index'] % 2:
+            kwargs = {'recipe_a': (1, 128), 'recipe_b': (1, 128)}
+        name = ('fp8_fp4_gemm_' if p['fp8_fp4_name'] else 'fp8_gemm_') + p['layout']
+        getattr(dg, name)((a, sfa), (b, sfb), self.gd.view, c=c, **kwargs)
+
+
+def _group_layout(rows):
+    """DeepGEMM's contiguous layout: each group's rows, then -1 rows up to the next multiple of 128."""
+    layout = []
+    for g, r in enumerate(rows):
+        layout += [g] * r + [-1] * (ceil_div(r, 128) * 128 - r)
+    return layout
+
+
+class MGrouped(Case):
+    """m_grouped_{bf16,fp8}_gemm_{nt,nn}_contiguous: groups of rows, empty groups and padding rows included."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        self.fp8 = p['kind'].endswith('fp8')
+        dtype = FP8 if self.fp8 else torch.bfloat16
+        m, n, k, groups = p['m'], p['n'], p['k'], p['groups']
+        self.ga = Guarded((m, k), dtype, device, pad_of(p['pad_a'], dtype))
+        # nn: bf16 b stored [G, K, N]; FP8 reads K-major only, so its nn b is the transposed view of [G, N, K].
+        self.b_mn_major = p['layout'] == 'nn' and not self.fp8
+        self.gb = Guarded((groups, k, n) if self.b_mn_major else (groups, n, k), dtype, device)
+        self.gd = Guarded((m, n), torch.bfloat16, device, pad_of(p['pad_d'], torch.bfloat16))
+        layout = _group_layout(p['group_rows'])
+        self.layout = torch.tensor(layout, dtype=torch.int32, device=device)
+        self.sfa = self.sfb = None
+        self.inputs = [self.ga, self.gb]
+        self.outputs = [Output(self.gd, 'fp8' if self.fp8 else 'bf16')]
+        self.outputs[0].rows = self.layout >= 0
+
+    def fill(self, seed):
+        p, gen = self.p, self.gen(seed)
+        m, n, k, groups = p['m'], p['n'], p['k'], p['groups']
+        x, w = self.rand(gen, (m, k)), self.rand(gen, (groups, n, k))
+        if self.fp8:
+            a, sfa = cast_per_token(x)
+            casts = [cast_per_block(w[g]) for g in range(groups)]
+            b, sfb = torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
+            if self.sfa is None:
+                self.sfa, self.sfb = sfa, sfb
+            else:
+                self.sfa.copy_(sfa)
+                self.sfb.copy_(sfb)
+            a64, b64 = dequant_token(a, sfa), dequant_block(b, sfb)
+        else:
+            a, b = x, w
+            a64, b64 = a.double(), b.double()
+        self.ga.view.copy_(a)
+        self.gb.view.copy_(b.transpose(1, 2) if self.b_mn_major else b)
+        ref, absref = torch.zeros(m, n, dtype=torch.float64, device=self.device), None
+        absref = torch.zeros_like(ref)
+        group_of = self.layout.long()
+        for g in range(groups):
+            rows = group_of == g
+            if rows.any():
+                ref[rows] = a64[rows] @ b64[g].T
+                absref[rows] = a64[rows].abs() @ b64[g].abs().T
+        out = self.outputs[0]
+        out.ref, out.absref = ref, absref
+
+    def call(self, dg):
+        p = self.p
+        b = self.gb.view.transpose(1, 2) if p['layout'] == 'nn' else self.gb.view
+        if self.fp8:
+            sfb = self.sfb.transpose(1, 2) if p['layout'] == 'nn' else self.sfb
+            family = 'fp8_fp4' if p['fp8_fp4_name'] else 'fp8'
+            getattr(dg, f"m_grouped_{family}_gemm_{p['layout']}_contiguous")((self.ga.view, self.sfa), (b, sfb),
+                                                                              self.gd.view, self.layout)
+        else:
+            getattr(dg, f"m_grouped_bf16_gemm_{p['layout']}_contiguous")(self.ga.view, b, self.gd.view, self.layout)
+
+
+class Masked(Case):
+    """m_grouped_{bf16,fp8}_gemm_nt_masked: rows below masked_m[g] of each group, masked_m = 0 included."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        self.fp8 = p['kind'].endswith('fp8')
+        dtype = FP8 if self.fp8 else torch.bfloat16
+        g, m_max, n, k = p['groups'], p['m_max'], p['n'], p['k']
+        self.ga = Guarded((g, m_max, k), dtype, device, pad_of(p['pad_a'], dtype))
+        self.gb = Guarded((g, n, k), dtype, device)
+        self.gd = Guarded((g, m_max, n), torch.bfloat16, device)
+        self.masked_m = torch.tensor(p['masked_m'], dtype=torch.int32, device=device)
+        self.sfa = self.sfb = None
+        self.inputs = [self.ga, self.gb]
+        self.outputs = [Output(self.gd, 'fp8' if self.fp8 else 'bf16')]
+
+    def fill(self, seed, masked_m=None):
+        p, gen = self.p, self.gen(seed)
+        g, m_max, n, k = p['groups'], p['m_max'], p['n'], p['k']
+        if masked_m is not None:
+            self.masked_m.copy_(torch.tensor(masked_m, dtype=torch.int32))
+        x, w = self.rand(gen, (g, m_max, k)), self.rand(gen, (g, n, k))
+        if self.fp8:
+            a, sfa = cast_per_token(x.view(g * m_max, k))
+            a, sfa = a.view(g, m_max, k), sfa.view(g, m_max, -1)
+            casts = [cast_per_block(w[i]) for i in range(g)]
+            b, sfb = torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
+            if self.sfa is None:
+                self.sfa, self.sfb = sfa.contiguous(), sfb
+            else:
+                self.sfa.copy_(sfa)
+                self.sfb.copy_(sfb)
+            a64, b64 = dequant_token(a, sfa), dequant_block(b, sfb)
+        else:
+            a, b = x, w
+            a64, b64 = a.double(), b.double()
+        self.ga.view.copy_(a)
+        self.gb.view.copy_(b)
+        out = self.outputs[0]
+        out.ref, out.absref = a64 @ b64.transpose(1, 2), a64.abs() @ b64.abs().transpose(1, 2)
+        rows = torch.arange(m_max, device=self.device).unsqueeze(0) < self.masked_m.long().unsqueeze(1)
+        out.rows = rows
+
+    def call(self, dg):
+        p = self.p
+        if self.fp8:
+            name = {'plain': 'm_grouped_fp8_gemm_nt_masked', 'fp8_fp4': 'm_grouped_fp8_fp4_gemm_nt_masked',
+                    'legacy': 'fp8_m_grouped_gemm_nt_masked'}[p['name']]
+            getattr(dg, name)((self.ga.view, self.sfa), (self.gb.view, self.sfb), self.gd.view, self.masked_m,
+                              p['expected_m'])
+        else:
+            name = 'm_grouped_bf16_gemm_nt_masked' if p['name'] == 'plain' else 'bf16_m_grouped_gemm_nt_masked'
+            getattr(dg, name)(self.ga.view, self.gb.view, self.gd.view, self.masked_m, p['expected_m'])
+
+
+class KGrouped(Case):
+    """k_grouped_bf16_gemm_tn_contiguous and k_grouped_fp8_gemm_nt_contiguous: d[g] = c[g] + a_gᵀ-or-a_g @ ...
+    over each group's K rows, empty groups (K = 0: d[g] = c[g] or 0) included."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        self.fp8 = p['kind'].endswith('fp8')
+        ks, m, n, g = p['ks'], p['m'], p['n'], p['groups']
+        sum_k = sum(ks)
+        if self.fp8:  # each group's K-major [mn, k_g] block after the previous group's, flat
+            self.ga, self.gb = Guarded((sum_k * m, ), FP8, device), Guarded((sum_k * n, ), FP8, device)
+        else:  # [ΣK, M] and [ΣK, N]
+            self.ga = Guarded((sum_k, m), torch.bfloat16, device)
+            self.gb = Guarded((sum_k, n), torch.bfloat16, device)
+        self.gd = Guarded((g, m, n), torch.float32, device)
+        self.gc = Guarded((g, m, n), torch.float32, device) if p['c'] == 'separate' else None
+        self.ks_tensor = torch.tensor(ks, dtype=torch.int32, device=device)
+        self.sfa = self.sfb = None
+        self.inputs = [x for x in (self.ga, self.gb, self.gc) if x is not None]
+        self.outputs = [Output(self.gd, 'fp8' if self.fp8 else 'bf16')]
+
+    def fill(self, seed):
+        p, gen = self.p, self.gen(seed)
+        ks, m, n, g = p['ks'], p['m'], p['n'], p['groups']
+        ref = torch.zeros(g, m, n, dtype=torch.float64, device=self.device)
+        absref = torch.zeros_like(ref)
+        a_parts, b_parts, sfa_parts, sfb_parts = [], [], [], []
+        for i, k in enumerate(ks):
+            x, y = self.rand(gen, (m, k)), self.rand(gen, (n, k))
+            if self.fp8:
+                (xa, xs), (ya, ys) = cast_per_token(x), cast_per_token(y)
+                a_parts.append(xa.flatten())
+                b_parts.append(ya.flatten())
+                sfa_parts.append(xs)
+                sfb_parts.append(ys)
+                x64, y64 = dequant_token(xa, xs), dequant_token(ya, ys)
+            else:
+                a_parts.append(x.T)
+                b_parts.append(y.T)
+                x64, y64 = x.double(), y.double()
+            ref[i], absref[i] = x64 @ y64.T, x64.abs() @ y64.abs().T
+        self.ga.view.copy_(torch.cat(a_parts) if a_parts else self.ga.view)
+        self.gb.view.copy_(torch.cat(b_parts) if b_parts else self.gb.view)
+        if self.fp8:
+            sfa = torch.cat(sfa_parts, dim=1) if sfa_parts else torch.ones(m, 0, device=self.device)
+            sfb = torch.cat(sfb_parts, dim=1) if sfb_parts else torch.ones(n, 0, device=self.device)
+            if self.sfa is None:
+                self.sfa, self.sfb = sfa, sfb
+            else:
+                self.sfa.copy_(sfa)
+                self.sfb.copy_(sfb)
+        c = None
+        if p['c'] != 'none':
+            c = self.rand(gen, (g, m, n), torch.float32)
+            if self.gc is not None:
+                self.gc.view.copy_(c)
+            ref, absref = ref + c.double(), absref + c.double().abs()
+        out = self.outputs[0]
+        out.ref, out.absref = ref, absref
+        out.in_place_c = c if p['c'] == 'in_place' else None
+
+    def call(self, dg):
+        p = self.p
+        c = None if p['c'] == 'none' else self.gc.view if p['c'] == 'separate' else self.gd.view
+        if self.fp8:
+            dg.k_grouped_fp8_gemm_nt_contiguous((self.ga.view, self.sfa), (self.gb.view, self.sfb), self.gd.view,
+                                                list(p['ks']), self.ks_tensor, c=c)
+        else:
+            dg.k_grouped_bf16_gemm_tn_contiguous(self.ga.view, self.gb.view, self.gd.view, list(p['ks']),
+                                                 self.ks_tensor, c=c)
+
+
+class Einsum(Case):
+    """einsum / fp8_einsum('bhr,hdr->bhd'): a batched GEMM over the h dimension of strided views (FP8: per-token
+    a scales [b, h, ceil(r/128)], per-block b scales [h, ceil(d/128), ceil(r/128)])."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        self.fp8 = p['kind'].endswith('fp8')
+        dtype = FP8 if self.fp8 else torch.bfloat16
+        b, h, d, r = p['b'], p['h'], p['d'], p['r']
+        self.ga = Guarded((b, h, r), dtype, device)
+        self.gb = Guarded((h, d, r), dtype, device)
+        self.gd = Guarded((b, h, d), torch.bfloat16, device)
+        self.sfa = self.sfb = None
+        self.inputs, self.outputs = [self.ga, self.gb], [Output(self.gd, 'fp8' if self.fp8 else 'bf16')]
+
+    def fill(self, seed):
+        p, gen = self.p, self.gen(seed)
+        b, h, r = p['b'], p['h'], p['r']
+        x, w = self.rand(gen, self.ga.shape), self.rand(gen, self.gb.shape)
+        if self.fp8:
+            xa, xs = cast_per_token(x.view(b * h, r))
+            casts = [cast_per_block(w[i]) for i in range(h)]
+            wa, ws = torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
+            xa, xs = xa.view(b, h, r), xs.view(b, h, -1)
+            if self.sfa is None:
+                self.sfa, self.sfb = xs.contiguous(), ws
+            else:
+                self.sfa.copy_(xs)
+                self.sfb.copy_(ws)
+            a64, b64 = dequant_token(xa, xs), dequant_block(wa, ws)
+            x, w = xa, wa
+        else:
+            a64, b64 = x.double(), w.double()
+        self.ga.view.copy_(x)
+        self.gb.view.copy_(w)
+        out = self.outputs[0]
+        out.ref = torch.einsum('bhr,hdr->bhd', a64, b64)
+        out.absref = torch.einsum('bhr,hdr->bhd', a64.abs(), b64.abs())
+
+    def call(self, dg):
+        if self.fp8:
+            dg.fp8_einsum('bhr,hdr->bhd', (self.ga.view, self.sfa), (self.gb.view, self.sfb), self.gd.view)
+        else:
+            dg.einsum('bhr,hdr->bhd', self.ga.view, self.gb.view, self.gd.view)
+
+
+def build_case(p, device):
+    kind = p['kind']
+    cls = (DenseBf16 if kind in ('dense_bf16', 'cublaslt') else DenseFp8 if kind == 'dense_fp8' else
+           MGrouped if kind.startswith('m_grouped') else Masked if kind.startswith('masked') else
+           KGrouped if kind.startswith('k_grouped') else Einsum)
+    return cls(p, device)
