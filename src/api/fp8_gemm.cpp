@@ -138,6 +138,10 @@ void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   const TensorView& d = v[4];
   const TensorView* c = plan.present(6) ? &v[6] : nullptr;
   if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kFill) {  // every group empty: d = c or 0
+    if (c == nullptr || c->data != d.data) api::copy_or_zero(d, c, stream);
+    return;
+  }
   plan.config();
   if (c != nullptr && c->data != d.data) api::copy_or_zero(d, c, stream);
   if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
@@ -294,6 +298,10 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
       std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &ks_tensor, c}, num_sms, &run_k_grouped);
   if (groups == 0 || m == 0 || n == 0) {
     plan->work = Work::kNone;
+    return plan;
+  }
+  if (sum_k == 0) {  // no operand element to read (and no tensor map of a zero extent to encode)
+    plan->work = Work::kFill;
     return plan;
   }
   // The heuristics see the mean group K (each group is one [M, N, K_g] problem).

@@ -75,6 +75,10 @@ void run_k_grouped_tn(const LaunchPlan& plan, const TensorView* v, void* stream)
   const TensorView &a = v[0], &b = v[1], &d = v[2], &ks_tensor = v[3];
   const TensorView* c = plan.present(4) ? &v[4] : nullptr;
   if (plan.work == Work::kNone) return;
+  if (plan.work == Work::kFill) {  // every group empty: d = c or 0
+    if (c == nullptr || c->data != d.data) copy_or_zero(d, c, stream);
+    return;
+  }
   plan.config();
   if (c != nullptr && c->data != d.data) copy_or_zero(d, c, stream);
   if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
@@ -267,6 +271,10 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
                                            num_sms, &run_k_grouped_tn);
   if (groups == 0 || m == 0 || n == 0) {
     plan->work = Work::kNone;
+    return plan;
+  }
+  if (sum_k == 0) {  // no operand element to read (and no tensor map of a zero extent to encode)
+    plan->work = Work::kFill;
     return plan;
   }
   GemmDesc& desc = plan->desc;

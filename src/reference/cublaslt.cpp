@@ -34,7 +34,8 @@ void check_cublas(cublasStatus_t status, const char* what) {
 }
 
 // A [X,K] operand as a column-major cuBLASLt matrix: K-major storage is a K×X matrix with ld = stride(X),
-// MN-major storage is an X×K matrix with ld = stride(K). A dimension of size 1 accepts any stride.
+// MN-major storage is an X×K matrix with ld = stride(K). A dimension of size 1 accepts any stride, and an empty
+// operand any strides (it holds no element to address; K = 0 never reaches cuBLASLt).
 struct Operand {
   bool k_major;
   std::uint64_t rows, cols;
@@ -43,6 +44,8 @@ struct Operand {
 
 Operand describe_operand(const TensorView& v, const std::string& argument) {
   const std::int64_t x = v.size(-2), k = v.size(-1), sx = v.stride(-2), sk = v.stride(-1);
+  if (x == 0 || k == 0)
+    return {true, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(x), std::max<std::int64_t>(k, 1)};
   if ((sk == 1 || k <= 1) && (x <= 1 || sx >= std::max<std::int64_t>(k, 1)))
     return {true, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(x), x <= 1 ? std::max<std::int64_t>(k, 1) : sx};
   if ((sx == 1 || x <= 1) && (k <= 1 || sk >= std::max<std::int64_t>(x, 1)))

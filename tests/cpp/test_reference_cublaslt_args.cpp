@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "tilegemm/errors.hpp"
 #include "tilegemm/reference.hpp"
@@ -74,4 +75,15 @@ TEST(CublasLtArguments, ValidCallWithoutGpuIsARuntimeError) {
     GTEST_SKIP() << "a CUDA device is present; tests/gpu covers the valid call";
   const auto a = bf16(64, 128, 128), b = bf16(32, 128, 128), d = bf16(64, 32, 32);
   EXPECT_THROW(cublaslt_gemm(a, b, d), RuntimeError);
+  // K = 0: empty operands hold no element, so any strides pass the checks (a stride of 0 included); only the fill
+  // of d, which needs the GPU, fails here.
+  for (const auto& [ea, eb] : {std::pair{bf16(64, 0, 0), bf16(32, 0, 0)}, std::pair{bf16(64, 0, 1, 64), bf16(32, 0, 5, 3)}}) {
+    try {
+      cublaslt_gemm(ea, eb, d);
+      ADD_FAILURE() << "expected the fill of d to fail without a GPU";
+    } catch (const InvalidArgument& e) {
+      ADD_FAILURE() << "empty operands refused: " << e.what();
+    } catch (const RuntimeError&) {
+    }
+  }
 }

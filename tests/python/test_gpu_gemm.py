@@ -160,3 +160,28 @@ def test_k_grouped(m, n, with_c):
         else:
             assert diff(d[i], ref) < 1e-5
         start += kg
+
+
+@pytest.mark.parametrize('c_mode', ['none', 'separate', 'in_place'])
+def test_k_grouped_with_every_group_empty(c_mode):
+    # ΣK = 0: no operand element, so no tensor map can be encoded; d is c (or zeros) as with K = 0 elsewhere.
+    ks, m, n = [0, 0, 0], 120, 112
+    a, b = rand(0, m), rand(0, n)
+    d = torch.full((3, m, n), float('nan'), device='cuda')
+    c = torch.randn(3, m, n, device='cuda')
+    if c_mode == 'in_place':
+        d.copy_(c)
+    arg = None if c_mode == 'none' else c if c_mode == 'separate' else d
+    deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, torch.tensor(ks, dtype=torch.int32, device='cuda'), arg)
+    assert torch.equal(d, torch.zeros_like(d) if c_mode == 'none' else c)
+
+
+@pytest.mark.parametrize('layout', ['nt', 'nn', 'tn', 'tt'])
+def test_cublaslt_k_zero_takes_empty_operands_with_any_strides(layout):
+    # An empty [N, 0] operand holds no element: a stride of 0 (as_strided, expand) must not be refused.
+    m, n = 64, 48
+    a = torch.empty(0, device='cuda', dtype=torch.bfloat16).as_strided((m, 0) if layout[0] == 'n' else (0, m), (0, 1))
+    b = torch.empty(0, device='cuda', dtype=torch.bfloat16).as_strided((n, 0) if layout[1] == 't' else (0, n), (0, 1))
+    d = torch.full((m, n), float('nan'), device='cuda', dtype=torch.bfloat16)
+    getattr(deep_gemm, f'cublaslt_gemm_{layout}')(a, b, d)
+    assert torch.equal(d, torch.zeros_like(d))

@@ -74,7 +74,6 @@ def test_small_limits_hold():
 def _run(backend, count=160):
     torch = pytest.importorskip('torch', reason='the harness builds its cases with torch')
     pytest.importorskip('deep_gemm', reason='the FP8 cases use deep_gemm.utils casts')
-    import run
     import checks
     assert backend in checks.BACKENDS
     rows = []
@@ -82,7 +81,7 @@ def _run(backend, count=160):
     for i in range(count):
         p = problems.make_problem(11, i, problems.SMALL)
         rows.append(checks.run_case(p, 'cpu', backend))
-    assert run.function_name(problems.make_problem(11, 0, problems.SMALL))
+    assert problems.function_name(problems.make_problem(11, 0, problems.SMALL))
     return rows
 
 

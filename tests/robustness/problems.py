@@ -189,6 +189,30 @@ def make_problem(seed, index, lim=FULL):
     return p
 
 
+def function_name(p):
+    """The deep_gemm function a problem calls."""
+    kind = p['kind']
+    if kind == 'cublaslt':
+        return 'cublaslt_gemm_' + p['layout']
+    if kind == 'dense_bf16':
+        return 'bf16_gemm_' + p['layout']
+    if kind == 'dense_fp8':
+        return ('fp8_fp4_gemm_' if p['fp8_fp4_name'] else 'fp8_gemm_') + p['layout']
+    if kind.startswith('m_grouped'):
+        family = 'fp8_fp4' if p.get('fp8_fp4_name') else kind.split('_')[-1]
+        return f"m_grouped_{family}_gemm_{p['layout']}_contiguous"
+    if kind == 'masked_fp8':
+        return {'plain': 'm_grouped_fp8_gemm_nt_masked', 'fp8_fp4': 'm_grouped_fp8_fp4_gemm_nt_masked',
+                'legacy': 'fp8_m_grouped_gemm_nt_masked'}[p['name']]
+    if kind == 'masked_bf16':
+        return 'm_grouped_bf16_gemm_nt_masked' if p['name'] == 'plain' else 'bf16_m_grouped_gemm_nt_masked'
+    if kind == 'k_grouped_bf16':
+        return 'k_grouped_bf16_gemm_tn_contiguous'
+    if kind == 'k_grouped_fp8':
+        return 'k_grouped_fp8_gemm_nt_contiguous'
+    return 'fp8_einsum' if kind == 'einsum_fp8' else 'einsum'
+
+
 def describe(p):
     """A short, stable one-line name of a problem (reports and failure messages)."""
     dims = {k: p[k] for k in ('groups', 'm', 'm_max', 'n', 'k', 'b', 'h', 'd', 'r') if k in p}

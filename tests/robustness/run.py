@@ -24,7 +24,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import problems as problem_set  # noqa: E402
-from checks import BACKENDS  # noqa: E402
 
 
 def limits(small):
@@ -144,31 +143,6 @@ def summarize_problems(rows, args):
 
 # ---- graphs and threads -------------------------------------------------------------------------------------------
 
-def function_name(p):
-    """The deep_gemm function a problem calls (what the graph section must cover)."""
-    from families import build_case  # noqa: F401  (same mapping as the cases' call())
-    kind = p['kind']
-    if kind == 'cublaslt':
-        return 'cublaslt_gemm_' + p['layout']
-    if kind == 'dense_bf16':
-        return 'bf16_gemm_' + p['layout']
-    if kind == 'dense_fp8':
-        return ('fp8_fp4_gemm_' if p['fp8_fp4_name'] else 'fp8_gemm_') + p['layout']
-    if kind.startswith('m_grouped'):
-        family = 'fp8_fp4' if p.get('fp8_fp4_name') else kind.split('_')[-1]
-        return f"m_grouped_{family}_gemm_{p['layout']}_contiguous"
-    if kind == 'masked_fp8':
-        return {'plain': 'm_grouped_fp8_gemm_nt_masked', 'fp8_fp4': 'm_grouped_fp8_fp4_gemm_nt_masked',
-                'legacy': 'fp8_m_grouped_gemm_nt_masked'}[p['name']]
-    if kind == 'masked_bf16':
-        return 'm_grouped_bf16_gemm_nt_masked' if p['name'] == 'plain' else 'bf16_m_grouped_gemm_nt_masked'
-    if kind == 'k_grouped_bf16':
-        return 'k_grouped_bf16_gemm_tn_contiguous'
-    if kind == 'k_grouped_fp8':
-        return 'k_grouped_fp8_gemm_nt_contiguous'
-    return 'fp8_einsum' if kind == 'einsum_fp8' else 'einsum'
-
-
 # What the graph section must cover: every GEMM name deep_gemm exports for SM90 (a CPU test holds it to the package).
 EXPORTED_GEMMS = (
     [f'{f}_{lay}' for f in ('bf16_gemm', 'cublaslt_gemm', 'fp8_gemm', 'fp8_fp4_gemm') for lay in ('nt', 'nn', 'tn', 'tt')] +
@@ -185,7 +159,7 @@ def one_problem_per_function(seed, lim):
         p = problem_set.make_problem(seed, index, lim)
         dims = [p[k] for k in ('m', 'n', 'k') if k in p]
         if all(dims):
-            found.setdefault(function_name(p), p)
+            found.setdefault(problem_set.function_name(p), p)
         index += 1
     return found
 
@@ -484,7 +458,8 @@ def main(argv=None):
     ap.add_argument('--problem-timeout-s', type=float, default=240)
     ap.add_argument('--small', action='store_true', help='SMALL limits (CPU tests, compute-sanitizer)')
     ap.add_argument('--device', default='cuda')
-    ap.add_argument('--backend', default='deep_gemm', help='deep_gemm, or a CPU stand-in: ' + ', '.join(BACKENDS[1:]))
+    ap.add_argument('--backend', default='deep_gemm', help='deep_gemm, or a CPU stand-in of checks.py (reference, '
+                    'fault-guard, ...)')
     ap.add_argument('--name', default='problems', help='section file name for problems (e.g. sanitizer-problems)')
     ap.add_argument('--in-process', action='store_true', help='problems without worker processes (sanitizers)')
     ap.add_argument('--threads', type=int, default=8)
@@ -497,6 +472,7 @@ def main(argv=None):
     ap.add_argument('--progress')
     ap.add_argument('--indices')
     args = ap.parse_args(argv)
+    from checks import BACKENDS  # torch from here on
     if args.backend not in BACKENDS:
         ap.error(f'--backend: expected one of {", ".join(BACKENDS)}, got {args.backend!r}')
     if args.section == 'worker':
