@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/relaxed_capture.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm::kernels {
@@ -18,6 +19,8 @@ namespace {
 struct Buffer {
   void* ptr = nullptr;
   std::size_t bytes = 0;
+  bool zeroed = false;    // false until a memset on the stream outside any capture
+  bool in_graph = false;  // used while capturing: a graph may launch kernels on it at any later replay
 };
 
 void check(cudaError_t status, const char* what) {
@@ -42,22 +45,28 @@ void* split_workspace(std::size_t bytes, void* stream_ptr) {
   static auto* buffers = new std::map<std::pair<int, cudaStream_t>, Buffer>();
   std::lock_guard lock(mutex);
   Buffer& buf = (*buffers)[{device, stream}];
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
+  const bool capturing = capture != cudaStreamCaptureStatusNone;
   if (buf.bytes < bytes) {
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
-    if (capture != cudaStreamCaptureStatusNone)
-      throw RuntimeError(fmt::format("split-K workspace must grow from {} to {} bytes while the stream is being "
-                                     "captured; run this GEMM once before capturing the graph",
-                                     buf.bytes, bytes));
-    // Grow by at least 2x so a sequence of slightly larger shapes does not reallocate every call.
+    // Grow by at least 2x so a sequence of slightly larger shapes does not reallocate every call. A buffer a graph
+    // may use is never freed (its kernels would read freed memory at the next replay).
     const std::size_t grown = std::max(bytes, 2 * buf.bytes);
-    if (buf.ptr != nullptr) check(cudaFreeAsync(buf.ptr, stream), "cudaFreeAsync");
-    buf = {};
+    if (buf.ptr != nullptr && !buf.in_graph && !capturing) check(cudaFreeAsync(buf.ptr, stream), "cudaFreeAsync");
     void* ptr = nullptr;
-    check(cudaMallocAsync(&ptr, grown, stream), "cudaMallocAsync");
-    check(cudaMemsetAsync(ptr, 0, grown, stream), "cudaMemsetAsync");
+    if (capturing)  // not stream-ordered: a captured cudaMallocAsync would be a node of the graph, not this buffer
+      check(with_relaxed_capture([&] { return cudaMalloc(&ptr, grown); }), "cudaMalloc (while capturing)");
+    else
+      check(cudaMallocAsync(&ptr, grown, stream), "cudaMallocAsync");
     buf = {ptr, grown};
   }
+  if (!buf.zeroed) {
+    // Kernels leave the buffer zeroed, so this runs once per buffer; while capturing, it is a node of the graph
+    // (zeroing before the graph's kernels at every replay) and runs again at the next launch outside a capture.
+    check(cudaMemsetAsync(buf.ptr, 0, buf.bytes, stream), "cudaMemsetAsync");
+    buf.zeroed = !capturing;
+  }
+  buf.in_graph |= capturing;
   require_workspace_fits(bytes, buf.bytes);
   return buf.ptr;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/relaxed_capture.hpp"
 #include "reference/cublaslt_api.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -30,7 +31,9 @@ CublasLtContext& cublaslt_context(int device, void* stream, const char* who) {
   std::lock_guard lock(mutex);
   CublasLtContext& ctx = contexts[{device, stream}];
   if (!ctx.handle) {
-    check_cuda_status(cudaMalloc(&ctx.workspace, kCublasLtWorkspaceBytes), who, "cudaMalloc(workspace)");
+    // Possibly while `stream` is being captured (a first call on torch's capture stream): allowed, not captured.
+    check_cuda_status(with_relaxed_capture([&] { return cudaMalloc(&ctx.workspace, kCublasLtWorkspaceBytes); }), who,
+                      "cudaMalloc(workspace)");
     check_cublas_status(cublaslt().cublasLtCreate(&ctx.handle), who, "cublasLtCreate");
   }
   return ctx;

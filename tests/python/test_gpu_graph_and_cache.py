@@ -88,3 +88,46 @@ def test_pdl_chain_reads_each_finished_output(in_graph):
         deep_gemm.set_pdl(False)
     for i, w in enumerate(ws):
         assert float(calc_diff(xs[i + 1].float(), xs[i].float() @ w.float().T)) < 1e-5, f'layer {i}'
+
+
+@pytest.mark.parametrize('scheme', ['split-k', 'stream-k'])
+def test_split_k_gemm_warmed_up_elsewhere_captures(scheme, monkeypatch):
+    # Warm-up on the default stream, capture on torch's own capture stream: the split-K workspace of that stream
+    # does not exist yet and is allocated during the capture.
+    monkeypatch.setenv('TILEGEMM_GEMM_SCHEME', scheme)
+    deep_gemm._C.reload_env()
+    try:
+        m, n, k = 64, 576, 7168
+        a = torch.randn(m, k, device='cuda', dtype=torch.bfloat16)
+        b = torch.randn(n, k, device='cuda', dtype=torch.bfloat16)
+        d = torch.empty(m, n, device='cuda', dtype=torch.bfloat16)
+        deep_gemm.bf16_gemm_nt(a, b, d)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            deep_gemm.bf16_gemm_nt(a, b, d)
+        for _ in range(2):
+            a.normal_()
+            d.fill_(float('nan'))
+            graph.replay()
+            torch.cuda.synchronize()
+            assert float(calc_diff(d.float(), a.float() @ b.float().T)) < 1e-5
+    finally:
+        monkeypatch.delenv('TILEGEMM_GEMM_SCHEME')
+        deep_gemm._C.reload_env()
+
+
+def test_cublaslt_first_call_inside_a_capture():
+    # The cuBLASLt handle and workspace are per stream: the first call on the capture stream creates them.
+    a = torch.randn(96, 256, device='cuda', dtype=torch.bfloat16)
+    b = torch.randn(160, 256, device='cuda', dtype=torch.bfloat16)
+    d = torch.empty(96, 160, device='cuda', dtype=torch.bfloat16)
+    stream = torch.cuda.Stream()  # a stream no cuBLASLt call has used yet
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        deep_gemm.cublaslt_gemm_nt(a, b, d)
+    a.normal_()
+    d.fill_(float('nan'))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert float(calc_diff(d.float(), a.float() @ b.float().T)) < 1e-5

@@ -164,41 +164,66 @@ def one_problem_per_function(seed, lim):
     return found
 
 
-def run_graphs(args):
+def graph_row(name, p, dg):
+    """Eager call, capture, three replays on fresh inputs (and masked_m): a report row."""
+    import random
+
     import torch
     from families import build_case
-    dg = _import_deep_gemm('deep_gemm')
-    rows = []
-    for name, p in sorted(one_problem_per_function(args.seed, problem_set.SMALL).items()):
-        row = {'function': name, 'problem': problem_set.describe(p), 'replays': 0, 'ok': False, 'failures': []}
-        try:
-            case = build_case(p, 'cuda')
-            case.fill(p['data_seed'])
+    row = {'function': name, 'problem': problem_set.describe(p), 'replays': 0, 'ok': False, 'failures': []}
+    try:
+        case = build_case(p, 'cuda')
+        case.fill(p['data_seed'])
+        case.prepare()
+        case.call(dg)  # compiles and plans outside the capture, on the default stream, as engines warm up
+        torch.cuda.synchronize()
+        row['failures'] += [f'eager: {f}' for f in case.check()]
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):  # torch's own capture stream
+            case.call(dg)
+        for replay in range(3):
+            seed = p['data_seed'] + 1 + replay
+            if p['kind'].startswith('masked'):
+                rng = random.Random(seed)
+                case.fill(seed, masked_m=[rng.choice([0, p['m_max'], rng.randint(1, p['m_max'])])
+                                          for _ in range(p['groups'])])
+            else:
+                case.fill(seed)
             case.prepare()
-            case.call(dg)  # compiles and plans outside the capture, as engines warm up
+            graph.replay()
             torch.cuda.synchronize()
-            row['failures'] += [f'eager: {f}' for f in case.check()]
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                case.call(dg)
-            for replay in range(3):
-                seed = p['data_seed'] + 1 + replay
-                if p['kind'].startswith('masked'):
-                    import random
-                    rng = random.Random(seed)
-                    case.fill(seed, masked_m=[rng.choice([0, p['m_max'], rng.randint(1, p['m_max'])])
-                                              for _ in range(p['groups'])])
-                else:
-                    case.fill(seed)
-                case.prepare()
-                graph.replay()
-                torch.cuda.synchronize()
-                row['failures'] += [f'replay {replay}: {f}' for f in case.check()]
-                row['replays'] += 1
-        except Exception as e:
-            row['failures'].append(f'{type(e).__name__}: {e}'[:500])
-        row['ok'] = not row['failures']
-        rows.append(row)
+            row['failures'] += [f'replay {replay}: {f}' for f in case.check()]
+            row['replays'] += 1
+    except Exception as e:
+        row['failures'].append(f'{type(e).__name__}: {e}'[:500])
+    row['ok'] = not row['failures']
+    return row
+
+
+# Long-K problems run again with the split-K and stream-K schemes forced: their workspace is per stream, and the
+# capture stream has none yet.
+SPLIT_SCHEME_PROBLEMS = (
+    {'kind': 'dense_bf16', 'layout': 'nt', 'a_major': 'k', 'b_major': 'k', 'd_dtype': 'bf16', 'c': 'none'},
+    {'kind': 'dense_fp8', 'layout': 'nt', 'recipe': '1d2d', 'd_dtype': 'bf16', 'c': 'none', 'fp8_fp4_name': False,
+     'sfa_mn_major': False},
+)
+
+
+def run_graphs(args):
+    dg = _import_deep_gemm('deep_gemm')
+    rows = [graph_row(name, p, dg)
+            for name, p in sorted(one_problem_per_function(args.seed, problem_set.SMALL).items())]
+    for scheme in ('split-k', 'stream-k'):
+        os.environ['TILEGEMM_GEMM_SCHEME'] = scheme
+        dg._C.reload_env()
+        for i, base in enumerate(SPLIT_SCHEME_PROBLEMS):
+            p = {**base, 'm': 64, 'n': 576, 'k': 7168, 'pad_a': False, 'pad_b': False, 'pad_d': False,
+                 'index': 100000 + i, 'seed': args.seed, 'data_seed': 77 + i, 'scale': 1.0}
+            row = graph_row(problem_set.function_name(p), p, dg)
+            row['function'] += f' ({scheme})'
+            rows.append(row)
+    del os.environ['TILEGEMM_GEMM_SCHEME']
+    dg._C.reload_env()
     summary = {'functions': len(rows), 'failed': sum(not r['ok'] for r in rows), 'rows': rows}
     write_json(args, 'graphs', summary)
     return summary
@@ -423,7 +448,8 @@ def report(args):
         lines.append(f"| random problems (seed {s['seed']}) | {s['run']} of {s['requested']} run, {s['failed']} failed |")
     if 'graphs' in sections:
         s = sections['graphs']
-        lines.append(f"| CUDA graphs | {s['functions']} functions × 3 replays, {s['failed']} failed |")
+        lines.append(f"| CUDA graphs | {s['functions']} calls (every exported GEMM; split-K and stream-K forced on two) "
+                     f"× 3 replays, {s['failed']} failed |")
     if 'threads' in sections:
         s = sections['threads']
         lines.append(f"| threads | {s['threads']} threads, {s['calls']} calls, {s['failed']} failed |")
