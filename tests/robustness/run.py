@@ -393,8 +393,8 @@ def run_sanitize(args):
     import re
     rows = []
     env = {**os.environ, 'PYTORCH_NO_CUDA_MEMORY_CACHING': '1'}
-    for tool, count in (('memcheck', args.sanitize_count), ('racecheck', max(4, args.sanitize_count // 4)),
-                        ('synccheck', max(4, args.sanitize_count // 4))):
+    for tool, count in (('memcheck', args.sanitize_count), ('racecheck', max(4, args.sanitize_count // 3)),
+                        ('synccheck', max(4, args.sanitize_count // 3))):
         name = f'sanitizer-{tool}'
         cmd = ['compute-sanitizer', '--tool', tool, '--error-exitcode', '99', '--print-limit', '20', sys.executable,
                os.path.abspath(__file__), 'problems', '--in-process', '--small', '--count', str(count), '--seed',
@@ -407,7 +407,8 @@ def run_sanitize(args):
             text, rc = (e.stdout or b'').decode(errors='replace') + (e.stderr or b'').decode(errors='replace'), 'timeout'
         except FileNotFoundError:
             text, rc = 'compute-sanitizer not found', 'missing'
-        errors = re.findall(r'ERROR SUMMARY: (\d+) error', text)
+        # memcheck and synccheck end with 'ERROR SUMMARY: N errors', racecheck with 'RACECHECK SUMMARY: ... (N errors'.
+        errors = re.findall(r'(?:ERROR SUMMARY: |RACECHECK SUMMARY: \d+ hazards displayed \()(\d+) error', text)
         section = {}
         path = os.path.join(args.out, f'{name}.json')
         if os.path.exists(path):
@@ -427,6 +428,7 @@ def run_sanitize(args):
 # ---- report -----------------------------------------------------------------------------------------------------
 
 def write_json(args, name, data):
+    data['commit'] = os.environ.get('TILEGEMM_COMMIT', 'unknown')
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f'{name}.json'), 'w') as f:
         json.dump(data, f, indent=1)
@@ -475,8 +477,8 @@ def main(argv=None):
                                         'child'])
     ap.add_argument('--out', default='robustness-out', help='folder of the section files')
     ap.add_argument('--report-dir', help='where report writes robustness.json/.md (default --out)')
-    ap.add_argument('--sanitize-count', type=int, default=32)
-    ap.add_argument('--sanitize-timeout-s', type=float, default=150)
+    ap.add_argument('--sanitize-count', type=int, default=120)
+    ap.add_argument('--sanitize-timeout-s', type=float, default=130)
     ap.add_argument('--seed', type=int, default=2026)
     ap.add_argument('--count', type=int, default=10000)
     ap.add_argument('--workers', type=int, default=8)
