@@ -513,7 +513,8 @@ def main(argv=None):
             from checks import run_case
             dg = _import_deep_gemm(args.backend)
             rows = []
-            for i in range(args.count):
+            indices = map(int, args.indices.split(',')) if args.indices else range(args.count)
+            for i in indices:
                 p = problem_set.make_problem(args.seed, i, limits(args.small))
                 r = run_case(p, args.device, args.backend, dg=dg)
                 r['problem'] = problem_set.describe(p)

@@ -522,8 +522,12 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
             promote_part(FixedInt<0>{});
             if constexpr (kNParts == 2) promote_part(FixedInt<1>{});
           }
-          // 1D1D read B's scales from the stage during promotion: release only now.
-          if (kPerTokenB && lane == 0) release(st.index);
+          // 1D1D read B's scales from the stage during promotion: release only now, once every lane's reads are done
+          // (lane 0's arrival orders only its own; the 1D2D reads above are followed by warp-wide wgmma instructions).
+          if constexpr (kPerTokenB) {
+            __syncwarp();
+            if (lane == 0) release(st.index);
+          }
           st.advance();
         }
       };
