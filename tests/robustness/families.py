@@ -8,7 +8,7 @@ what is wrong.
 import torch
 
 from operands import Guarded, check_output, random_values
-from problems import function_name
+from problems import KINDS, function_name
 
 FP8 = torch.float8_e4m3fn
 PRODUCT_ROUNDING = 2.0**-8  # twice bf16's half ulp
@@ -33,6 +33,12 @@ def cast_per_block(x):
     if x.numel() == 0:
         return x.to(FP8), torch.ones(ceil_div(x.shape[0], 128), ceil_div(x.shape[1], 128), device=x.device)
     return per_block_cast_to_fp8(x, use_ue8m0=False)
+
+
+def cast_per_block_groups(w):
+    """cast_per_block of each [N, K] matrix of a [G, N, K] tensor: (fp8 [G, N, K], scales [G, N/128, K/128])."""
+    casts = [cast_per_block(w[g]) for g in range(w.shape[0])]
+    return torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
 
 
 def dequant_token(data, sf):
@@ -63,12 +69,23 @@ class Case:
         self.p, self.device = p, device
         self.inputs, self.outputs = [], []
         self.scale = p.get('scale', 1.0)
+        self.fp8 = KINDS[p['kind']][1] == 'fp8'
+        self.dtype = FP8 if self.fp8 else torch.bfloat16  # of the operands
 
     def gen(self, seed):
         return torch.Generator(device=self.device).manual_seed(seed)
 
     def rand(self, gen, shape, dtype=torch.bfloat16):
         return random_values(shape, gen, self.device, self.scale, dtype)
+
+    def keep_scales(self, sfa, sfb):
+        """The first fill's scale tensors are the call's from then on; later fills copy into them (graph replays
+        read the same memory)."""
+        if self.sfa is None:
+            self.sfa, self.sfb = sfa, sfb
+        else:
+            self.sfa.copy_(sfa)
+            self.sfb.copy_(sfb)
 
     def prepare(self):
         for o in self.outputs:
@@ -175,11 +192,7 @@ class DenseFp8(Case):
             sfa = deep_gemm.get_mn_major_tma_aligned_tensor(sfa)
         self.ga.view.copy_(a)
         self.gb.view.copy_(b)
-        if self.sfa is None:  # first fill: the scale tensors keep their memory from here on (graph replays)
-            self.sfa, self.sfb = sfa, sfb
-        else:
-            self.sfa.copy_(sfa)
-            self.sfb.copy_(sfb)
+        self.keep_scales(sfa, sfb)
         c = None
         if p['c'] != 'none':
             c = self.rand(gen, (m, n), torch.float32)
@@ -217,8 +230,7 @@ class MGrouped(Case):
 
     def __init__(self, p, device):
         super().__init__(p, device)
-        self.fp8 = p['kind'].endswith('fp8')
-        dtype = FP8 if self.fp8 else torch.bfloat16
+        dtype = self.dtype
         m, n, k, groups = p['m'], p['n'], p['k'], p['groups']
         self.ga = Guarded((m, k), dtype, device, pad_of(p['pad_a'], dtype))
         # nn: bf16 b stored [G, K, N]; FP8 reads K-major only, so its nn b is the transposed view of [G, N, K].
@@ -238,13 +250,8 @@ class MGrouped(Case):
         x, w = self.rand(gen, (m, k)), self.rand(gen, (groups, n, k))
         if self.fp8:
             a, sfa = cast_per_token(x)
-            casts = [cast_per_block(w[g]) for g in range(groups)]
-            b, sfb = torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
-            if self.sfa is None:
-                self.sfa, self.sfb = sfa, sfb
-            else:
-                self.sfa.copy_(sfa)
-                self.sfb.copy_(sfb)
+            b, sfb = cast_per_block_groups(w)
+            self.keep_scales(sfa, sfb)
             a64, b64 = dequant_token(a, sfa), dequant_block(b, sfb)
         else:
             a, b = x, w
@@ -278,8 +285,7 @@ class Masked(Case):
 
     def __init__(self, p, device):
         super().__init__(p, device)
-        self.fp8 = p['kind'].endswith('fp8')
-        dtype = FP8 if self.fp8 else torch.bfloat16
+        dtype = self.dtype
         g, m_max, n, k = p['groups'], p['m_max'], p['n'], p['k']
         self.ga = Guarded((g, m_max, k), dtype, device, pad_of(p['pad_a'], dtype))
         self.gb = Guarded((g, n, k), dtype, device)
@@ -298,13 +304,8 @@ class Masked(Case):
         if self.fp8:
             a, sfa = cast_per_token(x.view(g * m_max, k))
             a, sfa = a.view(g, m_max, k), sfa.view(g, m_max, -1)
-            casts = [cast_per_block(w[i]) for i in range(g)]
-            b, sfb = torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
-            if self.sfa is None:
-                self.sfa, self.sfb = sfa.contiguous(), sfb
-            else:
-                self.sfa.copy_(sfa)
-                self.sfb.copy_(sfb)
+            b, sfb = cast_per_block_groups(w)
+            self.keep_scales(sfa, sfb)
             a64, b64 = dequant_token(a, sfa), dequant_block(b, sfb)
         else:
             a, b = x, w
@@ -331,7 +332,6 @@ class KGrouped(Case):
 
     def __init__(self, p, device):
         super().__init__(p, device)
-        self.fp8 = p['kind'].endswith('fp8')
         ks, m, n, g = p['ks'], p['m'], p['n'], p['groups']
         sum_k = sum(ks)
         if self.fp8:  # each group's K-major [mn, k_g] block after the previous group's, flat
@@ -371,11 +371,7 @@ class KGrouped(Case):
         if self.fp8:
             sfa = torch.cat(sfa_parts, dim=1) if sfa_parts else torch.ones(m, 0, device=self.device)
             sfb = torch.cat(sfb_parts, dim=1) if sfb_parts else torch.ones(n, 0, device=self.device)
-            if self.sfa is None:
-                self.sfa, self.sfb = sfa, sfb
-            else:
-                self.sfa.copy_(sfa)
-                self.sfb.copy_(sfb)
+            self.keep_scales(sfa, sfb)
         c = None
         if p['c'] != 'none':
             c = self.rand(gen, (g, m, n), torch.float32)
@@ -402,8 +398,7 @@ class Einsum(Case):
 
     def __init__(self, p, device):
         super().__init__(p, device)
-        self.fp8 = p['kind'].endswith('fp8')
-        dtype = FP8 if self.fp8 else torch.bfloat16
+        dtype = self.dtype
         b, h, d, r = p['b'], p['h'], p['d'], p['r']
         self.ga = Guarded((b, h, r), dtype, device)
         self.gb = Guarded((h, d, r), dtype, device)
@@ -417,14 +412,9 @@ class Einsum(Case):
         x, w = self.rand(gen, self.ga.shape), self.rand(gen, self.gb.shape)
         if self.fp8:
             xa, xs = cast_per_token(x.view(b * h, r))
-            casts = [cast_per_block(w[i]) for i in range(h)]
-            wa, ws = torch.stack([c[0] for c in casts]), torch.stack([c[1] for c in casts])
+            wa, ws = cast_per_block_groups(w)
             xa, xs = xa.view(b, h, r), xs.view(b, h, -1)
-            if self.sfa is None:
-                self.sfa, self.sfb = xs.contiguous(), ws
-            else:
-                self.sfa.copy_(xs)
-                self.sfb.copy_(ws)
+            self.keep_scales(xs, ws)
             a64, b64 = dequant_token(xa, xs), dequant_block(wa, ws)
             x, w = xa, wa
         else:
