@@ -45,6 +45,8 @@ void* split_workspace(std::size_t bytes, void* stream_ptr) {
   static auto* buffers = new std::map<std::pair<int, cudaStream_t>, Buffer>();
   std::lock_guard lock(mutex);
   Buffer& buf = (*buffers)[{device, stream}];
+  // Asked on every launch (one cheap driver query): a buffer that fits must still be marked as a graph's when this
+  // launch is being captured, so that it is never freed under the graph.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   check(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing");
   const bool capturing = capture != cudaStreamCaptureStatusNone;
