@@ -1,6 +1,7 @@
 """deep_gemm: DeepGEMM 2.6.1's Python API over tilegemm's JIT-compiled SM90 kernels.
 
-Importing this package neither imports torch nor initialises CUDA. Exported: the BF16 family, the cuBLASLt
+Importing this package neither imports torch nor initialises CUDA (with torch already imported, it registers the GEMMs
+as torch.library ops: _torch_ops.py). Exported: the BF16 family, the cuBLASLt
 wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only) also under DeepGEMM's fp8_fp4_*
 names (FP8 operands only: SM90 has no FP4 kernel here), DeepGEMM's legacy aliases of the masked GEMMs, einsum /
 fp8_einsum for the expressions that are one batched GEMM over strided views (see _einsum.py), the scale-layout
@@ -80,9 +81,14 @@ from ._sf_layout import transform_sf_into_required_layout  # noqa: E402
 # The plan cache behind every GEMM call (debugging and tests: how calls were served)
 from ._plans import plan_cache_info as _plan_cache_info, clear_plan_cache as _clear_plan_cache  # noqa: E402,F401
 
+# torch.library custom ops (torch.ops.deep_gemm.*) for torch.compile / torch.export: see _torch_ops.py
+from ._torch_ops import register_torch_ops, register_if_torch_imported as _register_if_torch_imported  # noqa: E402
+
 from . import testing  # noqa: E402
 from . import utils  # noqa: E402
 from .utils import *  # noqa: E402,F401,F403
 
 # DeepGEMM's version (the API matched) with tilegemm's as a PEP 440 local label: '2.6.1+tilegemm.0.1.0'.
 __version__ = '2.6.1+tilegemm.' + _C.tilegemm_version
+
+_register_if_torch_imported()

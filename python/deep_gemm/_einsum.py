@@ -28,7 +28,7 @@ The scales go to the kernel as permuted views too, with no layout pass: permuted
 ([h, b, kb] viewed from [b, h, kb] has stride h·kb along b), so the kernel copies them element by element rather
 than through TMA (docs/kernels.md).
 """
-from . import _C
+from . import _C, _torch_ops
 from ._checks import (dtype_name, is_contiguous, require_bool, require_dtype, require_no_overlap, require_tensor,
                       shape_of, strides_of)
 from ._config import num_sms_setting
@@ -166,6 +166,8 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
 
     A call on a signature already seen runs its kept plan (deep_gemm/_plans.py): the permuted views keep the
     tensors' own pointers, so the plan takes a, b, d and c's data pointers as they are."""
+    if _torch_ops.compiling():
+        return _torch_ops.traced('einsum', expr, a, b, d, c, use_cublaslt)
     key = plan = None
     if use_cublaslt is False and isinstance(expr, str):
         try:
@@ -245,6 +247,8 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     recipe (1, 1, 128) (1D1D): both per-token, d fp32, c optional fp32 (may be d).
     The scales go to the kernel as permuted views, no layout pass (the FP8 kernels read any strides); a call on a
     signature already seen runs its kept plan."""
+    if _torch_ops.compiling():
+        return _torch_ops.traced('fp8_einsum', expr, a, b, d, c, recipe)
     key = plan = None
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b

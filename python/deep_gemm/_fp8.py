@@ -19,7 +19,7 @@ A call whose signature (see _plans.py) was seen runs the plan the first such cal
 pointers and the stream into C++, no check. Otherwise the checks run (Python's here, then C++'s in the plan_*
 function) and the plan is kept.
 """
-from . import _C
+from . import _C, _torch_ops
 from ._checks import (INT32_MAX, is_contiguous, require_bool, require_compiled_dims, require_dims, require_dtype,
                       require_int, require_int_sizes, require_k_major, require_no_overlap, require_psum_hint,
                       require_row_major, require_shape, require_tensor, shape_of)
@@ -170,21 +170,33 @@ def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8
 
 def fp8_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims='nk',
                 disable_ue8m0_cast=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('fp8_gemm_nt',
+                                 a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, False, False)
 
 
 def fp8_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims='nk',
                 disable_ue8m0_cast=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('fp8_gemm_nn',
+                                 a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, False, True)
 
 
 def fp8_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims='mn',
                 disable_ue8m0_cast=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('fp8_gemm_tn',
+                                 a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, True, True)
 
 
 def fp8_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims='mn',
                 disable_ue8m0_cast=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('fp8_gemm_tt',
+                                 a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, True, False)
 
 
@@ -254,6 +266,10 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
 def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None,
                                      compiled_dims='nk', disable_ue8m0_cast=False, use_psum_layout=False,
                                      ensure_zero_padding=True, expected_m_for_psum_layout=None):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('m_grouped_fp8_gemm_nt_contiguous', a, b, d, grouped_layout, recipe, recipe_a,
+                                 recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding,
+                                 expected_m_for_psum_layout)
     _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast,
                           use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout, False)
 
@@ -261,12 +277,18 @@ def m_grouped_fp8_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recip
 def m_grouped_fp8_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None,
                                      compiled_dims='nk', disable_ue8m0_cast=False, use_psum_layout=False,
                                      ensure_zero_padding=True):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('m_grouped_fp8_gemm_nn_contiguous', a, b, d, grouped_layout, recipe, recipe_a,
+                                 recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
     _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast,
                           use_psum_layout, ensure_zero_padding, None, True)
 
 
 def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, recipe_a=None, recipe_b=None,
                                  compiled_dims='nk', disable_ue8m0_cast=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('m_grouped_fp8_gemm_nt_masked', a, b, d, masked_m, expected_m, recipe, recipe_a,
+                                 recipe_b, compiled_dims, disable_ue8m0_cast)
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
         sa = signature(a_data)
@@ -317,6 +339,9 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
 
 def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, recipe=(1, 1, 128),
                                      compiled_dims='mn', use_psum_layout=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('k_grouped_fp8_gemm_nt_contiguous', a, b, d, ks_cpu, grouped_layout, c, recipe,
+                                 compiled_dims, use_psum_layout)
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
         sa, ks = signature(a_data), typed_sequence(ks_cpu)

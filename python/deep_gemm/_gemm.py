@@ -9,7 +9,7 @@ A call whose signature (see _plans.py) was seen runs the plan the first such cal
 pointers and the stream into C++, no check. Otherwise the checks run (Python's here, then C++'s in the plan_*
 function) and the plan is kept.
 """
-from . import _C
+from . import _C, _torch_ops
 from ._checks import (INT32_MAX, require_bool, require_compiled_dims, require_int, require_int_sizes,
                       require_no_overlap, require_psum_hint)
 from ._config import num_sms_setting
@@ -48,18 +48,26 @@ def _dense(layout, a, b, d, c, compiled_dims):
 
 
 def bf16_gemm_nt(a, b, d, c=None, compiled_dims='nk'):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('bf16_gemm_nt', a, b, d, c, compiled_dims)
     _dense(_NT, a, b, d, c, compiled_dims)
 
 
 def bf16_gemm_nn(a, b, d, c=None, compiled_dims='nk'):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('bf16_gemm_nn', a, b, d, c, compiled_dims)
     _dense(_NN, a, b, d, c, compiled_dims)
 
 
 def bf16_gemm_tn(a, b, d, c=None, compiled_dims='mn'):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('bf16_gemm_tn', a, b, d, c, compiled_dims)
     _dense(_TN, a, b, d, c, compiled_dims)
 
 
 def bf16_gemm_tt(a, b, d, c=None, compiled_dims='mn'):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('bf16_gemm_tt', a, b, d, c, compiled_dims)
     _dense(_TT, a, b, d, c, compiled_dims)
 
 
@@ -100,16 +108,24 @@ def _m_grouped_contiguous(layout, a, b, d, grouped_layout, compiled_dims, use_ps
 # when a's padding rows are zero, as DeepGEMM's callers make them); whole blocks of padding are not written.
 def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims='nk', use_psum_layout=False,
                                       ensure_zero_padding=True, expected_m_for_psum_layout=None):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('m_grouped_bf16_gemm_nt_contiguous', a, b, d, grouped_layout, compiled_dims,
+                                 use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
     _m_grouped_contiguous(_NT, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding,
                           expected_m_for_psum_layout)
 
 
 def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims='nk', use_psum_layout=False,
                                       ensure_zero_padding=True):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('m_grouped_bf16_gemm_nn_contiguous', a, b, d, grouped_layout, compiled_dims,
+                                 use_psum_layout, ensure_zero_padding)
     _m_grouped_contiguous(_NN, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, None)
 
 
 def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='nk'):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('m_grouped_bf16_gemm_nt_masked', a, b, d, masked_m, expected_m, compiled_dims)
     try:
         sa = signature(a)
         key = ('m_grouped_masked', compiled_dims, sa, signature(b), signature(d), signature(masked_m),
@@ -134,6 +150,9 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='
 
 def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims='mn',
                                       use_psum_layout=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('k_grouped_bf16_gemm_tn_contiguous', a, b, d, ks_cpu, grouped_layout, c, compiled_dims,
+                                 use_psum_layout)
     try:
         sa = signature(a)
         key = ('k_grouped_tn', compiled_dims, sa, signature(b), signature(d), typed_sequence(ks_cpu),
@@ -181,16 +200,24 @@ def _cublaslt(layout, a, b, d, c):
 
 
 def cublaslt_gemm_nt(a, b, d, c=None):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('cublaslt_gemm_nt', a, b, d, c)
     _cublaslt('nt', a, b, d, c)
 
 
 def cublaslt_gemm_nn(a, b, d, c=None):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('cublaslt_gemm_nn', a, b, d, c)
     _cublaslt('nn', a, b, d, c)
 
 
 def cublaslt_gemm_tn(a, b, d, c=None):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('cublaslt_gemm_tn', a, b, d, c)
     _cublaslt('tn', a, b, d, c)
 
 
 def cublaslt_gemm_tt(a, b, d, c=None):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('cublaslt_gemm_tt', a, b, d, c)
     _cublaslt('tt', a, b, d, c)

@@ -11,7 +11,9 @@ A plan is kept only once every check passed. On a machine without a GPU the call
 then raise the library's RuntimeError, so the second call of a signature takes the kept plan there too (and
 raises the same RuntimeError): that is what the CPU tests observe through ``deep_gemm._plan_cache_info()``.
 """
-from . import _C
+import atexit
+
+from . import _C, _torch_ops
 
 # Plans kept at most; past it the oldest goes first. A serving process sees a few hundred signatures (every M it
 # serves times its weights); a plan and its signature take a kilobyte or two.
@@ -22,6 +24,9 @@ CAPACITY = 4096
 # per call on a 2-core CPU, a third of the whole fast path.
 table = {}
 _misses = [0]
+# Plans go before the extension's teardown: with the ops registered, torch keeps these modules alive to the end,
+# and nanobind would report the plans still held then as leaks.
+atexit.register(table.clear)
 
 
 def typed(x):
@@ -39,6 +44,7 @@ def run_checked(key, make_plan, stream, num_sms, pointers):
     the plan, kept under ``key`` (None: not kept, e.g. an argument that cannot be part of a signature); then its
     first run on ``pointers``."""
     _misses[0] += 1
+    _torch_ops.register_if_torch_imported()  # the first checked call of a process that imported torch later
     while True:
         plan = make_plan()
         if key is not None:
