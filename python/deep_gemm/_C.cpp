@@ -25,6 +25,7 @@
 #include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hw.hpp"
+#include "tilegemm/jit.hpp"
 #include "tilegemm/reference.hpp"
 #include "tilegemm/tensor_view.hpp"
 
@@ -32,6 +33,7 @@
 #include "_view.hpp"
 
 #include "api/launch_plan.hpp"
+#include "layout/sf_layout_kernel.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -380,6 +382,36 @@ void register_plan_bindings(nb::module_& m) {
             }
           },
           "stream"_a, "num_sms"_a, "pointers"_a, "warmup_ms"_a, "rep_ms"_a, "flush_bytes"_a);
+  // deep_gemm.precompile: the kernels `plans` launch on the Hopper preset `hw` and the scale-layout kernels, compiled
+  // into the JIT cache on `jobs` threads (0 = all cores) with no GPU, `progress(done, total, compiled, elapsed_s)`
+  // after each. Returns (kernels, compiled, already cached, failure lines).
+  m.def(
+      "precompile_plans",
+      [](const nb::list& plans, const std::string& hw_name, int jobs, nb::object progress) {
+        const tilegemm::HardwareModel hw = tilegemm::hardware_preset(hw_name, "hw");
+        TILEGEMM_REQUIRE(hw.ascend_l1_bytes == 0, "hw", "an NVIDIA Hopper preset", fmt::format("'{}'", hw_name));
+        TILEGEMM_REQUIRE(tilegemm::jit::cache_info().writable, "DG_JIT_CACHE_DIR",
+                         "a writable directory (precompile keeps what it compiles there)",
+                         fmt::format("'{}'", tilegemm::env().jit_cache_dir));
+        std::vector<const tilegemm::api::LaunchPlan*> launch_plans;
+        for (nb::handle item : plans) launch_plans.push_back(nb::cast<const PyPlan&>(item).plan.get());
+        nb::gil_scoped_release release;
+        std::vector<tilegemm::jit::KernelSpec> specs = tilegemm::api::plan_kernel_specs(launch_plans, hw, jobs);
+        // The scale-layout helpers' kernels too (get_mn_major_tma_aligned_tensor & co.: serving calls them).
+        for (const auto which : tilegemm::layout::kAllSfKernels)
+          specs.push_back(tilegemm::layout::sf_layout_spec(which));
+        const auto result = tilegemm::jit::precompile(specs, jobs, [&](const tilegemm::jit::PrecompileProgress& p) {
+          if (progress.is_none()) return;
+          nb::gil_scoped_acquire acquire;
+          try {
+            progress(p.done, p.total, p.compiled, p.elapsed_s);
+          } catch (nb::python_error& e) {  // on a worker thread: reported, not thrown through the pool
+            e.discard_as_unraisable("deep_gemm.precompile's progress callback");
+          }
+        });
+        return std::make_tuple(result.total, result.compiled, result.cached, result.failures);
+      },
+      "plans"_a, "hw"_a, "jobs"_a, "progress"_a.none());
   m.def("plan_bf16_gemm", &plan_bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "num_sms"_a);
   m.def("plan_bf16_batch_reduced_gemm", &plan_bf16_batch_reduced_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a,
         "num_sms"_a);
@@ -419,6 +451,10 @@ void register_layout_bindings(nb::module_& m);
 
 NB_MODULE(_C, m) {
   m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
+  // Kept plans live to the end of the process: once the GEMMs are torch.library ops, torch's registry holds the
+  // package's functions (and through them the plan table) past the interpreter's teardown, which nanobind would
+  // report as leaks at every exit.
+  nb::set_leak_warnings(false);
   register_layout_bindings(m);
   register_plan_bindings(m);
   m.def("bf16_gemm", &bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);

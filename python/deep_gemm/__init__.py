@@ -81,6 +81,9 @@ from ._sf_layout import transform_sf_into_required_layout  # noqa: E402
 # The plan cache behind every GEMM call (debugging and tests: how calls were served)
 from ._plans import plan_cache_info as _plan_cache_info, clear_plan_cache as _clear_plan_cache  # noqa: E402,F401
 
+# Compiling ahead of serving, without a GPU (see _precompile.py)
+from ._precompile import precompile, set_jit_compile  # noqa: E402
+
 # torch.library custom ops (torch.ops.deep_gemm.*) for torch.compile / torch.export: see _torch_ops.py
 from ._torch_ops import register_torch_ops, register_if_torch_imported as _register_if_torch_imported  # noqa: E402
 

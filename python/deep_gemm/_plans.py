@@ -11,7 +11,7 @@ A plan is kept only once every check passed. On a machine without a GPU the call
 then raise the library's RuntimeError, so the second call of a signature takes the kept plan there too (and
 raises the same RuntimeError): that is what the CPU tests observe through ``deep_gemm._plan_cache_info()``.
 """
-import atexit
+import threading
 
 from . import _C, _torch_ops
 
@@ -24,9 +24,6 @@ CAPACITY = 4096
 # per call on a 2-core CPU, a third of the whole fast path.
 table = {}
 _misses = [0]
-# Plans go before the extension's teardown: with the ops registered, torch keeps these modules alive to the end,
-# and nanobind would report the plans still held then as leaks.
-atexit.register(table.clear)
 
 
 def typed(x):
@@ -39,10 +36,32 @@ def typed_sequence(x):
     return type(x), tuple(x), tuple(map(type, x))
 
 
+class Collected(BaseException):
+    """What a call raises once its plan is made while collect() runs (a BaseException, so that no ``except
+    Exception`` between the checks and the caller takes it for a failure)."""
+
+
+_collecting = threading.local()  # .plans: the list collect() fills on this thread
+
+
+def collect(make_calls):
+    """The plans of the calls make_calls() makes on this thread, none of them run or kept (deep_gemm.precompile)."""
+    _collecting.plans = []
+    try:
+        make_calls()
+        return _collecting.plans
+    finally:
+        _collecting.plans = None
+
+
 def run_checked(key, make_plan, stream, num_sms, pointers):
     """The slow path of a call: ``make_plan()`` runs the C++ checks (the caller ran the Python ones) and returns
     the plan, kept under ``key`` (None: not kept, e.g. an argument that cannot be part of a signature); then its
-    first run on ``pointers``."""
+    first run on ``pointers``. While collect() runs, the plan is collected instead."""
+    collecting = getattr(_collecting, 'plans', None)
+    if collecting is not None:
+        collecting.append(make_plan())
+        raise Collected
     _misses[0] += 1
     _torch_ops.register_if_torch_imported()  # the first checked call of a process that imported torch later
     while True:

@@ -29,9 +29,12 @@ const DeviceContext& current_device_context() {
 }
 
 GemmConfig select_config_for_current_device(const GemmDesc& desc, const GemmOptions& options) {
-  const DeviceContext& ctx = current_device_context();
-  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, ctx.hw.num_sms) : ctx.hw.num_sms;
-  GemmConfig config = select_config(desc, ctx.hw, num_sms);
+  return select_config_on(desc, current_device_context().hw, options);
+}
+
+GemmConfig select_config_on(const GemmDesc& desc, const HardwareModel& hw, const GemmOptions& options) {
+  const int num_sms = options.num_sms > 0 ? std::min(options.num_sms, hw.num_sms) : hw.num_sms;
+  GemmConfig config = select_config(desc, hw, num_sms);
   if (config.smem_bytes == 0) config.smem_bytes = sm90_smem_bytes(desc, config);
   return config;
 }

@@ -17,5 +17,7 @@ const DeviceContext& current_device_context();
 // The heuristics' config for `desc` on the current device, with the SM count options.num_sms asks for (0 = all)
 // and the shared memory the config's kernel needs.
 GemmConfig select_config_for_current_device(const GemmDesc& desc, const GemmOptions& options);
+// The same for hardware `hw` (a preset when there is no GPU: what precompiling for a serving machine selects).
+GemmConfig select_config_on(const GemmDesc& desc, const HardwareModel& hw, const GemmOptions& options);
 
 }  // namespace tilegemm

@@ -1,7 +1,14 @@
 #include "api/launch_plan.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
 #include "api/device_context.hpp"
 #include "core/process_switches.hpp"
+#include "kernels/sm90_bf16_gemm.hpp"
+#include "kernels/sm90_fp8_gemm.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -76,6 +83,45 @@ const GemmConfig& LaunchPlan::config() const {
     config_ = select_config_for_current_device(desc, options);
   });
   return config_;
+}
+
+std::optional<jit::KernelSpec> plan_kernel_spec(const LaunchPlan& plan, const HardwareModel& hw) {
+  if (plan.work != LaunchPlan::Work::kKernel) return std::nullopt;
+  GemmOptions options;
+  options.num_sms = plan.num_sms();
+  const GemmConfig config = select_config_on(plan.desc, hw, options);
+  return is_fp8_desc(plan.desc) ? kernels::sm90_fp8_gemm_spec(plan.desc, config)
+                                : kernels::sm90_bf16_gemm_spec(plan.desc, config);
+}
+
+std::vector<jit::KernelSpec> plan_kernel_specs(const std::vector<const LaunchPlan*>& plans, const HardwareModel& hw,
+                                               int jobs) {
+  TILEGEMM_REQUIRE(jobs >= 0, "jobs", ">= 0 (0 = all cores)", std::to_string(jobs));
+  std::vector<std::optional<jit::KernelSpec>> found(plans.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < plans.size();) {
+      try {
+        found[i] = plan_kernel_spec(*plans[i], hw);
+      } catch (...) {
+        const std::lock_guard lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(jobs > 0 ? jobs : cores, std::max<std::size_t>(1, plans.size()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  std::vector<jit::KernelSpec> specs;
+  for (auto& spec : found)
+    if (spec) specs.push_back(std::move(*spec));
+  return specs;
 }
 
 }  // namespace tilegemm::api

@@ -7,11 +7,14 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "kernels/sm90_launch_reuse.hpp"
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/gemm_config.hpp"
+#include "tilegemm/hw.hpp"
+#include "tilegemm/jit.hpp"
 #include "tilegemm/tensor_view.hpp"
 
 namespace tilegemm::api {
@@ -83,6 +86,14 @@ class LaunchPlan {
 };
 
 using Plan = std::shared_ptr<const LaunchPlan>;
+
+// The kernel a run of `plan` launches on hardware `hw` (a preset works without a GPU), for precompiling; none when
+// its runs launch no kernel (an empty output, K = 0).
+std::optional<jit::KernelSpec> plan_kernel_spec(const LaunchPlan& plan, const HardwareModel& hw);
+// The kernels of many plans, on `jobs` threads (0 = all cores): the heuristics take milliseconds per new problem
+// size, which for every M of a serving range is most of a precompile's time. Duplicates are left to jit::precompile.
+std::vector<jit::KernelSpec> plan_kernel_specs(const std::vector<const LaunchPlan*>& plans, const HardwareModel& hw,
+                                               int jobs);
 
 // One factory per entry point, with its arguments (options.num_sms as num_sms) and its checks. The tensor
 // order of each plan is the argument order: views a, b, d, c; FP8 a, sfa, b, sfb, d, then c or the group

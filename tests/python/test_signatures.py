@@ -130,7 +130,13 @@ def test_testing_signature(name):
 
 
 # What deep_gemm has beyond DeepGEMM 2.6.1's names.
-EXTRAS = {'register_torch_ops': []}
+EXTRAS = {
+    'register_torch_ops': [],
+    'precompile': [('function', R), ('m', R), ('n', R), ('k', R), ('num_groups', None), ('expected_m', None),
+                   ('out_dtype', None), ('recipe', None), ('accumulate', False), ('sf_layout', 'mn-major'),
+                   ('hw', 'h200'), ('jobs', 0), ('progress', True)],
+    'set_jit_compile': [('allowed', R)],
+}
 
 
 def test_every_public_function_is_in_the_table():
