@@ -47,8 +47,8 @@ struct Env {
   // stages, math_wg, cluster_m, cluster_n, raster, split_k. The selector still checks legality and ranks
   // what is left; no legal match is an error naming the variable. Empty = no filter.
   std::string config_filter;
-  // TILEGEMM_DEVICE_INCLUDE_DIR; default the source tree's device/ (compile definition), so an installed
-  // copy of the device headers can be pointed at without rebuilding.
+  // TILEGEMM_DEVICE_INCLUDE_DIR; default default_device_include_dir(): the source tree's device/, or the installed
+  // headers once the library is installed and the source tree is gone.
   std::string device_include_dir;
   // TILEGEMM_CUDA_INCLUDE_DIR; default the toolkit the library was built against.
   std::string cuda_include_dir;
@@ -67,5 +67,10 @@ const Env& env();
 void reload_env();
 // Reads the environment without installing the result (used by env() and reload_env(); exposed for tests).
 Env read_env_from_process();
+
+// The JIT's device headers when TILEGEMM_DEVICE_INCLUDE_DIR is unset: the source tree's device/ while it exists
+// (a build tree), else the installed include directory (`cmake --install`), else the source path (whose absence the
+// JIT then names).
+std::string default_device_include_dir(const std::string& source_dir, const std::string& installed_dir);
 
 }  // namespace tilegemm

@@ -48,6 +48,13 @@ Env& installed() {
 
 }  // namespace
 
+std::string default_device_include_dir(const std::string& source_dir, const std::string& installed_dir) {
+  std::error_code ec;
+  for (const std::string& dir : {source_dir, installed_dir})
+    if (std::filesystem::is_directory(std::filesystem::path(dir) / "tilegemm" / "prim", ec)) return dir;
+  return source_dir;
+}
+
 Env read_env_from_process() {
   Env e;
   e.jit_cache_dir = get("DG_JIT_CACHE_DIR");
@@ -115,7 +122,8 @@ Env read_env_from_process() {
   e.config_filter = get("TILEGEMM_CONFIG_FILTER");
   if (!e.config_filter.empty()) parse_config_filter(e.config_filter);  // throws on a malformed filter
   e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
-  if (e.device_include_dir.empty()) e.device_include_dir = TILEGEMM_DEVICE_INCLUDE_DIR;
+  if (e.device_include_dir.empty())
+    e.device_include_dir = default_device_include_dir(TILEGEMM_DEVICE_INCLUDE_DIR, TILEGEMM_INSTALLED_DEVICE_INCLUDE_DIR);
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");
   if (e.cuda_include_dir.empty()) e.cuda_include_dir = TILEGEMM_CUDA_INCLUDE_DIR;
   e.cupti_library = get("TILEGEMM_CUPTI_LIBRARY");

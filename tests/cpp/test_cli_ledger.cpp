@@ -264,3 +264,19 @@ TEST(CliLedger, GroupedMCountsRowsPerGroupAsInPlan) {
   const Result text = run_ledger("--m 256 --n 4096 --k 7168 --grouped --batch 8");
   EXPECT_NE(text.out.find("M=2048 N=4096 K=7168 (8 groups of 256 rows)"), std::string::npos) << text.out;
 }
+
+namespace {
+
+TEST(CliVersion, NamesTheVersionTheCommitAndCuda) {
+  const Result r = run_tilegemm("--version");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count_lines(r.out), 1) << r.out;
+  EXPECT_EQ(r.out.rfind(std::string("tilegemm ") + TILEGEMM_VERSION + " (commit ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("; CUDA "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" build, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", driver "), std::string::npos) << r.out;
+  if (std::filesystem::exists(std::string(TILEGEMM_SOURCE_DIR) + "/.git"))  // built from a git checkout
+    EXPECT_EQ(r.out.find("commit unknown"), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -1,6 +1,11 @@
 // The environment variables of SPEC.md, read in one place.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
 #include "test_jit_support.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -95,6 +100,26 @@ TEST_F(EnvTest, ReloadBumpsTheGeneration) {
   const unsigned before = env().generation;
   reload_env();
   EXPECT_EQ(env().generation, before + 1);
+}
+
+}  // namespace
+}  // namespace tilegemm
+
+namespace tilegemm {
+namespace {
+
+TEST(DeviceIncludeDir, SourceTreeFirstThenTheInstalledHeaders) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / ("tilegemm_device_dirs_" + std::to_string(::getpid()));
+  const fs::path source = root / "src" / "device", installed = root / "prefix" / "include";
+  fs::create_directories(installed / "tilegemm" / "prim");
+  // A build tree whose sources are gone (an installed library): the installed headers.
+  EXPECT_EQ(default_device_include_dir(source.string(), installed.string()), installed.string());
+  fs::create_directories(source / "tilegemm" / "prim");
+  EXPECT_EQ(default_device_include_dir(source.string(), installed.string()), source.string());
+  // Neither holds the headers: the source path, which the JIT's error then names.
+  fs::remove_all(root);
+  EXPECT_EQ(default_device_include_dir(source.string(), installed.string()), source.string());
 }
 
 }  // namespace

@@ -72,6 +72,11 @@ std::string conversion_message(const std::string& what) {
 int main(int argc, char** argv) {
   CLI::App app{"tilegemm: a JIT GEMM library for NVIDIA Hopper, its performance ledger and benchmarks"};
   app.require_subcommand(1);
+  app.footer("tilegemm --version: the version, the commit it was built from and the CUDA it uses");
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    fmt::print("{}\n", tilegemm::cli::version_line());
+    return 0;
+  }
   try {
     for (auto& add : tilegemm::cli::command_adders()) add(app);
     // Every option of every command, in one place: no option as another's value, integers in plain decimal.

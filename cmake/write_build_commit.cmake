@@ -1,0 +1,20 @@
+# Writes OUT (a one-line header defining TILEGEMM_BUILD_COMMIT) from `git -C SRC`, touching it only when the commit
+# changes, so `tilegemm --version` names what it was built from without rebuilding anything else.
+execute_process(COMMAND git -C ${SRC} rev-parse --short HEAD OUTPUT_VARIABLE head OUTPUT_STRIP_TRAILING_WHITESPACE
+                ERROR_QUIET RESULT_VARIABLE head_rc)
+if(NOT head_rc EQUAL 0 OR head STREQUAL "")
+  set(commit "unknown")
+else()
+  execute_process(COMMAND git -C ${SRC} status --porcelain --untracked-files=no OUTPUT_VARIABLE status ERROR_QUIET)
+  set(commit "${head}")
+  if(NOT status STREQUAL "")
+    set(commit "${head}-dirty")
+  endif()
+endif()
+set(text "#define TILEGEMM_BUILD_COMMIT \"${commit}\"\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUT} "${text}")
+endif()
