@@ -1,7 +1,9 @@
 """Argument checks that read tensor attributes only (shape, strides, dtype name), so they run without torch
 and raise before any device work: TypeError for a wrong kind of object, ValueError for a wrong value, each
 message starting with the argument's name."""
+import importlib.util
 import operator
+import sys
 
 # What the C++ bindings take: sizes and strides as int64, the data pointer as uintptr_t, the device and some
 # scalars (expected_m, ks_cpu, k_alignment) as int. A value outside is named here: the binding would raise
@@ -15,13 +17,20 @@ def is_tensor(t):
     return all(hasattr(t, attribute) for attribute in ('data_ptr', 'stride', 'shape', 'dtype', 'device'))
 
 
+def _torch_hint():
+    """Where torch is not installed, what the user needs (deep_gemm installs without it; pip install .[torch])."""
+    if 'torch' in sys.modules or importlib.util.find_spec('torch') is not None:
+        return ''
+    return ' (PyTorch is not installed: the GEMMs take torch tensors; pip install torch, or the package with [torch])'
+
+
 def require_tensor(t, name):
     """``t`` when it has a tensor's attributes with values the C++ layer can hold; TypeError/ValueError naming
     ``name`` otherwise. torch's tensors always pass the value checks; other objects with those attributes
     (accepted too, see _tensor.py) may not."""
     if not is_tensor(t):
         kind = 'None' if t is None else type(t).__module__ + '.' + type(t).__qualname__
-        raise TypeError(f'{name}: expected a torch.Tensor, got {kind}')
+        raise TypeError(f'{name}: expected a torch.Tensor, got {kind}{_torch_hint()}')
     _require_geometry(t, name)
     return t
 
