@@ -45,42 +45,23 @@ def fp8_dense_operands(layout):
 def calls():
     """(name, function of no arguments that makes its tensors and calls deep_gemm, the op it must trace to)."""
     out = []
+    def dense(name, operands, accumulate=False):
+        """A call of deep_gemm.<name> on the layout its name ends with; accumulate: fp32 d given as c too."""
+        def call():
+            a, b = operands(name[-2:])
+            d = torch.zeros(M, N, dtype=FP32, device='meta') if accumulate else meta(M, N)
+            getattr(deep_gemm, name)(a, b, d, **({'c': d} if accumulate else {}))
+            return d
+        return call
+
     for layout in ('nt', 'nn', 'tn', 'tt'):
-        def bf16(layout=layout):
-            a, b = dense_operands(layout)
-            d = meta(M, N)
-            getattr(deep_gemm, f'bf16_gemm_{layout}')(a, b, d)
-            return d
-
-        def bf16_accumulate(layout=layout):
-            a, b = dense_operands(layout)
-            d = torch.zeros(M, N, dtype=FP32, device='meta')
-            getattr(deep_gemm, f'bf16_gemm_{layout}')(a, b, d, c=d)
-            return d
-
-        def cublaslt(layout=layout):
-            a, b = dense_operands(layout)
-            d = meta(M, N)
-            getattr(deep_gemm, f'cublaslt_gemm_{layout}')(a, b, d)
-            return d
-
-        def fp8(layout=layout):
-            a, b = fp8_dense_operands(layout)
-            d = meta(M, N)
-            getattr(deep_gemm, f'fp8_gemm_{layout}')(a, b, d)
-            return d
-
-        def fp8_fp4(layout=layout):
-            a, b = fp8_dense_operands(layout)
-            d = meta(M, N)
-            getattr(deep_gemm, f'fp8_fp4_gemm_{layout}')(a, b, d)
-            return d
-
-        out += [(f'bf16_gemm_{layout}', bf16, f'bf16_gemm_{layout}'),
-                (f'bf16_gemm_{layout}+c=d', bf16_accumulate, f'bf16_gemm_{layout}'),
-                (f'cublaslt_gemm_{layout}', cublaslt, f'cublaslt_gemm_{layout}'),
-                (f'fp8_gemm_{layout}', fp8, f'fp8_gemm_{layout}'),
-                (f'fp8_fp4_gemm_{layout}', fp8_fp4, f'fp8_gemm_{layout}')]
+        out += [(f'bf16_gemm_{layout}', dense(f'bf16_gemm_{layout}', dense_operands), f'bf16_gemm_{layout}'),
+                (f'bf16_gemm_{layout}+c=d', dense(f'bf16_gemm_{layout}', dense_operands, accumulate=True),
+                 f'bf16_gemm_{layout}'),
+                (f'cublaslt_gemm_{layout}', dense(f'cublaslt_gemm_{layout}', dense_operands),
+                 f'cublaslt_gemm_{layout}'),
+                (f'fp8_gemm_{layout}', dense(f'fp8_gemm_{layout}', fp8_dense_operands), f'fp8_gemm_{layout}'),
+                (f'fp8_fp4_gemm_{layout}', dense(f'fp8_fp4_gemm_{layout}', fp8_dense_operands), f'fp8_gemm_{layout}')]
 
     def fp8_1d1d():
         a, b = fp8_pair(M, K), fp8_pair(N, K)
