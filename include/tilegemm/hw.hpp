@@ -43,6 +43,9 @@ struct HardwareModel {
 // `argument` for an unknown name.
 HardwareModel hardware_preset(const std::string& name, const std::string& argument = "--hw");
 std::vector<std::string> hardware_preset_names();
+// The preset `name` for the SM90 (Hopper) heuristics and JIT kernels; InvalidArgument naming `argument` for a
+// preset of other hardware (ascend-950dt), which would otherwise get an sm_90 kernel config planned for it.
+HardwareModel sm90_hardware_preset(const std::string& name, const std::string& argument = "--hw");
 
 // Applies overrides from a JSON object (keys = field names above, e.g. {"hbm_gbps": 4272}). Unknown keys,
 // wrong types and malformed JSON throw InvalidArgument naming `argument`.

@@ -97,8 +97,9 @@ struct PrecompileResult {
   std::vector<std::string> failures;  // "<kernel>: <first line of the error>"
   double elapsed_s = 0;
 };
-// Compiles `specs` (duplicates by name+source are compiled once) on `jobs` threads (0 = all cores). The
-// callback runs under a lock, once per finished kernel. Failures are collected, not thrown.
+// Compiles `specs` (duplicates by name+source are compiled once) on `jobs` threads (0 = all cores) into the disk
+// cache, which must be writable (InvalidArgument naming DG_JIT_CACHE_DIR otherwise). The callback runs under a
+// lock, once per finished kernel. Compile failures are collected, not thrown.
 PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs = 0,
                             const ProgressCallback& on_progress = {});
 

@@ -156,6 +156,8 @@ def register_if_torch_imported():
 
 
 # ---- fake implementations: shapes and dtypes, no data ----------------------------------------------------------
+# Written apart from the plain functions' checks (which need integer sizes and pointers): under torch.compile with
+# dynamic shapes the sizes here are symbols, compared without being turned into ints, so a dynamic M stays dynamic.
 
 _OPERAND = {False: ('bfloat16', ), True: ('float8_e4m3fn', )}
 

@@ -1,11 +1,9 @@
 #include "api/launch_plan.hpp"
 
-#include <algorithm>
-#include <atomic>
 #include <exception>
-#include <thread>
 
 #include "api/device_context.hpp"
+#include "core/parallel_for.hpp"
 #include "core/process_switches.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
@@ -98,25 +96,16 @@ std::vector<jit::KernelSpec> plan_kernel_specs(const std::vector<const LaunchPla
                                                int jobs) {
   TILEGEMM_REQUIRE(jobs >= 0, "jobs", ">= 0 (0 = all cores)", std::to_string(jobs));
   std::vector<std::optional<jit::KernelSpec>> found(plans.size());
-  std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < plans.size();) {
-      try {
-        found[i] = plan_kernel_spec(*plans[i], hw);
-      } catch (...) {
-        const std::lock_guard lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
+  parallel_for(plans.size(), worker_threads(jobs, plans.size()), [&](std::size_t i) {
+    try {
+      found[i] = plan_kernel_spec(*plans[i], hw);
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
     }
-  };
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>(jobs > 0 ? jobs : cores, std::max<std::size_t>(1, plans.size()));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
+  });
   if (failure) std::rethrow_exception(failure);
   std::vector<jit::KernelSpec> specs;
   for (auto& spec : found)

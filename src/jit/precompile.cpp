@@ -1,13 +1,13 @@
 // Parallel precompile: many kernels, one compiler call per thread at a time, progress after each.
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "core/parallel_for.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
 #include "tilegemm/jit.hpp"
 
 
@@ -35,50 +35,45 @@ std::string failure_line(const KernelSpec& spec, const std::exception& e) {
 
 PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs, const ProgressCallback& on_progress) {
   TILEGEMM_REQUIRE(jobs >= 0, "jobs", ">= 0 (0 = all cores)", std::to_string(jobs));
+  // What is compiled must be kept, or the precompile did nothing a later process can use.
+  TILEGEMM_REQUIRE(cache_info().writable, "DG_JIT_CACHE_DIR",
+                   "a writable directory (a precompile keeps what it compiles there)",
+                   fmt::format("'{}'", env().jit_cache_dir));
   // The same kernel asked for twice (two shapes choosing one config) is one piece of work.
   std::vector<const KernelSpec*> unique;
   std::set<std::tuple<std::string, std::string, std::vector<std::string>>> seen;
   for (const auto& s : specs)
     if (seen.insert({s.name, s.source, s.options}).second) unique.push_back(&s);
 
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>(jobs > 0 ? jobs : cores, std::max<std::size_t>(1, unique.size()));
   PrecompileResult result;
   result.total = unique.size();
   std::mutex mutex;
-  std::atomic<std::size_t> next{0};
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
 
-  auto worker = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < unique.size();) {
-      const KernelSpec& spec = *unique[i];
-      std::string failure;
-      bool compiled = false;
-      try {
-        compiled = lookup_kernel(spec).source == KernelSource::kCompiled;
-      } catch (const std::exception& e) {
-        failure = failure_line(spec, e);
-      }
-      std::lock_guard lock(mutex);
-      if (!failure.empty()) result.failures.push_back(std::move(failure));
-      else if (compiled) ++result.compiled;
-      else ++result.cached;
-      if (on_progress) {
-        PrecompileProgress p;
-        p.done = result.compiled + result.cached + result.failures.size();
-        p.total = result.total;
-        p.compiled = result.compiled;
-        p.elapsed_s = seconds();
-        p.last_name = &spec.name;
-        on_progress(p);
-      }
+  parallel_for(unique.size(), worker_threads(jobs, unique.size()), [&](std::size_t i) {
+    const KernelSpec& spec = *unique[i];
+    std::string failure;
+    bool compiled = false;
+    try {
+      compiled = lookup_kernel(spec).source == KernelSource::kCompiled;
+    } catch (const std::exception& e) {
+      failure = failure_line(spec, e);
     }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+    std::lock_guard lock(mutex);
+    if (!failure.empty()) result.failures.push_back(std::move(failure));
+    else if (compiled) ++result.compiled;
+    else ++result.cached;
+    if (on_progress) {
+      PrecompileProgress p;
+      p.done = result.compiled + result.cached + result.failures.size();
+      p.total = result.total;
+      p.compiled = result.compiled;
+      p.elapsed_s = seconds();
+      p.last_name = &spec.name;
+      on_progress(p);
+    }
+  });
   result.elapsed_s = seconds();
   return result;
 }

@@ -205,7 +205,7 @@ void run_plan(const PlanArgs& args) {
 
 void run_plan_checked(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
-  const HardwareModel hw = sm90_preset(args.hw, "--hw");
+  const HardwareModel hw = sm90_hardware_preset(args.hw, "--hw");
   const std::vector<GemmDesc> descs = descs_from(args);
   nlohmann::json out = nlohmann::json::array();
   if (!args.json && descs.size() > 1)

@@ -84,14 +84,4 @@ void with_option_names(const OptionNames& options, const std::function<void()>& 
   }
 }
 
-HardwareModel sm90_preset(const std::string& name, const std::string& argument) {
-  const HardwareModel hw = hardware_preset(name, argument);
-  if (hw.ascend_l1_bytes == 0) return hw;  // NVIDIA presets leave the Ascend buffers at 0
-  std::string hopper;
-  for (const std::string& preset : hardware_preset_names())
-    if (hardware_preset(preset, argument).ascend_l1_bytes == 0) hopper += (hopper.empty() ? "" : ", ") + preset;
-  throw InvalidArgument(argument, fmt::format("an NVIDIA Hopper preset ({}) for the SM90 heuristics and kernels", hopper),
-                        fmt::format("'{}' (not NVIDIA; tilegemm ledger models it)", name));
-}
-
 }  // namespace tilegemm::cli

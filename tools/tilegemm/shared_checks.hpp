@@ -37,8 +37,4 @@ void reject_flag_values(const CLI::App& app, int argc, char** argv);
 using OptionNames = std::vector<std::pair<std::string, std::string>>;
 void with_option_names(const OptionNames& options, const std::function<void()>& body);
 
-// The preset `name` for the SM90 (Hopper) heuristics and JIT kernels; InvalidArgument naming `argument` for a
-// preset of other hardware (ascend-950dt), which would otherwise get an sm_90 kernel config planned for it.
-HardwareModel sm90_preset(const std::string& name, const std::string& argument);
-
 }  // namespace tilegemm::cli
