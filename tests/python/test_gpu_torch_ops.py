@@ -12,6 +12,8 @@ from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8  # noqa
 
 from test_host_cost_gpu import FAMILIES, families  # noqa: E402
 
+deep_gemm.register_torch_ops()  # deep_gemm may have come before torch in this process (test_torch_ops.py says why)
+
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or not deep_gemm._C.gpu_available(),
                                 reason='no CUDA GPU')
 

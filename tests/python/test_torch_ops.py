@@ -12,6 +12,10 @@ torch = pytest.importorskip('torch', reason='the custom ops and torch.compile ne
 
 import deep_gemm  # noqa: E402
 
+# Other test files may have imported deep_gemm before torch, with no checked call since: the documented case for
+# registering by hand before a first call under torch.compile.
+deep_gemm.register_torch_ops()
+
 M, N, K, G = 64, 256, 384, 2
 BF16, FP32, FP8, I32 = torch.bfloat16, torch.float32, torch.float8_e4m3fn, torch.int32
 
