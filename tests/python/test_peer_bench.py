@@ -33,10 +33,27 @@ def test_dense_suites_are_the_deepseek_weights_at_their_m():
 def test_grouped_and_masked_suites():
     assert [c.name for c in suites.SUITES['grouped']] == [
         '4x8192x4096x7168', '4x8192x7168x2048', '8x4096x4096x7168', '8x4096x7168x2048', '4x8192x6144x7168',
-        '8x4096x7168x3072']
+        '8x4096x7168x3072', '8x~1024x4096x7168', '8x~1024x7168x2048', '4x~8192x6144x7168', '8x~4096x7168x3072']
     assert suites.SUITES['grouped'][4].flops == 2 * 4 * 8192 * 6144 * 7168
+
+
+def test_ragged_groups_are_drawn_once_per_name_and_meet_256_row_tiles_inside():
+    ragged = [c for c in suites.SUITES['grouped'] if c.ragged]
+    assert len(ragged) == 4
+    for case in ragged:
+        rows = case.group_rows()
+        assert rows == case.group_rows() and len(rows) == case.groups
+        assert all(int(case.m_per_group * 0.7) <= r <= int(case.m_per_group * 1.3) for r in rows)
+        assert case.flops == 2 * sum(rows) * case.n * case.k
+    # Some group of the MoE prefill shape starts inside a 256-row tile: the case those tiles must handle.
+    starts, row = [], 0
+    for r in ragged[0].group_rows():
+        starts.append(row)
+        row += -(-r // 128) * 128
+    assert any(s % 256 for s in starts), starts
     assert [(c.groups, c.expected_m, c.n, c.k) for c in suites.SUITES['masked']] == [
-        (32, 192, 6144, 7168), (6, 1024, 7168, 3072), (32, 20, 4096, 4096), (6, 20, 4096, 2048), (16, 256, 4096, 7168)]
+        (32, 192, 6144, 7168), (6, 1024, 7168, 3072), (32, 20, 4096, 4096), (6, 20, 4096, 2048), (16, 256, 4096, 7168),
+        (8, 128, 4096, 7168), (8, 128, 7168, 2048)]
 
 
 def test_host_suite_covers_every_exported_family_and_filters_by_dtype():

@@ -81,7 +81,7 @@ def grouped(ctx, case, dtype):
     grouped_layout and zero in a), b [G, N, K]."""
     torch = ctx.torch
     torch.manual_seed(seed_for(ctx.seed, f'{case.name} {dtype}'))
-    rows = [case.m_per_group] * case.groups
+    rows = case.group_rows()
     layout_list = contiguous_layout(rows, ctx.alignment)
     m = len(layout_list)
     layout = torch.tensor(layout_list, dtype=torch.int32, device='cuda')
@@ -106,7 +106,7 @@ def grouped(ctx, case, dtype):
     return Problem(case.name, entries, reference[valid_rows], valid=lambda out: out[valid_rows],
                    tolerance=tolerance, flops=case.flops,
                    params={'groups': case.groups, 'm_per_group': case.m_per_group, 'n': case.n, 'k': case.k,
-                           'm': m, 'alignment': ctx.alignment})
+                           'ragged': case.ragged, 'group_rows': rows, 'm': m, 'alignment': ctx.alignment})
 
 
 def masked(ctx, case, dtype):

@@ -1,5 +1,6 @@
 """What each suite times: shapes and call families as plain data (no torch), and the selection options."""
 import fnmatch
+import random
 from dataclasses import dataclass
 
 # DeepSeek-V3's dense weights (N, K), as in DeepGEMM's own benchmark and docs/bench.md.
@@ -25,19 +26,29 @@ class Dense:
 
 @dataclass(frozen=True)
 class Grouped:
-    """M-grouped contiguous: every group holds m_per_group rows (no padding rows), as DeepGEMM's benchmark."""
+    """M-grouped contiguous. Even: every group holds m_per_group rows (no padding rows), as DeepGEMM's benchmark.
+    Ragged: group g holds int(m_per_group * U(0.7, 1.3)) rows, as DeepGEMM's tests and a router's counts do, padded
+    to the alignment with -1 rows, so groups start on any 128-row block and larger tiles meet their boundaries."""
     groups: int
     m_per_group: int
     n: int
     k: int
+    ragged: bool = False
 
     @property
     def name(self):
-        return f'{self.groups}x{self.m_per_group}x{self.n}x{self.k}'
+        return f"{self.groups}x{'~' if self.ragged else ''}{self.m_per_group}x{self.n}x{self.k}"
+
+    def group_rows(self):
+        """Valid rows of each group; ragged rows are drawn from a generator seeded by the name (same every run)."""
+        if not self.ragged:
+            return [self.m_per_group] * self.groups
+        rng = random.Random(self.name)
+        return [int(self.m_per_group * rng.uniform(0.7, 1.3)) for _ in range(self.groups)]
 
     @property
     def flops(self):
-        return 2 * self.groups * self.m_per_group * self.n * self.k
+        return 2 * sum(self.group_rows()) * self.n * self.k
 
 
 @dataclass(frozen=True)
@@ -88,11 +99,15 @@ RAGGED = (Dense(65, 2112, 7168), Dense(129, 7168, 2048), Dense(129, 4096, 7168),
           Dense(2048, 7168, 2048))
 
 GROUPED = tuple(Grouped(g, m, n, k) for g, m in ((4, 8192), (8, 4096)) for n, k in ((4096, 7168), (7168, 2048))) + \
-    (Grouped(4, 8192, 6144, 7168), Grouped(8, 4096, 7168, 3072))
+    (Grouped(4, 8192, 6144, 7168), Grouped(8, 4096, 7168, 3072)) + \
+    tuple(Grouped(g, m, n, k, ragged=True) for g, m, n, k in ((8, 1024, 4096, 7168), (8, 1024, 7168, 2048),
+                                                             (4, 8192, 6144, 7168), (8, 4096, 7168, 3072)))
 
-# M-grouped masked problems of MoE decoding: groups of about 20 rows, and of 192 to 1024.
+# M-grouped masked problems of MoE decoding: groups of about 20 rows, and of 192 to 1024; the last two are the up/gate
+# and down projections of 8 local DeepSeek-V3 experts at 512 tokens, top-2, on buffers of 512 rows per expert.
 MASKED = (Masked(32, 192, 6144, 7168), Masked(6, 1024, 7168, 3072), Masked(32, 20, 4096, 4096),
-          Masked(6, 20, 4096, 2048), Masked(16, 256, 4096, 7168))
+          Masked(6, 20, 4096, 2048), Masked(16, 256, 4096, 7168), Masked(8, 128, 4096, 7168, max_m=512),
+          Masked(8, 128, 7168, 2048, max_m=512))
 
 # Shapes small enough that the GPU keeps up with back-to-back calls (each kernel a few µs), so the median host time is
 # the call's own cost: with a deeper queue of launches than the GPU drains, every launch of either library costs more.
