@@ -1,6 +1,7 @@
 // enumerate → reject → score → pick, and the per-desc cache in front of it.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <span>
 #include <tuple>
 
@@ -9,6 +10,7 @@
 #include "core/config_filter.hpp"
 #include "heuristics/selector_offer.hpp"
 #include "heuristics/sm90_cost.hpp"
+#include "heuristics/sm90_tile_rules.hpp"  // sm90_smem_fits
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_params.hpp"  // d_chunk_bytes, d_chunk_swizzle_bytes
@@ -153,49 +155,129 @@ std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
   key += env().config_filter;
   return key;
 }
+
+// What both searches walk: the SMs, the problem's ledger, the filter and the tile parameters of the dtype family.
+struct SearchSpace {
+  int sms = 0;
+  ProblemShape shape;
+  ProblemLedger problem;
+  ConfigFilter filter;
+  int forced_raster = 0;  // 0: derive it per tile shape
+  std::span<const int> block_ks;
+  std::span<const MathShape> math_shapes;
+};
+
+SearchSpace search_space(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
+  validate_desc(desc);
+  SearchSpace s;
+  s.sms = resolve_num_sms(hw, num_sms);
+  s.shape = sm90_problem_shape(desc);
+  s.problem = problem_ledger(s.shape, sm90_operand_dtypes(desc), hw);
+  s.filter = env_config_filter();  // read once: each read locks the environment
+  s.forced_raster = s.filter.value_of("raster");
+  const bool fp8 = is_fp8_desc(desc);
+  s.block_ks = fp8 ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
+  s.math_shapes = fp8 ? std::span<const MathShape>(kFp8MathShapes) : std::span<const MathShape>(kBf16MathShapes);
+  return s;
+}
+
+int max_stages(const GemmDesc& desc, int block_k) {
+  return std::max(2, std::min(kMaxPreferredStages, static_cast<int>(ceil_div(desc.k, block_k))));
+}
+
+// The data-parallel config of one tile shape, before its raster group and stages (so its shared memory) are set.
+GemmConfig tile_config(const GemmDesc& desc, const SearchSpace& s, int block_k, const ClusterShape& cluster,
+                       const MathShape& math, int block_n) {
+  GemmConfig c;
+  c.block_m = math.block_m;
+  c.num_math_warpgroups = math.num_math_warpgroups;
+  c.block_n = block_n;
+  c.block_k = block_k;
+  c.cluster_m = cluster.cluster_m;
+  c.cluster_n = cluster.cluster_n;
+  c.multicast = cluster.multicast;
+  c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
+  c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
+  c.num_sms = s.sms;
+  c.split_k = 1;
+  return c;
+}
+
+int raster_group(const SearchSpace& s, const GemmConfig& c) {
+  return s.forced_raster > 0 ? s.forced_raster : choose_raster_group(s.shape, c.block_m, c.block_n, s.sms);
+}
+
+// rank_candidates(...).front() in one pass, for the selector: the cheapest by `cheaper`, without reasons, without
+// costing what is rejected and without the sort. A tile shape the selector does not offer is skipped whole, its
+// stages stop at the first ring that overflows shared memory (every deeper one does too), and its scheme choices
+// (a function of the tile shape) are asked for once. nullopt when no candidate is legal and matches the filter:
+// rank_candidates then throws the error that says why.
+std::optional<Candidate> cheapest_candidate(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
+  const SearchSpace s = search_space(desc, hw, num_sms);
+  const bool data_parallel_excluded = env().force_scheme > 0;  // TILEGEMM_GEMM_SCHEME
+  std::optional<Candidate> best;
+  Candidate cand;
+  cand.legal = true;
+  const auto consider = [&](const GemmConfig& c, const std::string* scheme_reason) {  // c is legal
+    if (!s.filter.matches(c)) return;
+    cand.config = c;
+    cand.cost = sm90_cost(desc, c, hw, s.problem);
+    if (best && !cheaper(cand, *best)) return;
+    best = cand;
+    if (scheme_reason) best->scheme_reason = *scheme_reason;
+  };
+  for (const int block_k : s.block_ks) {
+    const int stages_limit = max_stages(desc, block_k);
+    for (const ClusterShape& cluster : kClusterShapes)
+      for (const MathShape& math : s.math_shapes)
+        for (int block_n = 16; block_n <= 256; block_n += 8) {
+          GemmConfig c = tile_config(desc, s, block_k, cluster, math, block_n);
+          if (!sm90_offered(desc, c, s.filter, nullptr)) continue;
+          c.raster_group = raster_group(s, c);
+          std::optional<std::vector<SchemeChoice>> choices;
+          for (c.stages = 2; c.stages <= stages_limit; ++c.stages) {
+            c.smem_bytes = sm90_smem_bytes(desc, c);
+            if (!sm90_smem_fits(c.smem_bytes, hw)) break;
+            if (!sm90_config_legal(desc, c, hw, nullptr)) continue;
+            if (!data_parallel_excluded) consider(c, nullptr);
+            // The scheme variants of a legal data-parallel config, as add_scheme_variants.
+            if (!choices) choices = sm90_scheme_choices(desc, c, hw);
+            for (const SchemeChoice& choice : *choices) {
+              if (choice.scheme == GemmScheme::kDataParallel) continue;
+              GemmConfig variant = c;
+              variant.scheme = choice.scheme;
+              variant.split_k = choice.split_k;
+              if (sm90_config_legal(desc, variant, hw, nullptr)) consider(variant, &choice.why);
+            }
+          }
+        }
+  }
+  return best;
+}
 }  // namespace
 
 std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
-  validate_desc(desc);
-  const int sms = resolve_num_sms(hw, num_sms);
-  const ProblemShape shape = sm90_problem_shape(desc);
-  const ProblemLedger problem = problem_ledger(shape, sm90_operand_dtypes(desc), hw);
-  const ConfigFilter filter = env_config_filter();  // read once: each read locks the environment
-  const int forced_raster = filter.value_of("raster");  // 0: derive it per tile shape
-  const bool fp8 = is_fp8_desc(desc);
-  const std::span<const int> block_ks = fp8 ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
-  const std::span<const MathShape> math_shapes =
-      fp8 ? std::span<const MathShape>(kFp8MathShapes) : std::span<const MathShape>(kBf16MathShapes);
-
+  const SearchSpace s = search_space(desc, hw, num_sms);
   std::vector<Candidate> out;
-  for (const int block_k : block_ks) {
-    const int k_blocks = static_cast<int>(ceil_div(desc.k, block_k));
-    const int max_stages = std::max(2, std::min(kMaxPreferredStages, k_blocks));
+  for (const int block_k : s.block_ks) {
+    const int stages_limit = max_stages(desc, block_k);
     for (const ClusterShape& cluster : kClusterShapes)
-      for (const MathShape& math : math_shapes)
-        for (int block_n = 16; block_n <= 256; block_n += 8)
-          for (int stages = 2; stages <= max_stages; ++stages) {
+      for (const MathShape& math : s.math_shapes)
+        for (int block_n = 16; block_n <= 256; block_n += 8) {
+          GemmConfig tile = tile_config(desc, s, block_k, cluster, math, block_n);
+          tile.raster_group = raster_group(s, tile);
+          for (int stages = 2; stages <= stages_limit; ++stages) {
             Candidate cand;
             GemmConfig& c = cand.config;
-            c.block_m = math.block_m;
-            c.num_math_warpgroups = math.num_math_warpgroups;
-            c.block_n = block_n;
-            c.block_k = block_k;
+            c = tile;
             c.stages = stages;
-            c.cluster_m = cluster.cluster_m;
-            c.cluster_n = cluster.cluster_n;
-            c.multicast = cluster.multicast;
-            c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
-            c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
-            c.num_sms = sms;
-            c.raster_group = forced_raster > 0 ? forced_raster : choose_raster_group(shape, c.block_m, c.block_n, sms);
-            c.split_k = 1;
             c.smem_bytes = sm90_smem_bytes(desc, c);
-            cand.legal = selectable(desc, c, hw, filter, &cand.reject_reason);
-            if (cand.legal) cand.cost = sm90_cost(desc, c, hw, problem);
+            cand.legal = selectable(desc, c, hw, s.filter, &cand.reject_reason);
+            if (cand.legal) cand.cost = sm90_cost(desc, c, hw, s.problem);
             out.push_back(std::move(cand));
-            add_scheme_variants(desc, hw, problem, filter, out);
+            add_scheme_variants(desc, hw, s.problem, s.filter, out);
           }
+        }
   }
   return out;
 }
@@ -232,13 +314,14 @@ GemmConfig ConfigSelector::select(const GemmDesc& desc, const HardwareModel& hw,
   }
   // Selection runs outside the lock: two threads racing on a new desc both compute the same (deterministic)
   // answer and only the first insert prints.
-  const std::vector<Candidate> ranked = rank_candidates(desc, hw, num_sms);
-  const GemmConfig config = ranked.front().config;
+  std::optional<Candidate> best = cheapest_candidate(desc, hw, num_sms);
+  if (!best) best = rank_candidates(desc, hw, num_sms).front();  // throws the error that says why
+  const GemmConfig config = best->config;
   std::lock_guard<std::mutex> lock(mutex_);
   const auto [it, inserted] = cache_.emplace(key, config);
   if (inserted && print && sink) {
     fmt::print(sink, "tilegemm: config {} -> {} | {}\n", to_string(desc), to_string(config),
-               scheme_explanation(desc, ranked.front()));
+               scheme_explanation(desc, *best));
     std::fflush(sink);
   }
   return it->second;

@@ -2,37 +2,49 @@
 
 #include <fmt/format.h>
 
+#include "heuristics/sm90_tile_rules.hpp"  // reject
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
-std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter) {
+bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter, std::string* why) {
   const bool fp8 = is_fp8_desc(desc);
   if (fp8 && c.k_split_pair() && !kSm90Fp8KSplitPairSelected && !filter.names({"block_m", "math_wg"}))
-    return "the K-split warpgroup pair is not offered by the FP8 selector yet "
-           "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)";
+    return reject(why, "the K-split warpgroup pair is not offered by the FP8 selector yet "
+                       "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)");
   if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
-    return "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = false: no "
-           "measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)";
+    return reject(why, "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = "
+                       "false: no measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
   if (fp8 && c.block_k == 512 && c.block_n > kSm90Fp8FourBlockStagesMaxBlockN && !filter.names({"block_k"}))
-    return fmt::format("FP8 stages of four K blocks are not offered for tiles wider than {} (measured faster on "
-                       "narrower ones only), here {}; TILEGEMM_CONFIG_FILTER=block_k=512 forces them",
-                       kSm90Fp8FourBlockStagesMaxBlockN, c.block_n);
+    return reject(why, [&] {
+      return fmt::format("FP8 stages of four K blocks are not offered for tiles wider than {} (measured faster on "
+                         "narrower ones only), here {}; TILEGEMM_CONFIG_FILTER=block_k=512 forces them",
+                         kSm90Fp8FourBlockStagesMaxBlockN, c.block_n);
+    });
   if (fp8 && c.block_k >= 256 && !filter.names({"block_k"})) {
     // Masked problems: the caller's expected rows per group when given (expected_m = 0: up to m).
     const long long rows = desc.type == GemmType::kMGroupedMasked && desc.expected_m > 0 ? desc.expected_m : desc.m;
     if (rows > kSm90Fp8TwoBlockStagesMaxRows || desc.k < kSm90Fp8TwoBlockStagesMinK)
-      return fmt::format("FP8 stages of several K blocks are not offered beyond {} rows or below K = {} (measured "
-                         "faster there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k={} forces them",
-                         kSm90Fp8TwoBlockStagesMaxRows, kSm90Fp8TwoBlockStagesMinK, rows, desc.k, c.block_k);
+      return reject(why, [&] {
+        return fmt::format("FP8 stages of several K blocks are not offered beyond {} rows or below K = {} (measured "
+                           "faster there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k={} forces "
+                           "them", kSm90Fp8TwoBlockStagesMaxRows, kSm90Fp8TwoBlockStagesMinK, rows, desc.k,
+                           c.block_k);
+      });
   }
   if (!fp8 && c.block_k == 256 && !kSm90Bf16FourAtomStagesSelected && !filter.names({"block_k"}))
-    return "BF16 stages of four K atoms (block_k 256) are not offered by the selector "
-           "(kSm90Bf16FourAtomStagesSelected = false; TILEGEMM_CONFIG_FILTER=block_k=256 forces them)";
+    return reject(why, "BF16 stages of four K atoms (block_k 256) are not offered by the selector "
+                       "(kSm90Bf16FourAtomStagesSelected = false; TILEGEMM_CONFIG_FILTER=block_k=256 forces them)");
   if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}))
-    return "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = false: "
-           "measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)";
-  return {};
+    return reject(why, "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = "
+                       "false: measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)");
+  return true;
+}
+
+std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter) {
+  std::string why;
+  sm90_offered(desc, c, filter, &why);
+  return why;
 }
 
 }  // namespace tilegemm

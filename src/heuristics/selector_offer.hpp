@@ -11,8 +11,11 @@
 
 namespace tilegemm {
 
-// Empty when the selector may pick the (legal) `config` for `desc` under `filter`, else the reason, naming the
-// switch in tilegemm/heuristics.hpp and the filter that offers it.
+// Whether the selector may pick the (legal) `config` for `desc` under `filter`; on false *why (if given) is the
+// reason, naming the switch in tilegemm/heuristics.hpp and the filter that offers it. Reads neither the stages nor
+// the scheme: the selector checks it once per tile shape.
+bool sm90_offered(const GemmDesc& desc, const GemmConfig& config, const ConfigFilter& filter, std::string* why);
+// Empty when sm90_offered, else the reason.
 std::string sm90_offer_problem(const GemmDesc& desc, const GemmConfig& config, const ConfigFilter& filter);
 
 }  // namespace tilegemm

@@ -21,11 +21,6 @@ constexpr int kProducerRegs = 40;
 // Barriers and the 1024-byte alignment of 128B-swizzled TMA destinations.
 constexpr int kSmemReserveBytes = 1024;
 
-bool fail(std::string* why, std::string reason) {
-  if (why) *why = std::move(reason);
-  return false;
-}
-
 }  // namespace
 
 int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
@@ -37,66 +32,86 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
   if (desc.type == GemmType::kKGroupedContiguous && desc.d_dtype != DType::kFloat32)
-    return fail(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
+    return reject(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
   if (c.block_k != kBf16AtomK && c.block_k != 2 * kBf16AtomK && c.block_k != kBf16MaxBlockK)
-    return fail(why, fmt::format("block_k {} is not {}, {} or {} (one, two or four 128-byte bf16 K atoms of the 128B "
-                                 "swizzle per stage)", c.block_k, kBf16AtomK, 2 * kBf16AtomK, kBf16MaxBlockK));
+    return reject(why, [&] {
+      return fmt::format("block_k {} is not {}, {} or {} (one, two or four 128-byte bf16 K atoms of the 128B "
+                         "swizzle per stage)", c.block_k, kBf16AtomK, 2 * kBf16AtomK, kBf16MaxBlockK);
+    });
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kKGroupedContiguous)
-    return fail(why, fmt::format("block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
-                                 "multiples of {} only)", c.block_k, kBf16AtomK, kBf16AtomK));
+    return reject(why, [&] {
+      return fmt::format("block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
+                         "multiples of {} only)", c.block_k, kBf16AtomK, kBf16AtomK);
+    });
   if (desc.type == GemmType::kBatchReduced && c.cluster_m * c.cluster_n > 1)
-    return fail(why, "a batch-reduced GEMM runs without clusters (its grid counts one [M, N] problem)");
+    return reject(why, "a batch-reduced GEMM runs without clusters (its grid counts one [M, N] problem)");
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kBatchReduced)
-    return fail(why, fmt::format("block_k {}: a batch-reduced GEMM walks each batch's K in {}-wide blocks (per-batch "
-                                 "K is a multiple of {} only)", c.block_k, kBf16AtomK, kBf16AtomK));
+    return reject(why, [&] {
+      return fmt::format("block_k {}: a batch-reduced GEMM walks each batch's K in {}-wide blocks (per-batch "
+                         "K is a multiple of {} only)", c.block_k, kBf16AtomK, kBf16AtomK);
+    });
   if (c.block_k > kBf16AtomK && c.cluster_m * c.cluster_n > 1)
-    return fail(why, fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k,
-                                 kBf16AtomK));
-  if (std::string problem = sm90_tile_shape_problem(desc, c); !problem.empty()) return fail(why, std::move(problem));
+    return reject(why, [&] {
+      return fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k,
+                         kBf16AtomK);
+    });
+  if (!sm90_tile_shape_fits(desc, c, /*two_pass_contiguous=*/false, /*k_split_pair=*/false, why)) return false;
 
   const int rows_per_wg = c.block_m / c.num_math_warpgroups;
   const int acc_regs = rows_per_wg * c.block_n / 128;
   if (acc_regs > kMaxAccumulatorRegs)
-    return fail(why, fmt::format("{} fp32 accumulator registers per thread ({} rows x block_n {} / 128) > {}",
-                                 acc_regs, rows_per_wg, c.block_n, kMaxAccumulatorRegs));
+    return reject(why, [&] {
+      return fmt::format("{} fp32 accumulator registers per thread ({} rows x block_n {} / 128) > {}",
+                         acc_regs, rows_per_wg, c.block_n, kMaxAccumulatorRegs);
+    });
   if (hw.max_regs_per_thread > 0 && acc_regs + kMathNonAccumulatorRegs > hw.max_regs_per_thread)
-    return fail(why, fmt::format("{} registers per math thread > {} allowed", acc_regs + kMathNonAccumulatorRegs,
-                                 hw.max_regs_per_thread));
+    return reject(why, [&] {
+      return fmt::format("{} registers per math thread > {} allowed", acc_regs + kMathNonAccumulatorRegs,
+                         hw.max_regs_per_thread);
+    });
   const int regs_per_cta = 128 * c.num_math_warpgroups * (acc_regs + kMathNonAccumulatorRegs) + 128 * kProducerRegs;
   if (hw.regs_per_sm > 0 && regs_per_cta > hw.regs_per_sm)
-    return fail(why, fmt::format("{} registers per CTA > {} per SM", regs_per_cta, hw.regs_per_sm));
+    return reject(why, [&] { return fmt::format("{} registers per CTA > {} per SM", regs_per_cta, hw.regs_per_sm); });
   if (hw.max_threads_per_sm > 0 && c.num_threads() > hw.max_threads_per_sm)
-    return fail(why, fmt::format("{} threads > {} per SM", c.num_threads(), hw.max_threads_per_sm));
+    return reject(why, [&] { return fmt::format("{} threads > {} per SM", c.num_threads(), hw.max_threads_per_sm); });
 
   if (desc.major_a == Major::kMNMajor && c.block_m % 64 != 0)
-    return fail(why, fmt::format("MN-major A needs block_m % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
-                                 "block_m is {}", c.block_m));
+    return reject(why, [&] {
+      return fmt::format("MN-major A needs block_m % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
+                         "block_m is {}", c.block_m);
+    });
   if (desc.major_b == Major::kMNMajor && c.block_n % 64 != 0)
-    return fail(why, fmt::format("MN-major B needs block_n % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
-                                 "block_n is {}", c.block_n));
+    return reject(why, [&] {
+      return fmt::format("MN-major B needs block_n % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
+                         "block_n is {}", c.block_n);
+    });
   if (c.swizzle_a_bytes != kOperandSwizzleBytes || c.swizzle_b_bytes != kOperandSwizzleBytes)
-    return fail(why, fmt::format("operand swizzle {}/{} bytes, the kernel uses {}B for A and B", c.swizzle_a_bytes,
-                                 c.swizzle_b_bytes, kOperandSwizzleBytes));
+    return reject(why, [&] {
+      return fmt::format("operand swizzle {}/{} bytes, the kernel uses {}B for A and B", c.swizzle_a_bytes,
+                         c.swizzle_b_bytes, kOperandSwizzleBytes);
+    });
   const int d_row_bytes = c.block_n * dtype_bits(desc.d_dtype) / 8;
   if (c.swizzle_d_bytes != 0 &&
       (c.swizzle_d_bytes % 32 != 0 || c.swizzle_d_bytes > 128 || d_row_bytes % c.swizzle_d_bytes != 0))
-    return fail(why, fmt::format("D swizzle {} bytes does not divide the {}-byte D tile row", c.swizzle_d_bytes,
-                                 d_row_bytes));
+    return reject(why, [&] {
+      return fmt::format("D swizzle {} bytes does not divide the {}-byte D tile row", c.swizzle_d_bytes,
+                         d_row_bytes);
+    });
 
+  const int smem = sm90_bf16_smem_bytes(desc, c);
   const std::string smem_detail =
-      fmt::format("{} stages x {} B + {} B D staging + {}", c.stages, (c.block_m + c.block_n) * c.block_k * 2,
-                  c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes);
-  if (std::string problem = sm90_resource_problem(c, sm90_bf16_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
-    return fail(why, std::move(problem));
+      why && !sm90_smem_fits(smem, hw)
+          ? fmt::format("{} stages x {} B + {} B D staging + {}", c.stages, (c.block_m + c.block_n) * c.block_k * 2,
+                        c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes)
+          : "";
+  if (!sm90_resource_fits(c, smem, smem_detail, hw, why)) return false;
   // Split-K / stream-K (device/tilegemm/sched/split_scheduler.cuh) cut dense and batched problems only.
   // NOTE: ptxas (CUDA 13.0) spills a few bytes in the deterministic stream-K fix-up of 256x128 / 2 warpgroup
   // tiles (128 accumulators per thread plus the 64-bit slot arithmetic of the ordered sum).
   const bool stream_k_det_spills = acc_regs >= kMaxAccumulatorRegs && c.num_math_warpgroups == 2;
-  if (std::string problem = sm90_scheme_problem(desc, c, stream_k_det_spills); !problem.empty())
-    return fail(why, std::move(problem));
+  if (!sm90_scheme_fits(desc, c, stream_k_det_spills, why)) return false;
 
-  if (std::string problem = sm90_cluster_problem(desc, c, hw, /*shares_a=*/false); !problem.empty())
-    return fail(why, std::move(problem));
+  if (!sm90_cluster_fits(desc, c, hw, /*shares_a=*/false, why)) return false;
   if (why) why->clear();
   return true;
 }

@@ -19,10 +19,6 @@ constexpr int kScaleBlock = 128;
 constexpr int kMaxResultAndPartialRegs = 192;
 constexpr int kSmemReserveBytes = 1024;
 
-bool fail(std::string* why, std::string reason) {
-  if (why) *why = std::move(reason);
-  return false;
-}
 int align128(int bytes) { return (bytes + 127) / 128 * 128; }
 }  // namespace
 
@@ -42,51 +38,60 @@ int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;
   if (desc.with_c && !per_token_b)
-    return fail(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
+    return reject(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
   if (desc.type == GemmType::kKGroupedContiguous && !per_token_b)
-    return fail(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
+    return reject(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
   if (c.block_k != kScaleBlock && c.block_k != 2 * kScaleBlock && c.block_k != 4 * kScaleBlock)
-    return fail(why, fmt::format("block_k {} not 128, 256 or 512 (one, two or four 128-wide scale blocks per stage)",
-                                 c.block_k));
+    return reject(why, [&] {
+      return fmt::format("block_k {} not 128, 256 or 512 (one, two or four 128-wide scale blocks per stage)",
+                         c.block_k);
+    });
   if (c.block_k > kScaleBlock) {
     const bool type_ok = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
                          desc.type == GemmType::kMGroupedMasked;
     if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair())
-      return fail(why, fmt::format("block_k {} (several K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, "
-                                   "batched and masked problems without a cluster or a K-split pair", c.block_k));
+      return reject(why, [&] {
+        return fmt::format("block_k {} (several K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, "
+                           "batched and masked problems without a cluster or a K-split pair", c.block_k);
+      });
   }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
-  if (std::string problem = sm90_tile_shape_problem(desc, c, !per_token_b, /*k_split_pair=*/true); !problem.empty())
-    return fail(why, std::move(problem));
+  if (!sm90_tile_shape_fits(desc, c, !per_token_b, /*k_split_pair=*/true, why)) return false;
   if (c.k_split_pair()) {
     // Each warpgroup owns the ring slots of one parity, so a slot is always waited on by the warpgroup that
     // released it: an odd ring would let a warpgroup wait one round ahead of the other's load of a slot, which an
     // mbarrier parity wait does not catch (measured on the H200). GPU-tested on dense, batched and masked problems.
     if (desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kKGroupedContiguous)
-      return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs dense, batched and masked problems, not {}",
-                                   gemm_type_name(desc.type)));
+      return reject(why, [&] {
+        return fmt::format("(64, 2): the K-split warpgroup pair runs dense, batched and masked problems, not {}",
+                           gemm_type_name(desc.type));
+      });
     if (c.scheme != GemmScheme::kDataParallel || c.cluster_m * c.cluster_n > 1 || c.stages % 2 != 0)
-      return fail(why, fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
-                                   "on an even number of stages, not {} with cluster {}x{} and {} stages",
-                                   scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages));
+      return reject(why, [&] {
+        return fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
+                           "on an even number of stages, not {} with cluster {}x{} and {} stages",
+                           scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages);
+      });
   }
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
-    return fail(why, fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
-                                 "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n));
+    return reject(why, [&] {
+      return fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
+                         "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n);
+    });
   const int sub_blocks = c.rows_per_math_warpgroup() / 64;
   const int regs = (sub_blocks + 1) * c.block_n / 2;
   if (regs > kMaxResultAndPartialRegs)
-    return fail(why, fmt::format("{} fp32 result + partial registers per thread (({} + 1) x block_n {} / 2) > {}", regs,
-                                 sub_blocks, c.block_n, kMaxResultAndPartialRegs));
-  const std::string smem_detail = fmt::format("{} stages", c.stages);
-  if (std::string problem = sm90_resource_problem(c, sm90_fp8_smem_bytes(desc, c), smem_detail, hw); !problem.empty())
-    return fail(why, std::move(problem));
+    return reject(why, [&] {
+      return fmt::format("{} fp32 result + partial registers per thread (({} + 1) x block_n {} / 2) > {}", regs,
+                         sub_blocks, c.block_n, kMaxResultAndPartialRegs);
+    });
+  const int smem = sm90_fp8_smem_bytes(desc, c);
+  const std::string smem_detail = why && !sm90_smem_fits(smem, hw) ? fmt::format("{} stages", c.stages) : "";
+  if (!sm90_resource_fits(c, smem, smem_detail, hw, why)) return false;
   // NOTE: at the 192-register budget (256x128, 128x192) the fix-up's ordered sum has no room left; an estimate
   // from the BF16 family's measured spill at its own limit, not seen on FP8.
-  if (std::string problem = sm90_scheme_problem(desc, c, regs >= kMaxResultAndPartialRegs); !problem.empty())
-    return fail(why, std::move(problem));
-  if (std::string problem = sm90_cluster_problem(desc, c, hw, /*shares_a=*/true); !problem.empty())
-    return fail(why, std::move(problem));
+  if (!sm90_scheme_fits(desc, c, regs >= kMaxResultAndPartialRegs, why)) return false;
+  if (!sm90_cluster_fits(desc, c, hw, /*shares_a=*/true, why)) return false;
   if (why) why->clear();
   return true;
 }
