@@ -22,6 +22,11 @@ constexpr bool kSm90Fp8KSplitPairSelected = false;
 // Whether the FP8 selector offers 1x2 clusters that share (multicast) the A tile on its own;
 // TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them either way.
 constexpr bool kSm90Fp8MulticastASelected = false;
+// Whether the FP8 selector offers 256-row tiles for masked problems on its own; TILEGEMM_CONFIG_FILTER=block_m=256
+// forces them. NOTE (H200, through deep_gemm): on the five masked shapes of 128 to 1024 expected rows per group,
+// 256x128 tiles ran 1.01-1.32x the time of 128x192 ones (32x192x6144x7168 740 -> 729 µs, 16x256x4096x7168
+// 474 -> 359), which the cost model, calibrated on dense and contiguous problems, ranks the other way round.
+constexpr bool kSm90Fp8MaskedTallTilesSelected = false;
 // Whether the selectors offer tiles whose width is an odd multiple of 8 (24, 40, 56, ...) on their own; the kernels
 // run them and TILEGEMM_CONFIG_FILTER=block_n=56 (any such width) forces one. NOTE (H200): 64x56 / 128x56 tiles
 // fill 128 SMs on N = 7168 where 64-wide ones fill 112, and were 1-12% slower at M = 64 and 128, both dtypes: those

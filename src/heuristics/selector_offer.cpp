@@ -15,6 +15,11 @@ bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter&
   if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
     return reject(why, "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = "
                        "false: no measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
+  if (fp8 && desc.type == GemmType::kMGroupedMasked && c.block_m > 128 && !kSm90Fp8MaskedTallTilesSelected &&
+      !filter.names({"block_m"}))
+    return reject(why, "256-row tiles of masked problems are not offered by the FP8 selector "
+                       "(kSm90Fp8MaskedTallTilesSelected = false: measured slower than 128-row ones; "
+                       "TILEGEMM_CONFIG_FILTER=block_m=256 forces them)");
   if (fp8 && c.block_k == 512 && c.block_n > kSm90Fp8FourBlockStagesMaxBlockN && !filter.names({"block_k"}))
     return reject(why, [&] {
       return fmt::format("FP8 stages of four K blocks are not offered for tiles wider than {} (measured faster on "

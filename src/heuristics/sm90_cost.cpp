@@ -78,6 +78,11 @@ constexpr double kL2PowerReference = 1.0 / 128 + 1.0 / 512;
 // time and do not meet the power limit: the factor applies when the compute floor is this many times the
 // memory floor (M=4096 shapes: 8–37x; M=128: below 1).
 constexpr double kPowerBoundComputeOverMemory = 4.0;
+// FP8 masked problems of at least this many expected rows per group are costed as power-bound ones (L2 factor and
+// ceiling, no single-sub-block penalty), although their floors say balanced: measured (H200) their 128-row tiles
+// ran faster the wider they were, as the L2 factor predicts (16x256x4096x7168: 128x96 501, 128x128 426, 128x160
+// 380, 128x192 359 µs), and 64-row sub-blocks did not fall behind there.
+constexpr int kMaskedL2BoundRows = 128;
 // A cluster launch and its two cluster-wide barriers: 2x1 configs were 1.3–1.7 µs slower than 1x1 on one-wave
 // M=128 shapes (same measurement).
 constexpr double kClusterLaunchOverheadUs = 1.5;
@@ -188,6 +193,24 @@ int choose_raster_group(const ProblemShape& shape, int block_m, int block_n, int
   return best;
 }
 
+// A masked problem's expected_m is a mean: the rows of each group spread around it (DeepGEMM's tests draw
+// int(expected_m * U(0.7, 1.3)), a router's counts spread alike), and each group's last tile is partly padding.
+// Tiles averaged over that spread, so tall tiles pay for the rows they leave empty.
+namespace {
+std::int64_t masked_tiles(const GemmDesc& desc, int block_m, int block_n) {
+  constexpr int kSamples = 64;
+  constexpr double kLow = 0.7, kHigh = 1.3;
+  double m_blocks = 0;
+  for (int i = 0; i < kSamples; ++i) {
+    const double rows = desc.expected_m * (kLow + (kHigh - kLow) * (i + 0.5) / kSamples);
+    const auto r = std::clamp<std::int64_t>(static_cast<std::int64_t>(rows), 1, desc.m);
+    m_blocks += static_cast<double>(ceil_div(r, static_cast<std::int64_t>(block_m)));
+  }
+  const double tiles = m_blocks / kSamples * desc.num_groups * static_cast<double>(ceil_div(desc.n, block_n));
+  return std::max<std::int64_t>(1, std::llround(tiles));
+}
+}  // namespace
+
 CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw,
                              const ProblemLedger& problem) {
   CostBreakdown r;
@@ -197,7 +220,9 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   const double per_sm_peak = problem.peak_flops / hw.num_sms;
 
   r.num_sms = c.num_sms;
-  r.tiles = sm90_output_tiles(shape, c.block_m, c.block_n);
+  r.tiles = desc.type == GemmType::kMGroupedMasked && desc.expected_m > 0
+                ? masked_tiles(desc, c.block_m, c.block_n)
+                : sm90_output_tiles(shape, c.block_m, c.block_n);
   // Work units and the K blocks of each (see the schedulers in device/tilegemm/sched).
   const std::int64_t k_blocks = ceil_div(shape.k, c.block_k);
   r.work_units = r.tiles;
@@ -224,8 +249,9 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   // constants it had.
   const bool fp8 = is_fp8_desc(desc);
   const bool fp8_1d1d = fp8 && desc.d_dtype == DType::kFloat32;
+  const bool masked_l2_bound = fp8 && desc.type == GemmType::kMGroupedMasked && desc.expected_m >= kMaskedL2BoundRows;
   const bool l2_power_model =
-      !fp8_1d1d && problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s;
+      !fp8_1d1d && (masked_l2_bound || problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s);
   const bool multicast_credit = l2_power_model && !fp8;
 
   // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
