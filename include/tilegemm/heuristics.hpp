@@ -27,6 +27,15 @@ constexpr bool kSm90Fp8MulticastASelected = false;
 // 256x128 tiles ran 1.01-1.32x the time of 128x192 ones (32x192x6144x7168 740 -> 729 µs, 16x256x4096x7168
 // 474 -> 359), which the cost model, calibrated on dense and contiguous problems, ranks the other way round.
 constexpr bool kSm90Fp8MaskedTallTilesSelected = false;
+// The narrowest 256-row tile the FP8 selector offers on its own, but for kSm90Fp8TallFillerBlockN-wide ones where
+// 256x128 tiles leave a third of the SMs idle; TILEGEMM_CONFIG_FILTER=block_n=80 (any width) forces a narrow one.
+// NOTE (H200, through deep_gemm, same process as DeepGEMM): an 8-expert MoE prefill of 8704 rows on 4096x7168
+// weights ran 707-772 µs on 256x80 tiles and 614-627 on 256x96, 486-540 on 256x128; nine dense shapes with
+// M = 1024-6144 were 1.07-1.69x faster on the wider tiles picked instead (2048x7168x2048: 256x64 93.7 -> 256x128
+// 55.4 µs). The cost model, counting whole waves, ranked the narrow ones first. 256x64 still won where 256x128
+// tiles half-fill the machine: 1024x2112x7168 29.6 µs (256x128 42.8, 128x64 47.5).
+constexpr int kSm90Fp8TallTileMinBlockN = 128;
+constexpr int kSm90Fp8TallFillerBlockN = 64;
 // Whether the selectors offer tiles whose width is an odd multiple of 8 (24, 40, 56, ...) on their own; the kernels
 // run them and TILEGEMM_CONFIG_FILTER=block_n=56 (any such width) forces one. NOTE (H200): 64x56 / 128x56 tiles
 // fill 128 SMs on N = 7168 where 64-wide ones fill 112, and were 1-12% slower at M = 64 and 128, both dtypes: those

@@ -3,9 +3,23 @@
 #include <fmt/format.h>
 
 #include "heuristics/sm90_tile_rules.hpp"  // reject
+#include "tilegemm/ledger.hpp"                // ceil_div
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
+namespace {
+
+// Whether 256x128 tiles of `desc` leave at least a third of the persistent CTAs' slots idle over their waves (few,
+// unevenly filled waves): there 64-wide 256-row tiles, which fill them, are worth their lower efficiency.
+bool wide_tall_tiles_leave_sms_idle(const GemmDesc& desc, int num_sms) {
+  if (num_sms <= 0) return false;
+  const std::int64_t batch = desc.type == GemmType::kBatched ? desc.num_groups : 1;
+  const std::int64_t tiles = ceil_div(desc.m, 256) * ceil_div(desc.n, kSm90Fp8TallTileMinBlockN) * batch;
+  const std::int64_t slots = ceil_div(tiles, num_sms) * num_sms;
+  return 3 * (slots - tiles) >= slots;
+}
+
+}  // namespace
 
 bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter, std::string* why) {
   const bool fp8 = is_fp8_desc(desc);
@@ -20,6 +34,15 @@ bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter&
     return reject(why, "256-row tiles of masked problems are not offered by the FP8 selector "
                        "(kSm90Fp8MaskedTallTilesSelected = false: measured slower than 128-row ones; "
                        "TILEGEMM_CONFIG_FILTER=block_m=256 forces them)");
+  if (fp8 && c.block_m > 128 && c.block_n < kSm90Fp8TallTileMinBlockN && !filter.names({"block_n"}) &&
+      !(c.block_n == kSm90Fp8TallFillerBlockN && wide_tall_tiles_leave_sms_idle(desc, c.num_sms)))
+    return reject(why, [&] {
+      return fmt::format("256-row FP8 tiles narrower than {} are not offered by the selector (measured slower than "
+                         "wider ones), {}-wide ones only where 256x{} tiles leave a third of the SMs idle; here {} "
+                         "wide; TILEGEMM_CONFIG_FILTER=block_n={} forces them",
+                         kSm90Fp8TallTileMinBlockN, kSm90Fp8TallFillerBlockN, kSm90Fp8TallTileMinBlockN, c.block_n,
+                         c.block_n);
+    });
   if (fp8 && c.block_k == 512 && c.block_n > kSm90Fp8FourBlockStagesMaxBlockN && !filter.names({"block_k"}))
     return reject(why, [&] {
       return fmt::format("FP8 stages of four K blocks are not offered for tiles wider than {} (measured faster on "

@@ -46,14 +46,15 @@ FeatureCount count(const GemmDesc& desc, Has has) {
 
 TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
   const GemmDesc desc = fp8_dense(4096, 7168, 2048);
-  // Each feature alone (a candidate with two is refused for either).
-  auto is_pair = [](const GemmConfig& c) { return c.k_split_pair() && c.block_n % 16 == 0; };
-  auto shares_a = [](const GemmConfig& c) { return c.cluster_n == 2 && c.block_n % 16 == 0; };
+  // Each feature alone (a candidate with two is refused for either), on tile shapes offered by themselves.
+  auto shape = [](const GemmConfig& c) { return c.block_m <= 128 || c.block_n >= kSm90Fp8TallTileMinBlockN; };
+  auto is_pair = [=](const GemmConfig& c) { return c.k_split_pair() && c.block_n % 16 == 0 && shape(c); };
+  auto shares_a = [=](const GemmConfig& c) { return c.cluster_n == 2 && c.block_n % 16 == 0 && shape(c); };
   // (FP8 two-block stages run neither a pair nor a cluster: legality keeps those apart.)
-  auto odd_eighth = [](const GemmConfig& c) {
-    return c.block_n % 16 == 8 && c.cluster_m * c.cluster_n == 1 && !c.k_split_pair() && c.block_k == 128;
+  auto odd_eighth = [=](const GemmConfig& c) {
+    return c.block_n % 16 == 8 && c.cluster_m * c.cluster_n == 1 && !c.k_split_pair() && c.block_k == 128 && shape(c);
   };
-  auto two_block_stages = [](const GemmConfig& c) { return c.block_k == 256 && c.block_n % 16 == 0; };
+  auto two_block_stages = [=](const GemmConfig& c) { return c.block_k == 256 && c.block_n % 16 == 0 && shape(c); };
   {
     test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
     for (auto [counted, flag, needle] :
