@@ -48,7 +48,8 @@ std::vector<std::string> hardware_preset_names();
 HardwareModel sm90_hardware_preset(const std::string& name, const std::string& argument = "--hw");
 
 // Applies overrides from a JSON object (keys = field names above, e.g. {"hbm_gbps": 4272}). Unknown keys,
-// wrong types and malformed JSON throw InvalidArgument naming `argument`.
+// wrong types and malformed JSON throw InvalidArgument naming `argument`. This and hardware_to_json are in
+// tilegemm_tools (the command line's --hw-json, with nlohmann/json), not in the core.
 void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_text,
                                    const std::string& argument = "--hw-json");
 
