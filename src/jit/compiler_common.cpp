@@ -1,9 +1,29 @@
 // Flags shared by NVRTC and NVCC, the compiler factory and the ptxas -v log parser.
-#include <regex>
+#include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include "jit/compiler.hpp"
 
 namespace tilegemm::jit {
+namespace {
+
+// The largest number written as <prefix><digits><suffix> in `log` ("Used 168 registers"), kept in `out` if larger;
+// whether there was one. A plain scan: <regex> alone took most of this file's compile time.
+bool largest_number(const std::string& log, std::string_view prefix, std::string_view suffix, long& out) {
+  bool found = false;
+  for (auto at = log.find(suffix); at != std::string::npos; at = log.find(suffix, at + 1)) {
+    auto begin = at;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(log[begin - 1]))) --begin;
+    if (begin == at || begin < prefix.size()) continue;
+    if (std::string_view(log).substr(begin - prefix.size(), prefix.size()) != prefix) continue;
+    out = std::max(out, std::stol(log.substr(begin, at - begin)));
+    found = true;
+  }
+  return found;
+}
+
+}  // namespace
 
 std::vector<std::string> common_flags(const Env& env) {
   std::vector<std::string> flags = {
@@ -21,18 +41,12 @@ std::vector<std::string> common_flags(const Env& env) {
 
 PtxasUsage parse_ptxas_log(const std::string& log) {
   PtxasUsage usage;
-  std::smatch m;
-  auto number = [&](const std::regex& re, long& out) {
-    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
-      usage.reported = true;
-      out = std::max(out, std::stol((*it)[1].str()));
-    }
-  };
-  number(std::regex(R"((\d+) bytes spill stores)"), usage.spill_store_bytes);
-  number(std::regex(R"((\d+) bytes spill loads)"), usage.spill_load_bytes);
-  number(std::regex(R"((\d+) bytes stack frame)"), usage.stack_frame_bytes);
-  number(std::regex(R"((\d+) bytes lmem)"), usage.lmem_bytes);
-  number(std::regex(R"(Used (\d+) registers)"), usage.registers);
+  for (const bool found : {largest_number(log, "", " bytes spill stores", usage.spill_store_bytes),
+                           largest_number(log, "", " bytes spill loads", usage.spill_load_bytes),
+                           largest_number(log, "", " bytes stack frame", usage.stack_frame_bytes),
+                           largest_number(log, "", " bytes lmem", usage.lmem_bytes),
+                           largest_number(log, "Used ", " registers", usage.registers)})
+    usage.reported = usage.reported || found;
   usage.wgmma_serialized = log.find("wgmma.mma_async instructions are serialized") != std::string::npos;
   return usage;
 }

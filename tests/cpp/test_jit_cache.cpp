@@ -380,6 +380,13 @@ TEST_F(JitCache, ParsesPtxasReports) {
   EXPECT_EQ(u.lmem_bytes, 32);
   EXPECT_EQ(u.registers, 168);
   EXPECT_FALSE(parse_ptxas_log("no report here").reported);
+  EXPECT_FALSE(parse_ptxas_log("Used registers, bytes lmem").reported);
+  // Several functions: the largest figure of each kind.
+  const PtxasUsage two =
+      parse_ptxas_log("ptxas info    : Used 90 registers\nptxas info    : Used 232 registers, 0 bytes lmem\n");
+  EXPECT_TRUE(two.reported);
+  EXPECT_EQ(two.registers, 232);
+  EXPECT_EQ(two.lmem_bytes, 0);
   EXPECT_FALSE(u.wgmma_serialized);
   EXPECT_TRUE(parse_ptxas_log("ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are "
                               "serialized due to ...\nptxas info    : Used 90 registers\n")
