@@ -30,7 +30,7 @@ constexpr bool kSm90Fp8MaskedTallTilesSelected = false;
 // The narrowest 256-row tile the FP8 selector offers on its own, but for kSm90Fp8TallFillerBlockN-wide ones where
 // 256x128 tiles leave a third of the SMs idle; TILEGEMM_CONFIG_FILTER=block_n=80 (any width) forces a narrow one.
 // NOTE (H200, through deep_gemm, same process as DeepGEMM): an 8-expert MoE prefill of 8704 rows on 4096x7168
-// weights ran 707-772 µs on 256x80 tiles and 614-627 on 256x96, 486-540 on 256x128; nine dense shapes with
+// weights ran 707-772 µs on 256x80 tiles and 614-627 on 256x96, 486-540 on 256x128; eight dense shapes with
 // M = 1024-6144 were 1.07-1.69x faster on the wider tiles picked instead (2048x7168x2048: 256x64 93.7 -> 256x128
 // 55.4 µs). The cost model, counting whole waves, ranked the narrow ones first. 256x64 still won where 256x128
 // tiles half-fill the machine: 1024x2112x7168 29.6 µs (256x128 42.8, 128x64 47.5).
