@@ -2,21 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "heuristics/sm90_cost.hpp"        // sm90_problem_shape, sm90_output_tiles
 #include "heuristics/sm90_tile_rules.hpp"  // reject
-#include "tilegemm/ledger.hpp"                // ceil_div
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 namespace {
 
 // Whether 256x128 tiles of `desc` leave at least a third of the persistent CTAs' slots idle over their waves (few,
-// unevenly filled waves): there 64-wide 256-row tiles, which fill them, are worth their lower efficiency.
+// unevenly filled waves): there 64-wide 256-row tiles, which fill them, are worth their lower efficiency. Tiles and
+// waves counted as the cost model counts them.
 bool wide_tall_tiles_leave_sms_idle(const GemmDesc& desc, int num_sms) {
   if (num_sms <= 0) return false;
-  const std::int64_t batch = desc.type == GemmType::kBatched ? desc.num_groups : 1;
-  const std::int64_t tiles = ceil_div(desc.m, 256) * ceil_div(desc.n, kSm90Fp8TallTileMinBlockN) * batch;
-  const std::int64_t slots = ceil_div(tiles, num_sms) * num_sms;
-  return 3 * (slots - tiles) >= slots;
+  const std::int64_t tiles = sm90_output_tiles(sm90_problem_shape(desc), 256, kSm90Fp8TallTileMinBlockN);
+  return wave_stats(tiles, num_sms).efficiency <= 2.0 / 3.0;
 }
 
 }  // namespace
