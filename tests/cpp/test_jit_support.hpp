@@ -1,5 +1,8 @@
 #pragma once
 // Shared by the JIT tests: a fresh cache directory per test, every DG_* variable cleared, restored after.
+// scripts/sass-compare runs the codegen tests with two test-only variables: TILEGEMM_TEST_DEVICE_INCLUDE_DIR
+// (compile against another tree's device headers) and TILEGEMM_TEST_KEEP_KERNELS (a directory each test's
+// compiled cache entries are copied into before its cache is removed).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -44,8 +47,11 @@ class JitEnvFixture : public ::testing::Test {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     set("DG_JIT_CACHE_DIR", (dir_ / "cache").string());
+    if (const char* headers = std::getenv("TILEGEMM_TEST_DEVICE_INCLUDE_DIR"))
+      set("TILEGEMM_DEVICE_INCLUDE_DIR", headers);
   }
   void TearDown() override {
+    keep_kernels();
     for (const char* name : kJitVariables) ::unsetenv(name);
     for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
     reload_env();
@@ -73,6 +79,14 @@ class JitEnvFixture : public ::testing::Test {
   std::filesystem::path dir_;
 
  private:
+  void keep_kernels() const {
+    const char* keep = std::getenv("TILEGEMM_TEST_KEEP_KERNELS");
+    std::error_code ec;
+    if (keep == nullptr || !std::filesystem::is_directory(cache_dir() / "kernels", ec)) return;
+    for (const auto& entry : std::filesystem::directory_iterator(cache_dir() / "kernels", ec))
+      std::filesystem::copy(entry.path(), std::filesystem::path(keep) / entry.path().filename(),
+                            std::filesystem::copy_options::recursive | std::filesystem::copy_options::skip_existing, ec);
+  }
   static int& counter() {
     static int n = 0;
     return n;

@@ -16,6 +16,7 @@
 #include "tilegemm/gemm_params.hpp"
 #include "tilegemm/kernels/sm90_cluster_pair.cuh"
 #include "tilegemm/kernels/sm90_epilogue.cuh"
+#include "tilegemm/kernels/sm90_persistent.cuh"
 #include "tilegemm/kernels/sm90_producer.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
@@ -114,25 +115,16 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   auto smem_a = [&](int stage) { return smem + Smem::kAOffset + stage * Smem::kABytes; };
   auto smem_b = [&](int stage) { return smem + Smem::kBOffset + stage * Smem::kBBytes; };
 
-  const int warpgroup = static_cast<int>(warp_uniform(threadIdx.x / 128));
-  const int thread_in_wg = threadIdx.x % 128;
-
-  if (threadIdx.x == 0) {
+  auto init = [&] {
     prim::tma_prefetch_descriptor(&params.tma_a);
     prim::tma_prefetch_descriptor(&params.tma_b);
     prim::tma_prefetch_descriptor(&params.tma_d);
     if (params.a_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_a_tail);
     if (params.d_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_d_tail);
     barriers->init(kMathWGs * 4 * Pair::kCtas);  // one release per consumer warp of every CTA sharing a stage
-    prim::fence_barrier_init();
-  }
-  Pair pair;
-  pair.sync_after_init();
-  prim::pdl_prologue_done();
-
-  if (warpgroup == 0) {
-    // ---------------- producer ----------------
-    if constexpr (kMathWGs == 2) prim::setmaxnreg_dec<kProducerRegisters>();
+  };
+  // The producer: one elected thread of warpgroup 0 issues every TMA load.
+  auto produce = [&](const Pair& pair, int thread_in_wg) {
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
       // (The host never gives MN-major A a tail map, so its A tile is always BLOCK_M x BLOCK_K.)
       auto tx_bytes = [&](const sched::Tile& tile) {
@@ -159,10 +151,9 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
                                                              b_batch);
           });
     }
-  } else {
-    // ---------------- consumers ----------------
-    if constexpr (kMathWGs == 2) prim::setmaxnreg_inc<kConsumerRegisters>();
-    const int math_wg = warpgroup - 1;
+  };
+  // A consumer warpgroup: the main loop, the split-K fixup and the epilogue of every tile.
+  auto consume = [&](const Pair& pair, int math_wg, int thread_in_wg) {
     const int lane = threadIdx.x % 32;
     const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
 
@@ -228,7 +219,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
       // -------- cut tile: publish this part; only the part that completes the tile goes on --------
       if constexpr (kSplit) {
-        if (tile.parts > 1 && !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, 1 + math_wg))
+        if (tile.parts > 1 && !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, warpgroup_barrier(math_wg)))
           continue;
       }
 
@@ -237,13 +228,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
       Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(params, tile.m0 + row_base), smem_d, acc,
-                                                      thread_in_wg, 1 + math_wg, tile.m0 + row_base, tile.n0, params.n,
+                                                      thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base, tile.n0, params.n,
                                                       tile.d_batch);
     }
-    // Shared memory must outlive the last store's reads, and results must be visible at kernel end.
-    if (thread_in_wg == 0) prim::tma_store_wait<0>();
-  }
-  pair.sync_before_exit();
+  };
+  sm90_persistent_cta<kMathWGs, Pair>(init, produce, consume);
 }
 
 }  // namespace tilegemm

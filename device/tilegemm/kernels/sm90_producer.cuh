@@ -9,12 +9,6 @@
 
 namespace tilegemm {
 
-// Register budgets per thread with two consumer warpgroups (setmaxnreg): the producer warpgroup, which only issues
-// loads, gives registers up so the consumers can hold their fp32 accumulators. 128 x 40 + 256 x 232 = 384 x 168,
-// the budget the kernels' launch bounds leave a 384-thread CTA.
-inline constexpr int kProducerRegisters = 40;
-inline constexpr int kConsumerRegisters = 232;
-
 // Walks this CTA's tiles (the consumers walk the same ones) and, for every K block, waits until the stage is
 // free and calls on_stage(tile, k0, stage, full_barrier). Also the loop of a side producer: a second thread
 // that fills a small part of each stage by other means (cp.async) and arrives on its full barrier itself
