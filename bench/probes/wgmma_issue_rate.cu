@@ -8,12 +8,12 @@
 // Build here and carry the binary (no GPU needed to compile), then run it on the device:
 //   nvcc -gencode arch=compute_90a,code=sm_90a -O3 -std=c++20 -I device bench/probes/wgmma_issue_rate.cu \
 //        -o .exp/wgmma_issue_rate
-#include <cstdio>
 #include <cuda_runtime.h>
+#include <cstdio>
 #include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/wgmma.cuh"
 #include "tilegemm/prim/wgmma_ops.cuh"
-#include "tilegemm/prim/sync.cuh"
 using namespace tilegemm;
 using namespace tilegemm::prim;
 

@@ -63,6 +63,8 @@ TG_HOST_DEVICE constexpr int fp8_sfa_stage_bytes(ScaleLayout layout, int block_m
 // 1D2D: shared-memory bytes of one stage's B block scales: the tile's (at most two) column blocks of each of the
 // stage's `k_blocks` 128-wide K blocks, 8 bytes per K block, at least 16. Host (shared-memory plan) and device
 // (stage layout) both call this.
-TG_HOST_DEVICE constexpr int fp8_1d2d_sfb_stage_bytes(int k_blocks) { return k_blocks < 2 ? 16 : 8 * k_blocks; }
+TG_HOST_DEVICE constexpr int fp8_1d2d_sfb_stage_bytes(int k_blocks) {
+  return k_blocks < 2 ? 16 : 8 * k_blocks;
+}
 
 }  // namespace tilegemm

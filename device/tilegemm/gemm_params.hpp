@@ -37,19 +37,19 @@ struct GemmParams {
   // tile's other shared-memory rows stay stale and only reach accumulator rows past the end, which are never stored.
   // D likewise: the consumer warpgroup whose rows contain D's last row stores through a map of just the rows left.
   // A tail map is used by the tile (row band) that starts exactly at its first row.
-  TmaDescriptor tma_a_tail;  // box of a_tail_rows rows
-  TmaDescriptor tma_d_tail;  // box of d_tail_rows rows
+  TmaDescriptor tma_a_tail;      // box of a_tail_rows rows
+  TmaDescriptor tma_d_tail;      // box of d_tail_rows rows
   int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks, MN-major A or A multicast)
   int d_tail_row0, d_tail_rows;  // d_tail_rows = 0: none
-  int m;                // rows: of the whole problem, of one batch, or M_max per masked group
+  int m;                         // rows: of the whole problem, of one batch, or M_max per masked group
   int n;
   int k;
-  int num_groups;       // batch count or group count (1 for a plain GEMM)
+  int num_groups;  // batch count or group count (1 for a plain GEMM)
   // M-grouped contiguous: [m] group index per row (-1 = padding). M-grouped masked: [num_groups] valid
   // rows per group. Unused otherwise.
   const int* grouped_layout;
   // ---- split-K / stream-K only (unused and null for data-parallel) ----
-  int split_k;            // split-K: slices per tile (1 otherwise)
+  int split_k;  // split-K: slices per tile (1 otherwise)
   // fp32 partial tiles, each BLOCK_M × BLOCK_N floats in the kernel's accumulator-fragment order (private to
   // the kernel). Deterministic: one slot per (tile, slice) for split-K or per (CTA, first/last segment) for
   // stream-K, summed in slice order. Otherwise one slot per tile that can be cut (split-K: every tile; stream-K:
@@ -69,7 +69,9 @@ struct GemmParams {
 
 // The tail maps (see GemmParams): whether the tile at row m0 loads A through tma_a_tail, and the map a consumer
 // warpgroup whose rows start at m_row stores D through.
-TG_HOST_DEVICE inline bool is_a_tail(const GemmParams& p, int m0) { return p.a_tail_rows > 0 && m0 == p.a_tail_row0; }
+TG_HOST_DEVICE inline bool is_a_tail(const GemmParams& p, int m0) {
+  return p.a_tail_rows > 0 && m0 == p.a_tail_row0;
+}
 TG_HOST_DEVICE inline const TmaDescriptor* d_map_for_rows(const GemmParams& p, int m_row) {
   return p.d_tail_rows > 0 && m_row == p.d_tail_row0 ? &p.tma_d_tail : &p.tma_d;
 }
@@ -103,6 +105,8 @@ TG_HOST_DEVICE constexpr int d_chunk_bytes(int block_n, int d_elem_bytes) {
 }
 
 // The TMA swizzle mode of a D chunk that wide: 16-byte chunks have none (one 16-byte unit per row).
-TG_HOST_DEVICE constexpr int d_chunk_swizzle_bytes(int chunk_bytes) { return chunk_bytes >= 32 ? chunk_bytes : 0; }
+TG_HOST_DEVICE constexpr int d_chunk_swizzle_bytes(int chunk_bytes) {
+  return chunk_bytes >= 32 ? chunk_bytes : 0;
+}
 
 }  // namespace tilegemm

@@ -13,7 +13,7 @@ enum class DType : int {
   kFloat8E4M3 = 4,
   kFloat8E5M2 = 5,
   kInt8 = 6,
-  kInt4 = 7,    // packed two per byte
+  kInt4 = 7,        // packed two per byte
   kFloat4E2M1 = 8,  // packed two per byte
   kInt32 = 9,
 };
@@ -21,10 +21,20 @@ enum class DType : int {
 // Storage bits of one element (tf32 is stored as 32-bit float).
 constexpr int dtype_bits(DType t) {
   switch (t) {
-    case DType::kFloat32: case DType::kTFloat32: case DType::kInt32: return 32;
-    case DType::kBFloat16: case DType::kFloat16: return 16;
-    case DType::kFloat8E4M3: case DType::kFloat8E5M2: case DType::kInt8: return 8;
-    case DType::kInt4: case DType::kFloat4E2M1: return 4;
+    case DType::kFloat32:
+    case DType::kTFloat32:
+    case DType::kInt32:
+      return 32;
+    case DType::kBFloat16:
+    case DType::kFloat16:
+      return 16;
+    case DType::kFloat8E4M3:
+    case DType::kFloat8E5M2:
+    case DType::kInt8:
+      return 8;
+    case DType::kInt4:
+    case DType::kFloat4E2M1:
+      return 4;
   }
   return 0;
 }

@@ -15,7 +15,9 @@ std::string_view dtype_name(DType t);
 DType parse_dtype(std::string_view name, const std::string& argument = "dtype");
 
 // Bytes taken by `count` elements (packed 4-bit types round up to whole bytes).
-inline double dtype_bytes(DType t, double count) { return count * dtype_bits(t) / 8.0; }
+inline double dtype_bytes(DType t, double count) {
+  return count * dtype_bits(t) / 8.0;
+}
 
 std::string_view major_name(Major m);
 std::string_view gemm_type_name(GemmType t);

@@ -6,18 +6,18 @@
 namespace tilegemm {
 
 struct Env {
-  std::string jit_cache_dir;         // DG_JIT_CACHE_DIR; default $XDG_CACHE_HOME/tilegemm or ~/.cache/tilegemm
-  bool jit_use_nvrtc = true;         // DG_JIT_USE_NVRTC (0 → NVCC)
-  std::string jit_nvcc_compiler;     // DG_JIT_NVCC_COMPILER; default <toolkit>/bin/nvcc
-  bool jit_debug = false;            // DG_JIT_DEBUG
-  bool print_configs = false;        // DG_PRINT_CONFIGS
+  std::string jit_cache_dir;                // DG_JIT_CACHE_DIR; default $XDG_CACHE_HOME/tilegemm or ~/.cache/tilegemm
+  bool jit_use_nvrtc = true;                // DG_JIT_USE_NVRTC (0 → NVCC)
+  std::string jit_nvcc_compiler;            // DG_JIT_NVCC_COMPILER; default <toolkit>/bin/nvcc
+  bool jit_debug = false;                   // DG_JIT_DEBUG
+  bool print_configs = false;               // DG_PRINT_CONFIGS
   bool jit_print_compiler_command = false;  // DG_JIT_PRINT_COMPILER_COMMAND
-  bool jit_ptxas_verbose = false;    // DG_JIT_PTXAS_VERBOSE
-  bool jit_ptxas_check = false;      // DG_JIT_PTXAS_CHECK: fail when ptxas reports spills / local memory
-  bool jit_with_lineinfo = false;    // DG_JIT_WITH_LINEINFO
-  bool jit_dump_ptx = false;         // DG_JIT_DUMP_PTX
-  bool jit_dump_sass = false;        // DG_JIT_DUMP_SASS
-  bool jit_disable = false;          // DG_JIT_DISABLE: any compile becomes an error naming the kernel
+  bool jit_ptxas_verbose = false;           // DG_JIT_PTXAS_VERBOSE
+  bool jit_ptxas_check = false;             // DG_JIT_PTXAS_CHECK: fail when ptxas reports spills / local memory
+  bool jit_with_lineinfo = false;           // DG_JIT_WITH_LINEINFO
+  bool jit_dump_ptx = false;                // DG_JIT_DUMP_PTX
+  bool jit_dump_sass = false;               // DG_JIT_DUMP_SASS
+  bool jit_disable = false;                 // DG_JIT_DISABLE: any compile becomes an error naming the kernel
   // TILEGEMM_MMA_IN_FLIGHT (tuning experiments only): committed wgmma groups each consumer keeps in flight
   // before it releases a shared-memory stage; 0 = the kernel family's rule.
   int tune_mma_in_flight = 0;

@@ -12,8 +12,7 @@ namespace tilegemm {
 class InvalidArgument : public std::invalid_argument {
  public:
   InvalidArgument(const std::string& argument, const std::string& expected, const std::string& given)
-      : std::invalid_argument(fmt::format("{}: expected {}, got {}", argument, expected, given)),
-        argument_(argument) {}
+      : std::invalid_argument(fmt::format("{}: expected {}, got {}", argument, expected, given)), argument_(argument) {}
   const std::string& argument() const { return argument_; }
 
  private:
@@ -27,8 +26,8 @@ class RuntimeError : public std::runtime_error {
 };
 
 // Shorthand for the checks that guard every public entry point.
-#define TILEGEMM_REQUIRE(cond, argument, expected, given)                 \
-  do {                                                                   \
+#define TILEGEMM_REQUIRE(cond, argument, expected, given)                            \
+  do {                                                                               \
     if (!(cond)) throw ::tilegemm::InvalidArgument((argument), (expected), (given)); \
   } while (0)
 

@@ -38,9 +38,9 @@ void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
 
 // M-grouped masked 1D2D: a [G,M_max,K], sfa [G, M_max, kb] per-token, b [G,N,K], sfb [G, ceil(N/128), kb],
 // d bf16 [G,M_max,N]; masked_m int32 [G] on the device; expected_m only a heuristic hint (no host sync).
-void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                               const TensorView& sfb, const TensorView& d, const TensorView& masked_m,
-                               int expected_m, const GemmOptions& options = {});
+void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                               const TensorView& d, const TensorView& masked_m, int expected_m,
+                               const GemmOptions& options = {});
 
 // K-grouped contiguous 1D1D (MoE weight gradients): a e4m3 [M, ΣK] and b e4m3 [N, ΣK] (K-major) hold the
 // groups one after another along K, each group's K a multiple of 128; sfa fp32 [M, ΣK/128] and sfb fp32
@@ -50,7 +50,6 @@ void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const
 // `ks` on the host and `ks_tensor` (int32, device) hold the group sizes; c may be d or null.
 void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                    const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
-                                   const TensorView& ks_tensor, const TensorView* c,
-                                   const GemmOptions& options = {});
+                                   const TensorView& ks_tensor, const TensorView* c, const GemmOptions& options = {});
 
 }  // namespace tilegemm

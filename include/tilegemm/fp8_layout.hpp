@@ -49,8 +49,8 @@ std::vector<float> unpack_ue8m0_ascend(const std::vector<std::int16_t>& packed, 
 // K-block rows a group would read past sf_k count as 0.0f. Exponent bits are taken as they are, like the GPU
 // kernel.
 std::vector<std::int32_t> pack_ue8m0_k_grouped(const float* sf, int sf_k, int mn,
-                                               const std::vector<int>& grouped_layout, int gran_k,
-                                               int k_alignment, bool use_psum_layout);
+                                               const std::vector<int>& grouped_layout, int gran_k, int k_alignment,
+                                               bool use_psum_layout);
 
 // --- GPU (device tensors, asynchronous on `stream`, a cudaStream_t; JIT kernels in sf_layout.cuh) --------
 
@@ -72,8 +72,7 @@ void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const Te
 // read and pack to 0 words. sf must hold one group ([mn, kb]). No UE8M0 validation (DeepGEMM packs the
 // exponent bits).
 void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
-                                                  const TensorView& psum_layout, int m_alignment,
-                                                  void* stream);
+                                                  const TensorView& psum_layout, int m_alignment, void* stream);
 
 // DeepGEMM's K-grouped SM100 packing. sf fp32 [sf_k, mn], contiguous (MN contiguous, mn % 4 == 0): the
 // K-block rows of every group one after another, ceil(k_g / gran_k) of them for group g. grouped_layout int32
@@ -86,8 +85,7 @@ void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const Te
 // aligned.
 void get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
                                                             const TensorView& grouped_layout, int gran_k,
-                                                            int k_alignment, bool use_psum_layout,
-                                                            void* stream);
+                                                            int k_alignment, bool use_psum_layout, void* stream);
 
 // DeepGEMM's recipe: (gran_mn of A, gran_mn of B, gran_k); is_sfa picks which gran_mn applies.
 struct SfRecipe {
@@ -105,7 +103,7 @@ struct SfRecipe {
 // Every mismatch throws InvalidArgument naming "sf", "out", "mn", "k", "recipe", "num_groups" or
 // "disable_ue8m0_cast".
 void transform_sf_into_required_layout(const TensorView& sf, const TensorView& out, int mn, int k,
-                                       const SfRecipe& recipe, bool is_sfa, int num_groups,
-                                       bool disable_ue8m0_cast, void* stream);
+                                       const SfRecipe& recipe, bool is_sfa, int num_groups, bool disable_ue8m0_cast,
+                                       void* stream);
 
 }  // namespace tilegemm

@@ -43,8 +43,8 @@ int get_mk_alignment_for_contiguous_layout();
 // k_grouped_bf16_gemm_tn_contiguous). `ks` are the group sizes on the host (each a multiple of 64) and
 // `ks_tensor` the same values as int32 on the device. c may be d (accumulate in place) or null (d = a·b).
 void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
-                                       const std::vector<int>& ks, const TensorView& ks_tensor,
-                                       const TensorView* c, const GemmOptions& options = {});
+                                       const std::vector<int>& ks, const TensorView& ks_tensor, const TensorView* c,
+                                       const GemmOptions& options = {});
 
 // Deterministic mode (like torch.use_deterministic_algorithms): split-K / stream-K GEMMs sum the parts of a
 // cut tile in a fixed order, so repeated calls give bit-identical results; otherwise the parts meet through

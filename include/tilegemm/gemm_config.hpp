@@ -18,7 +18,7 @@ struct GemmDesc {
   DType d_dtype = DType::kBFloat16;
   Major major_a = Major::kKMajor;
   Major major_b = Major::kKMajor;
-  bool with_c = false;  // D = C + A·B (C in D's dtype, fp32 D may be accumulated in place)
+  bool with_c = false;           // D = C + A·B (C in D's dtype, fp32 D may be accumulated in place)
   bool use_psum_layout = false;  // M-grouped contiguous: grouped_layout holds each group's end row
   // Split-K / stream-K must sum cut tiles in a fixed order (bit-identical results run to run) instead of
   // fp32 atomics in L2. Set from tilegemm::set_deterministic / DG_DETERMINISTIC by the API.
@@ -35,7 +35,9 @@ struct GemmDesc {
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B
 // scales) with fp32 D — the output dtype names the recipe, as in DeepGEMM's SM90 API.
-inline bool is_fp8_desc(const GemmDesc& desc) { return desc.a_dtype == DType::kFloat8E4M3; }
+inline bool is_fp8_desc(const GemmDesc& desc) {
+  return desc.a_dtype == DType::kFloat8E4M3;
+}
 
 enum class MulticastSide : int { kNone = 0, kA = 1, kB = 2 };  // which operand a 2-CTA cluster shares
 
@@ -46,11 +48,11 @@ struct GemmConfig {
   int cluster_m = 1, cluster_n = 1;
   MulticastSide multicast = MulticastSide::kNone;
   int swizzle_a_bytes = 128, swizzle_b_bytes = 128, swizzle_d_bytes = 128;  // 0 = no swizzle
-  int num_sms = 0;           // persistent grid size
-  int raster_group = 8;      // tiles grouped along M (or N) for L2 reuse
-  int split_k = 1;            // split-K: K slices per tile (1 for the other schemes)
+  int num_sms = 0;                                                          // persistent grid size
+  int raster_group = 8;                                                     // tiles grouped along M (or N) for L2 reuse
+  int split_k = 1;                                // split-K: K slices per tile (1 for the other schemes)
   GemmScheme scheme = GemmScheme::kDataParallel;  // how work is cut across CTAs (gemm_params.hpp)
-  int smem_bytes = 0;        // dynamic shared memory the kernel needs
+  int smem_bytes = 0;                             // dynamic shared memory the kernel needs
   int num_threads() const { return 128 * (num_math_warpgroups + 1); }
   // Two consumer warpgroups on a 64-row tile (FP8): both own all its rows and take alternate stages of the K
   // loop; otherwise each consumer warpgroup owns block_m / num_math_warpgroups rows.

@@ -61,40 +61,40 @@ constexpr bool kSm90Bf16FourAtomStagesSelected = false;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {
-  long long tiles = 0;            // output tiles the persistent scheduler hands out
-  int num_sms = 0;                // persistent CTAs
-  long long waves = 0;            // ceil(work_units / num_sms)
-  double last_wave_util = 0;      // fraction of SMs busy in the last wave
-  long long work_units = 0;       // what the CTAs walk: tiles (data-parallel), tiles × split_k (split-K), or
-                                  // one equal share of all K blocks per CTA (stream-K)
-  double unit_k_blocks = 0;       // BLOCK_K steps of one work unit (mean)
-  double reduction_us = 0;        // split-K / stream-K: publishing fp32 partials + the fix-up of a cut tile
-  double workspace_bytes = 0;     // fp32 partial slots and counters the scheme needs (0 for data-parallel)
-  double flops = 0;               // useful FLOPs of the problem (2·M·N·K per group)
-  double l2_to_sm_bytes = 0;      // operand bytes all tiles load through L2 (ledger: b·MNK(1/bm+1/bn))
-  double dram_bytes = 0;          // estimated HBM traffic with the wave's panels reused in L2
-  int smem_bytes = 0;             // dynamic shared memory per CTA
-  int smem_per_stage_bytes = 0;   // one A tile + one B tile
-  int acc_regs_per_thread = 0;    // fp32 accumulator registers per math thread
-  double mma_efficiency = 0;      // fraction of the tensor peak one tile's inner loop can reach
-  double tile_compute_us = 0;     // one tile's MMA time at that efficiency
-  double tile_load_us = 0;        // one tile's operand loads at its SM's share of L2 bandwidth (full wave)
-  double tile_issue_us = 0;       // one consumer's serial floor: per stage a handshake and its wgmma chain
-  double tile_overhead_us = 0;    // prologue + epilogue (D tile store) per tile
-  double mainloop_us = 0;         // Σ over waves of max(compute, load, issue) + overhead
-  double dram_floor_us = 0;       // dram_bytes / HBM bandwidth
-  double compute_floor_us = 0;    // flops / (tensor peak × efficiency ceiling)
-  double predicted_us = 0;        // max(mainloop, floors) + launch
+  long long tiles = 0;           // output tiles the persistent scheduler hands out
+  int num_sms = 0;               // persistent CTAs
+  long long waves = 0;           // ceil(work_units / num_sms)
+  double last_wave_util = 0;     // fraction of SMs busy in the last wave
+  long long work_units = 0;      // what the CTAs walk: tiles (data-parallel), tiles × split_k (split-K), or
+                                 // one equal share of all K blocks per CTA (stream-K)
+  double unit_k_blocks = 0;      // BLOCK_K steps of one work unit (mean)
+  double reduction_us = 0;       // split-K / stream-K: publishing fp32 partials + the fix-up of a cut tile
+  double workspace_bytes = 0;    // fp32 partial slots and counters the scheme needs (0 for data-parallel)
+  double flops = 0;              // useful FLOPs of the problem (2·M·N·K per group)
+  double l2_to_sm_bytes = 0;     // operand bytes all tiles load through L2 (ledger: b·MNK(1/bm+1/bn))
+  double dram_bytes = 0;         // estimated HBM traffic with the wave's panels reused in L2
+  int smem_bytes = 0;            // dynamic shared memory per CTA
+  int smem_per_stage_bytes = 0;  // one A tile + one B tile
+  int acc_regs_per_thread = 0;   // fp32 accumulator registers per math thread
+  double mma_efficiency = 0;     // fraction of the tensor peak one tile's inner loop can reach
+  double tile_compute_us = 0;    // one tile's MMA time at that efficiency
+  double tile_load_us = 0;       // one tile's operand loads at its SM's share of L2 bandwidth (full wave)
+  double tile_issue_us = 0;      // one consumer's serial floor: per stage a handshake and its wgmma chain
+  double tile_overhead_us = 0;   // prologue + epilogue (D tile store) per tile
+  double mainloop_us = 0;        // Σ over waves of max(compute, load, issue) + overhead
+  double dram_floor_us = 0;      // dram_bytes / HBM bandwidth
+  double compute_floor_us = 0;   // flops / (tensor peak × efficiency ceiling)
+  double predicted_us = 0;       // max(mainloop, floors) + launch
   double predicted_tflops = 0;
-  std::string bound;              // which term set predicted_us: "tiles", "dram" or "compute"
+  std::string bound;  // which term set predicted_us: "tiles", "dram" or "compute"
 };
 
 struct Candidate {
   GemmConfig config;
-  bool legal = false;              // the kernel runs it and the selector offers it (or the filter asks for it)
-  std::string reject_reason;      // empty when legal
-  CostBreakdown cost;             // filled for legal candidates only
-  std::string scheme_reason;      // split-K / stream-K: the wave analysis that proposed it
+  bool legal = false;         // the kernel runs it and the selector offers it (or the filter asks for it)
+  std::string reject_reason;  // empty when legal
+  CostBreakdown cost;         // filled for legal candidates only
+  std::string scheme_reason;  // split-K / stream-K: the wave analysis that proposed it
 };
 
 // Checks the problem itself (sizes, dtypes, TMA stride alignment). Throws InvalidArgument naming the
@@ -135,15 +135,13 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
 
 // Whether the SM90 BF16 kernel can run `config` for `desc` on `hw` (config.num_sms must already be set).
 // On false, *why (if given) says which rule failed with the numbers involved.
-bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
-                            std::string* why);
+bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);
 
 // The SM90 FP8 kernel's shared memory: stages × (block_m + block_n) × 128 bytes of e4m3 tiles + the stage's
 // per-token scales (A's, and B's in 1D1D, each padded to 128 bytes) + block_m × block_n × sizeof(D) + 1024.
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 // The FP8 kernel's rules (device/tilegemm/kernels/sm90_fp8_gemm.cuh), as sm90_bf16_config_legal.
-bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
-                           std::string* why);
+bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);
 // The family the desc's dtypes name (BF16 or FP8).
 int sm90_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 bool sm90_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);

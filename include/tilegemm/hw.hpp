@@ -9,28 +9,28 @@
 namespace tilegemm {
 
 struct HardwareModel {
-  std::string name;              // preset name or the device's name
-  int num_sms = 0;               // SMs (or AI cores for Ascend)
-  double sm_clock_mhz = 0;       // clock the tensor-core peaks are quoted at
+  std::string name;         // preset name or the device's name
+  int num_sms = 0;          // SMs (or AI cores for Ascend)
+  double sm_clock_mhz = 0;  // clock the tensor-core peaks are quoted at
   // Dense tensor-core FLOP per cycle per SM, by operand type. 0 = not supported.
-  double flop_per_cycle_bf16 = 0;   // also fp16
+  double flop_per_cycle_bf16 = 0;  // also fp16
   double flop_per_cycle_fp8 = 0;
-  double flop_per_cycle_int8 = 0;   // OP/cycle
+  double flop_per_cycle_int8 = 0;  // OP/cycle
   double flop_per_cycle_tf32 = 0;
-  double flop_per_cycle_fp4 = 0;    // 0 where the tensor cores have no fp4 path
-  double flop_per_cycle_int4 = 0;   // 0 where the tensor cores have no int4 path (Hopper dropped it)
+  double flop_per_cycle_fp4 = 0;             // 0 where the tensor cores have no fp4 path
+  double flop_per_cycle_int4 = 0;            // 0 where the tensor cores have no int4 path (Hopper dropped it)
   double flop_per_cycle_fp32_cuda_core = 0;  // FFMA = 2 FLOP
-  double hbm_gbps = 0;           // DRAM bandwidth, GB/s (1e9 bytes)
+  double hbm_gbps = 0;                       // DRAM bandwidth, GB/s (1e9 bytes)
   double l2_bytes = 0;
   int smem_per_sm_bytes = 0;
-  int smem_per_block_bytes = 0;  // opt-in maximum dynamic shared memory per block
+  int smem_per_block_bytes = 0;           // opt-in maximum dynamic shared memory per block
   int smem_reserved_per_block_bytes = 0;  // taken by the system from the SM's pool for every resident block
-  int regs_per_sm = 0;           // 32-bit registers
+  int regs_per_sm = 0;                    // 32-bit registers
   int max_regs_per_thread = 0;
-  int reg_alloc_granularity = 0; // registers are allocated per warp in units of this many per thread
+  int reg_alloc_granularity = 0;  // registers are allocated per warp in units of this many per thread
   int max_threads_per_sm = 0;
   int max_blocks_per_sm = 0;
-  int max_cluster_size = 1;      // portable cluster size limit
+  int max_cluster_size = 1;  // portable cluster size limit
   // Ascend/CATLASS buffers (0 on NVIDIA): L1, L0A, L0B, L0C capacities in bytes.
   int ascend_l1_bytes = 0, ascend_l0a_bytes = 0, ascend_l0b_bytes = 0, ascend_l0c_bytes = 0;
 

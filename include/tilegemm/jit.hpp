@@ -61,7 +61,7 @@ KernelLookup lookup_kernel(const KernelSpec& spec);
 
 // Statistics for tests and `tilegemm jit info` (per process).
 struct RuntimeStats {
-  std::int64_t compiles = 0;       // compiler invocations in this process
+  std::int64_t compiles = 0;  // compiler invocations in this process
   std::int64_t memory_hits = 0;
   std::int64_t disk_hits = 0;
 };
@@ -87,7 +87,7 @@ void clear_memory_cache();
 // --- Precompile: fill the disk cache ahead of serving (works without a GPU) ------------------------------
 struct PrecompileProgress {
   std::size_t done = 0, total = 0;
-  std::size_t compiled = 0;       // of `done`, how many needed the compiler (the rest were cache hits)
+  std::size_t compiled = 0;  // of `done`, how many needed the compiler (the rest were cache hits)
   double elapsed_s = 0;
   const std::string* last_name = nullptr;  // the kernel that just finished
 };
@@ -105,9 +105,9 @@ PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs = 0,
 
 // --- The disk cache, for `tilegemm jit info/clear` ---------------------------------------------------------
 struct CacheInfo {
-  std::string directory;       // DG_JIT_CACHE_DIR (or its default)
-  std::size_t entries = 0;     // published kernels
-  std::uintmax_t bytes = 0;    // every file under the directory
+  std::string directory;     // DG_JIT_CACHE_DIR (or its default)
+  std::size_t entries = 0;   // published kernels
+  std::uintmax_t bytes = 0;  // every file under the directory
   bool writable = false;
 };
 CacheInfo cache_info();

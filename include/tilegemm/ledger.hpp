@@ -45,10 +45,10 @@ double scale_factor_bytes(const ScaleFactors& sf, std::int64_t rows, std::int64_
 struct OperandDtypes {
   DType a = DType::kBFloat16;
   DType b = DType::kBFloat16;
-  DType d = DType::kBFloat16;   // output
-  bool with_c = false;          // D = C + A·B reads C once
-  DType c = DType::kBFloat16;   // only used when with_c
-  std::optional<DType> math;    // tensor-core path; default: the wider of a and b (see math_dtype)
+  DType d = DType::kBFloat16;  // output
+  bool with_c = false;         // D = C + A·B reads C once
+  DType c = DType::kBFloat16;  // only used when with_c
+  std::optional<DType> math;   // tensor-core path; default: the wider of a and b (see math_dtype)
   ScaleFactors sf_a, sf_b;
 
   static OperandDtypes uniform(DType t) {
@@ -75,19 +75,19 @@ struct ProblemLedger {
   ProblemShape shape;
   OperandDtypes dtypes;
   DType math = DType::kBFloat16;
-  double flops = 0;               // 2·M·N·K (× batch)
-  OperandBytes bytes;             // minimum bytes per operand
-  double min_bytes = 0;           // bytes.total()
-  double intensity_ab = 0;        // flops / (A + B)
-  double intensity_all = 0;       // flops / min_bytes
-  double peak_flops = 0;          // FLOP/s of `math` on this hardware
-  double bandwidth = 0;           // bytes/s
-  double machine_balance = 0;     // peak_flops / bandwidth, FLOP/byte
+  double flops = 0;                         // 2·M·N·K (× batch)
+  OperandBytes bytes;                       // minimum bytes per operand
+  double min_bytes = 0;                     // bytes.total()
+  double intensity_ab = 0;                  // flops / (A + B)
+  double intensity_all = 0;                 // flops / min_bytes
+  double peak_flops = 0;                    // FLOP/s of `math` on this hardware
+  double bandwidth = 0;                     // bytes/s
+  double machine_balance = 0;               // peak_flops / bandwidth, FLOP/byte
   BoundClass bound = BoundClass::kCompute;  // intensity_all vs machine_balance
-  double compute_floor_s = 0;     // flops / peak_flops
-  double memory_floor_s = 0;      // min_bytes / bandwidth
-  double time_floor_s = 0;        // max of the two
-  double naive_ab_bytes = 0;      // rung 0: every output element reads its A row and B column from DRAM
+  double compute_floor_s = 0;               // flops / peak_flops
+  double memory_floor_s = 0;                // min_bytes / bandwidth
+  double time_floor_s = 0;                  // max of the two
+  double naive_ab_bytes = 0;                // rung 0: every output element reads its A row and B column from DRAM
 };
 
 // Throws InvalidArgument for non-positive sizes ("--m", "--n", "--k", "--batch") or a math dtype the
@@ -97,11 +97,11 @@ ProblemLedger problem_ledger(const ProblemShape& shape, const OperandDtypes& dty
 // A measured (or claimed) time against the floors.
 struct TimingLedger {
   double time_s = 0;
-  double tflops = 0;                // achieved, 1e12 FLOP/s
-  double gbps = 0;                  // minimum bytes / time, 1e9 B/s
-  double fraction_of_peak = 0;      // achieved FLOP/s ÷ peak (compute floor ÷ time)
-  double fraction_of_bandwidth = 0; // achieved B/s ÷ HBM bandwidth (memory floor ÷ time)
-  double fraction_of_floor = 0;     // time floor ÷ time
+  double tflops = 0;                 // achieved, 1e12 FLOP/s
+  double gbps = 0;                   // minimum bytes / time, 1e9 B/s
+  double fraction_of_peak = 0;       // achieved FLOP/s ÷ peak (compute floor ÷ time)
+  double fraction_of_bandwidth = 0;  // achieved B/s ÷ HBM bandwidth (memory floor ÷ time)
+  double fraction_of_floor = 0;      // time floor ÷ time
 };
 // Throws InvalidArgument naming "--time-us" for a non-positive or non-finite time.
 TimingLedger timing_ledger(const ProblemLedger& problem, double time_us);
@@ -118,9 +118,9 @@ struct TileShape {
 inline constexpr int kTileRegOverhead = 32;
 
 struct WaveStats {
-  std::int64_t work_units = 0;     // tiles (× split_k)
-  std::int64_t slots = 0;          // units that run at once
-  std::int64_t waves = 0;          // ceil(work_units / slots)
+  std::int64_t work_units = 0;  // tiles (× split_k)
+  std::int64_t slots = 0;       // units that run at once
+  std::int64_t waves = 0;       // ceil(work_units / slots)
   std::int64_t last_wave_units = 0;
   double last_wave_utilisation = 0;  // last_wave_units / slots
   double efficiency = 0;             // work_units / (waves · slots)
@@ -128,10 +128,10 @@ struct WaveStats {
 WaveStats wave_stats(std::int64_t work_units, std::int64_t slots);
 
 struct OccupancyEstimate {
-  int regs_per_thread = 0;      // after rounding to the allocation granularity
+  int regs_per_thread = 0;  // after rounding to the allocation granularity
   int by_registers = 0, by_smem = 0, by_threads = 0, by_hw_limit = 0;
-  int blocks_per_sm = 0;        // min of the four
-  std::string limiter;          // "registers", "shared memory", "threads" or "block limit"
+  int blocks_per_sm = 0;  // min of the four
+  std::string limiter;    // "registers", "shared memory", "threads" or "block limit"
 };
 // Resident blocks per SM for a block of `threads` threads using `regs_per_thread` registers and
 // `smem_bytes` of shared memory (the per-block reservation of the hardware model is added).
@@ -157,16 +157,16 @@ struct TileLedger {
   double traffic_over_minimum = 0;  // dram_bytes / minimum bytes
   double naive_ab_bytes = 0;        // rung 0, for comparison
   double smem_per_stage = 0;
-  double smem_total = 0;            // × stages
-  int smem_limit = 0;               // per block (opt-in)
+  double smem_total = 0;  // × stages
+  int smem_limit = 0;     // per block (opt-in)
   bool smem_fits = false;
   int accum_regs_per_thread = 0;
-  int regs_per_thread = 0;          // the count occupancy used: given, or accumulators + kTileRegOverhead
-  int regs_limit = 0;               // max registers per thread (0 = not modelled)
-  bool regs_fit = false;            // accumulators + overhead within max registers per thread
+  int regs_per_thread = 0;  // the count occupancy used: given, or accumulators + kTileRegOverhead
+  int regs_limit = 0;       // max registers per thread (0 = not modelled)
+  bool regs_fit = false;    // accumulators + overhead within max registers per thread
   OccupancyEstimate occupancy;
   std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
-  WaveStats waves;                  // work units (tiles × split_k) over num_sms persistent slots
+  WaveStats waves;                      // work units (tiles × split_k) over num_sms persistent slots
   double splitk_extra_write_bytes = 0;  // fp32 partials written by split_k > 1
   double splitk_extra_read_bytes = 0;   // and read back by the reduction
   bool fits() const { return smem_fits && regs_fit && occupancy.blocks_per_sm > 0; }
@@ -193,10 +193,10 @@ struct VariantDecision {
   Variant variant = Variant::kDataParallel;
   std::int64_t tiles = 0;
   int num_sms = 0;
-  std::int64_t k_iters = 0;        // ceil(K / block_k)
-  WaveStats waves;                 // data-parallel waves
-  int suggested_split_k = 1;       // for split-K
-  std::string reason;              // one sentence with the numbers that decided it
+  std::int64_t k_iters = 0;   // ceil(K / block_k)
+  WaveStats waves;            // data-parallel waves
+  int suggested_split_k = 1;  // for split-K
+  std::string reason;         // one sentence with the numbers that decided it
 };
 VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block_n, int block_k,
                                const HardwareModel& hw);
@@ -207,8 +207,8 @@ VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block
 //   L0B: k0·n0·b·2 ≤ L0B                        L0C: m0·n0·4 ≤ L0C (fp32 accumulation)
 struct AscendTilingCheck {
   int m1 = 0, n1 = 0, k1 = 0, k0 = 0, l1_stages = 2;
-  double l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0;        // needed
-  int l1_limit = 0, l0a_limit = 0, l0b_limit = 0, l0c_limit = 0;           // capacity
+  double l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0;  // needed
+  int l1_limit = 0, l0a_limit = 0, l0b_limit = 0, l0c_limit = 0;     // capacity
   bool l1_ok = false, l0a_ok = false, l0b_ok = false, l0c_ok = false;
   bool k_ok = false;  // k0 divides k1
   bool ok() const { return l1_ok && l0a_ok && l0b_ok && l0c_ok && k_ok; }
@@ -216,9 +216,8 @@ struct AscendTilingCheck {
 };
 // Throws InvalidArgument naming `argument` when the hardware has no Ascend buffers (not an Ascend preset)
 // or a size is non-positive.
-AscendTilingCheck ascend_tiling_check(const OperandDtypes& dtypes, int m1, int n1, int k1, int k0,
-                                      int l1_stages, const HardwareModel& hw,
-                                      const std::string& argument = "--hw");
+AscendTilingCheck ascend_tiling_check(const OperandDtypes& dtypes, int m1, int n1, int k1, int k0, int l1_stages,
+                                      const HardwareModel& hw, const std::string& argument = "--hw");
 
 // The DeepSeek-V3 inference suite: M ∈ {64, 128, 4096} × (N,K) ∈ {(2112,7168), (24576,1536),
 // (32768,512), (7168,16384), (4096,7168), (7168,2048)}, M-major order.

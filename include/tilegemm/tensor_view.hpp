@@ -16,8 +16,8 @@ struct TensorView {
   std::array<std::int64_t, 4> shape{};
   std::array<std::int64_t, 4> strides{};  // in elements
 
-  static TensorView matrix(void* data, DType dtype, std::int64_t rows, std::int64_t cols,
-                           std::int64_t row_stride, std::int64_t col_stride = 1) {
+  static TensorView matrix(void* data, DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
+                           std::int64_t col_stride = 1) {
     TensorView v;
     v.data = data, v.dtype = dtype, v.ndim = 2;
     v.shape = {rows, cols, 0, 0};

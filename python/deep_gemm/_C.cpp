@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "tilegemm/bench.hpp"
 #include "tilegemm/dtype.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -28,6 +27,7 @@
 #include "tilegemm/jit.hpp"
 #include "tilegemm/reference.hpp"
 #include "tilegemm/tensor_view.hpp"
+#include "tilegemm/timer.hpp"
 
 #include "_device_scope.hpp"
 #include "_view.hpp"
@@ -91,8 +91,8 @@ void bf16_gemm(const View& a, const View& b, const View& d, const std::optional<
   on_device(device, {}, [&] { tilegemm::bf16_gemm(va, vb, vd, vc ? &*vc : nullptr, options_for(stream, num_sms)); });
 }
 
-void m_grouped_contiguous(const View& a, const View& b, const View& d, const View& grouped_layout,
-                          bool use_psum_layout, int device, std::uintptr_t stream, int num_sms) {
+void m_grouped_contiguous(const View& a, const View& b, const View& d, const View& grouped_layout, bool use_psum_layout,
+                          int device, std::uintptr_t stream, int num_sms) {
   const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
   const auto vl = to_view(grouped_layout, "grouped_layout");
   on_device(device, {}, [&] {
@@ -100,13 +100,12 @@ void m_grouped_contiguous(const View& a, const View& b, const View& d, const Vie
   });
 }
 
-void m_grouped_masked(const View& a, const View& b, const View& d, const View& masked_m, int expected_m,
-                      int device, std::uintptr_t stream, int num_sms) {
+void m_grouped_masked(const View& a, const View& b, const View& d, const View& masked_m, int expected_m, int device,
+                      std::uintptr_t stream, int num_sms) {
   const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
   const auto vm = to_view(masked_m, "masked_m");
-  on_device(device, {}, [&] {
-    tilegemm::m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, options_for(stream, num_sms));
-  });
+  on_device(device, {},
+            [&] { tilegemm::m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, options_for(stream, num_sms)); });
 }
 
 void k_grouped_tn(const View& a, const View& b, const View& d, const std::vector<int>& ks_cpu,
@@ -178,8 +177,8 @@ void m_grouped_fp8_masked(const View& a, const View& sfa, const View& b, const V
 }
 
 void k_grouped_fp8(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
-                   const std::vector<int>& ks_cpu, const View& grouped_layout, const std::optional<View>& c,
-                   int device, std::uintptr_t stream, int num_sms) {
+                   const std::vector<int>& ks_cpu, const View& grouped_layout, const std::optional<View>& c, int device,
+                   std::uintptr_t stream, int num_sms) {
   const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
   const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
   std::optional<tilegemm::TensorView> vc;
@@ -274,9 +273,8 @@ PyPlan plan_m_grouped_masked(const View& a, const View& b, const View& d, const 
                              int device, int num_sms) {
   const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
   const auto vm = to_view(masked_m, "masked_m");
-  return make_plan(device, kNoRenames, [&] {
-    return tilegemm::api::plan_m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, num_sms);
-  });
+  return make_plan(device, kNoRenames,
+                   [&] { return tilegemm::api::plan_m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, num_sms); });
 }
 
 PyPlan plan_k_grouped_tn(const View& a, const View& b, const View& d, const std::vector<int>& ks_cpu,
@@ -286,8 +284,7 @@ PyPlan plan_k_grouped_tn(const View& a, const View& b, const View& d, const std:
   std::optional<tilegemm::TensorView> vc;
   if (c) vc = to_view(*c, "c");
   return make_plan(device, kKGroupedRenames, [&] {
-    return tilegemm::api::plan_k_grouped_bf16_gemm_tn_contiguous(va, vb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
-                                                                 num_sms);
+    return tilegemm::api::plan_k_grouped_bf16_gemm_tn_contiguous(va, vb, vd, ks_cpu, vl, vc ? &*vc : nullptr, num_sms);
   });
 }
 
@@ -373,8 +370,8 @@ void register_plan_bindings(nb::module_& m) {
             const DeviceScope scope(p.device);
             nb::gil_scoped_release release;
             try {
-              const tilegemm::BenchResult result = tilegemm::bench(
-                  [&](cudaStream_t s) { p.plan->run(pointers.data(), s); }, options);
+              const tilegemm::BenchResult result =
+                  tilegemm::bench([&](cudaStream_t s) { p.plan->run(pointers.data(), s); }, options);
               return std::make_tuple(result.stats.median_us, result.iterations.rep);
             } catch (const tilegemm::InvalidArgument& e) {
               nb::gil_scoped_acquire acquire;
@@ -413,16 +410,16 @@ void register_plan_bindings(nb::module_& m) {
         "num_sms"_a);
   m.def("plan_m_grouped_contiguous", &plan_m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
         "use_psum_layout"_a, "device"_a, "num_sms"_a);
-  m.def("plan_m_grouped_masked", &plan_m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a,
-        "device"_a, "num_sms"_a);
+  m.def("plan_m_grouped_masked", &plan_m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a, "device"_a,
+        "num_sms"_a);
   m.def("plan_k_grouped_tn", &plan_k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(),
         "device"_a, "num_sms"_a);
   m.def("plan_fp8_gemm", &plan_fp8_gemm, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "c"_a.none(), "one_d_one_d"_a,
         "device"_a, "num_sms"_a);
   m.def("plan_m_grouped_fp8_contiguous", &plan_m_grouped_fp8_contiguous, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
         "grouped_layout"_a, "use_psum_layout"_a, "device"_a, "num_sms"_a);
-  m.def("plan_m_grouped_fp8_masked", &plan_m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
-        "masked_m"_a, "expected_m"_a, "device"_a, "num_sms"_a);
+  m.def("plan_m_grouped_fp8_masked", &plan_m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "masked_m"_a,
+        "expected_m"_a, "device"_a, "num_sms"_a);
   m.def("plan_k_grouped_fp8", &plan_k_grouped_fp8, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "ks_cpu"_a,
         "grouped_layout"_a, "c"_a.none(), "device"_a, "num_sms"_a);
   m.def("plan_stats", [] {
@@ -454,12 +451,12 @@ NB_MODULE(_C, m) {
   register_layout_bindings(m);
   register_plan_bindings(m);
   m.def("bf16_gemm", &bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
-  m.def("m_grouped_contiguous", &m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,
-        "use_psum_layout"_a, "device"_a, "stream"_a, "num_sms"_a);
+  m.def("m_grouped_contiguous", &m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a, "use_psum_layout"_a,
+        "device"_a, "stream"_a, "num_sms"_a);
   m.def("m_grouped_masked", &m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a, "device"_a,
         "stream"_a, "num_sms"_a);
-  m.def("k_grouped_tn", &k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(),
-        "device"_a, "stream"_a, "num_sms"_a);
+  m.def("k_grouped_tn", &k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(), "device"_a,
+        "stream"_a, "num_sms"_a);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
   m.def("fp8_gemm", &fp8_gemm, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "c"_a.none(), "one_d_one_d"_a, "device"_a,
         "stream"_a, "num_sms"_a);
@@ -473,7 +470,8 @@ NB_MODULE(_C, m) {
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
   m.def("mk_alignment", &tilegemm::get_mk_alignment_for_contiguous_layout);
   m.def("gpu_available", &tilegemm::gpu_available);
-  m.def("device_num_sms", [](int device) { return tilegemm::hardware_from_device(device).num_sms; }, "device"_a);
+  m.def(
+      "device_num_sms", [](int device) { return tilegemm::hardware_from_device(device).num_sms; }, "device"_a);
   m.def("reload_env", &tilegemm::reload_env);
   m.def("set_pdl", &tilegemm::set_pdl, "enabled"_a);
   m.def("pdl_enabled", &tilegemm::is_pdl_enabled);

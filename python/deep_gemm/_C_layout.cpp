@@ -51,8 +51,8 @@ void sf_transpose(const View& sf, const View& out, int device, std::uintptr_t st
   on_device(device, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, as_stream(stream)); });
 }
 
-void sf_pack_ue8m0(const View& sf, const View& out, const std::optional<View>& psum_layout, int m_alignment,
-                   int device, std::uintptr_t stream) {
+void sf_pack_ue8m0(const View& sf, const View& out, const std::optional<View>& psum_layout, int m_alignment, int device,
+                   std::uintptr_t stream) {
   const auto vs = to_view(sf, "sf"), vo = to_view(out, "out");
   std::optional<tilegemm::TensorView> vp;
   if (psum_layout) vp = to_view(*psum_layout, "psum_layout");
@@ -64,12 +64,12 @@ void sf_pack_ue8m0(const View& sf, const View& out, const std::optional<View>& p
   });
 }
 
-void sf_k_grouped_pack_ue8m0(const View& sf, const View& out, const View& grouped_layout, int gran_k,
-                             int k_alignment, bool use_psum_layout, int device, std::uintptr_t stream) {
+void sf_k_grouped_pack_ue8m0(const View& sf, const View& out, const View& grouped_layout, int gran_k, int k_alignment,
+                             bool use_psum_layout, int device, std::uintptr_t stream) {
   const auto vs = to_view(sf, "sf"), vo = to_view(out, "out"), vl = to_view(grouped_layout, "grouped_layout");
   on_device(device, [&] {
-    tilegemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(vs, vo, vl, gran_k, k_alignment,
-                                                                     use_psum_layout, as_stream(stream));
+    tilegemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(vs, vo, vl, gran_k, k_alignment, use_psum_layout,
+                                                                     as_stream(stream));
   });
 }
 

@@ -34,8 +34,7 @@ class DeviceScope {
     }
     if (previous_ == device) return;
     if (cudaSetDevice(device) != cudaSuccess)
-      throw tilegemm::InvalidArgument("device", "a CUDA device this process can make current",
-                                      std::to_string(device));
+      throw tilegemm::InvalidArgument("device", "a CUDA device this process can make current", std::to_string(device));
     switched_ = true;
   }
   ~DeviceScope() {

@@ -29,7 +29,9 @@ namespace {
 
 constexpr int kScaleBlock = 128;  // K (and, per block, N) extent of one scaling factor
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 std::string strides_str(const TensorView& v) {
   std::string s = "strides [";
@@ -46,8 +48,7 @@ void check_fp8_operand(const TensorView& v, const char* name, int ndim) {
 
 // Non-negative strides and a 4-byte aligned pointer: what the scale warp's element-wise copies need.
 void check_scale_strides(const TensorView& sf, const char* name) {
-  for (int i = 0; i < sf.ndim; ++i)
-    TILEGEMM_REQUIRE(sf.strides[i] >= 0, name, "non-negative strides", strides_str(sf));
+  for (int i = 0; i < sf.ndim; ++i) TILEGEMM_REQUIRE(sf.strides[i] >= 0, name, "non-negative strides", strides_str(sf));
   TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(sf.data) % 4 == 0, name, "a 4-byte aligned pointer",
                    fmt::format("{}", sf.data));
 }
@@ -74,8 +75,9 @@ void check_per_block_sf(const TensorView& sf, const char* name, int ndim, std::i
   const std::int64_t nb = ceil_div(n, kScaleBlock), kb = ceil_div(k, kScaleBlock);
   const bool shape_ok = sf.size(-2) == nb && sf.size(-1) == kb && (ndim == 2 || sf.size(0) == batch);
   TILEGEMM_REQUIRE(shape_ok, name,
-                   ndim == 2 ? fmt::format("fp32 [{}, {}] per-block 128x128 scales ([ceil(N/128), ceil(K/128)])", nb, kb)
-                             : fmt::format("fp32 [{}, {}, {}] per-block 128x128 scales", batch, nb, kb),
+                   ndim == 2
+                       ? fmt::format("fp32 [{}, {}] per-block 128x128 scales ([ceil(N/128), ceil(K/128)])", nb, kb)
+                       : fmt::format("fp32 [{}, {}, {}] per-block 128x128 scales", batch, nb, kb),
                    shape_str(sf));
   check_scale_strides(sf, name);
 }
@@ -147,8 +149,9 @@ void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (c == nullptr) api::zero_empty_groups(d, plan.ks, stream);
   // DeepGEMM's 1-D layout goes to the per-group maps as it is; [rows, ΣK] operands as 3-D views.
   const bool blocks = plan.desc.k_group_maps > 0;
-  const kernels::Sm90Fp8Operands ops{blocks ? v[0] : as_3d(v[0]), as_3d(v[1]), blocks ? v[2] : as_3d(v[2]),
-                                     as_3d(v[3]), d, static_cast<const int*>(v[5].data)};
+  const kernels::Sm90Fp8Operands ops{
+      blocks ? v[0] : as_3d(v[0]),       as_3d(v[1]), blocks ? v[2] : as_3d(v[2]), as_3d(v[3]), d,
+      static_cast<const int*>(v[5].data)};
   if (blocks)
     kernels::launch_sm90_fp8_k_grouped_blocks(plan.desc, plan.config(), ops, plan.ks, stream, plan.fp8_reuse);
   else
@@ -170,9 +173,10 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
   const DType d_dtype = per_token_b ? DType::kFloat32 : DType::kBFloat16;
   require_tensor(d, "d", ndim, d_dtype);
   const std::int64_t batch = ndim == 3 ? a.size(0) : 1, m = a.size(-2), k = a.size(-1), n = b.size(-2);
-  TILEGEMM_REQUIRE(b.size(-1) == k && (ndim == 2 || b.size(0) == batch), "b",
-                   fmt::format("[{}N, K={}] to match a {}", ndim == 3 ? fmt::format("B={}, ", batch) : "", k, shape_str(a)),
-                   shape_str(b));
+  TILEGEMM_REQUIRE(
+      b.size(-1) == k && (ndim == 2 || b.size(0) == batch), "b",
+      fmt::format("[{}N, K={}] to match a {}", ndim == 3 ? fmt::format("B={}, ", batch) : "", k, shape_str(a)),
+      shape_str(b));
   TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n && (ndim == 2 || d.size(0) == batch), "d",
                    fmt::format("[M={}, N={}]", m, n), shape_str(d));
   require_contiguous_rows(d, "d");
@@ -191,14 +195,14 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
   }
   for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
     require_int_size(v, name);
-  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, c},
-                                           num_sms, &run_dense);
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, c}, num_sms,
+                                           &run_dense);
   if (m == 0 || n == 0 || batch == 0) {
     plan->work = Work::kNone;
     return plan;
   }
-  plan->desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype, c != nullptr,
-                        sfa, per_token_b ? &sfb : nullptr);
+  plan->desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype, c != nullptr, sfa,
+                        per_token_b ? &sfb : nullptr);
   plan->desc.deterministic = plan->settings().deterministic;
   // Validate everything before touching d: a rejected call leaves d as it was.
   if (k > 0) {
@@ -223,9 +227,9 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   check_per_token_sf(sfa, "sfa", 2, 1, m, k);
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);
   api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
-  auto plan = std::make_shared<LaunchPlan>(
-      std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &grouped_layout}, num_sms,
-      &run_m_grouped_contiguous);
+  auto plan =
+      std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &grouped_layout},
+                                   num_sms, &run_m_grouped_contiguous);
   if (plan->without_kernel(m == 0 || n == 0, k == 0)) return plan;
   plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.use_psum_layout = use_psum_layout;
@@ -276,8 +280,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
     api::require_group_ks(ks, ks_tensor, groups, kScaleBlock, sum_k);  // sizes first: sum_k is theirs
     for (auto [v, name, rows] : {std::tuple{&a, "a", m}, std::tuple{&b, "b", n}})
       TILEGEMM_REQUIRE(v->size(0) == sum_k * rows, name,
-                       fmt::format("{} elements (ΣK={} times {} rows of d)", sum_k * rows, sum_k, rows),
-                       shape_str(*v));
+                       fmt::format("{} elements (ΣK={} times {} rows of d)", sum_k * rows, sum_k, rows), shape_str(*v));
   } else {
     sum_k = a.size(1);
     TILEGEMM_REQUIRE(b.size(1) == sum_k, "b", fmt::format("[N, ΣK={}] to match a {}", sum_k, shape_str(a)),
@@ -306,8 +309,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   }
   // The heuristics see the mean group K (each group is one [M, N, K_g] problem).
   const std::int64_t mean_k = std::max<std::int64_t>(kScaleBlock, ceil_div(sum_k / groups, kScaleBlock) * kScaleBlock);
-  plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr, sfa,
-                        &sfb);
+  plan->desc = fp8_desc(GemmType::kKGroupedContiguous, m, n, mean_k, groups, DType::kFloat32, c != nullptr, sfa, &sfb);
   plan->desc.deterministic = plan->settings().deterministic;
   plan->desc.k_group_maps = blocks ? kernels::sm90_fp8_group_maps_per_launch(static_cast<int>(groups)) : 0;
   validate_desc(plan->desc);
@@ -339,15 +341,13 @@ void m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, c
 void m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                                const TensorView& d, const TensorView& masked_m, int expected_m,
                                const GemmOptions& options) {
-  api::plan_m_grouped_fp8_gemm_masked(a, sfa, b, sfb, d, masked_m, expected_m, options.num_sms)
-      ->run(options.stream);
+  api::plan_m_grouped_fp8_gemm_masked(a, sfa, b, sfb, d, masked_m, expected_m, options.num_sms)->run(options.stream);
 }
 
 void k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                    const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
                                    const TensorView& ks_tensor, const TensorView* c, const GemmOptions& options) {
-  api::plan_k_grouped_fp8_gemm_contiguous(a, sfa, b, sfb, d, ks, ks_tensor, c, options.num_sms)
-      ->run(options.stream);
+  api::plan_k_grouped_fp8_gemm_contiguous(a, sfa, b, sfb, d, ks, ks_tensor, c, options.num_sms)->run(options.stream);
 }
 
 }  // namespace tilegemm

@@ -10,8 +10,8 @@
 
 #include "api/device_context.hpp"
 #include "api/launch_plan.hpp"
-#include "core/process_switches.hpp"
 #include "api/validate.hpp"
+#include "core/process_switches.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/env.hpp"
@@ -93,8 +93,7 @@ void run_k_grouped_tn(const LaunchPlan& plan, const TensorView* v, void* stream)
 
 namespace api {
 
-Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
-                    int num_sms) {
+Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, int num_sms) {
   const int ndim = a.ndim;
   TILEGEMM_REQUIRE(ndim == 2 || ndim == 3, "a", "a 2-D [M, K] or 3-D [B, M, K] tensor",
                    fmt::format("{}-D {}", a.ndim, shape_str(a)));
@@ -126,8 +125,8 @@ Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& 
   for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
     TILEGEMM_REQUIRE(v >= 0 && v < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(v));
 
-  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, c}, num_sms,
-                                           &run_bf16_gemm);
+  auto plan =
+      std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, c}, num_sms, &run_bf16_gemm);
   if (m == 0 || n == 0 || batch == 0) {
     plan->work = Work::kNone;
     return plan;
@@ -163,7 +162,8 @@ Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, cons
   TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == n, "d", fmt::format("[M={}, N={}]", m, n), shape_str(d));
   for (auto [t, name] : {std::pair{&a, "a"}, std::pair{&b, "b"}})
     TILEGEMM_REQUIRE(t->stride(2) == 1, name, "K-major (stride 1 along K)", fmt::format("strides {}", shape_str(*t)));
-  TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows (last stride 1)", fmt::format("last stride {}", d.stride(1)));
+  TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows (last stride 1)",
+                   fmt::format("last stride {}", d.stride(1)));
   if (c != nullptr) {
     TILEGEMM_REQUIRE(c->dtype == d.dtype && c->ndim == 2 && c->size(0) == m && c->size(1) == n && c->stride(1) == 1,
                      "c", fmt::format("{} [M={}, N={}] with contiguous rows, like d", dtype_name(d.dtype), m, n),
@@ -176,8 +176,8 @@ Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, cons
   TILEGEMM_REQUIRE(batch * k < (1LL << 31), "k", fmt::format("batch * k below 2^31 (batch {})", batch),
                    std::to_string(k));
 
-  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, c}, num_sms,
-                                           &run_bf16_gemm);
+  auto plan =
+      std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, c}, num_sms, &run_bf16_gemm);
   if (plan->without_kernel(m == 0 || n == 0, batch == 0 || k == 0)) return plan;
   GemmDesc& desc = plan->desc;
   desc.type = GemmType::kBatchReduced;
@@ -254,8 +254,7 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
   require_tensor(b, "b", 2, DType::kBFloat16);
   require_tensor(d, "d", 3, DType::kFloat32);
   const std::int64_t sum_k = a.size(0), m = a.size(1), n = b.size(1), groups = d.size(0);
-  TILEGEMM_REQUIRE(b.size(0) == sum_k, "b", fmt::format("[ΣK={}, N] to match a {}", sum_k, shape_str(a)),
-                   shape_str(b));
+  TILEGEMM_REQUIRE(b.size(0) == sum_k, "b", fmt::format("[ΣK={}, N] to match a {}", sum_k, shape_str(a)), shape_str(b));
   TILEGEMM_REQUIRE(d.size(1) == m && d.size(2) == n, "d", fmt::format("[G, M={}, N={}]", m, n), shape_str(d));
   api::require_group_ks(ks, ks_tensor, groups, 64, sum_k);  // groups start on a 64-element K block
   TILEGEMM_REQUIRE(a.stride(1) == 1 && b.stride(1) == 1, "a/b", "[ΣK, M] and [ΣK, N] with contiguous rows",
@@ -267,8 +266,8 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
                      "c", fmt::format("fp32 {} with contiguous rows, like d", shape_str(d)),
                      fmt::format("{} {}", dtype_name(c->dtype), shape_str(*c)));
   }
-  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &ks_tensor, c},
-                                           num_sms, &run_k_grouped_tn);
+  auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &ks_tensor, c}, num_sms,
+                                           &run_k_grouped_tn);
   if (groups == 0 || m == 0 || n == 0) {
     plan->work = Work::kNone;
     return plan;
@@ -314,17 +313,27 @@ void m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const 
 }
 
 void k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
-                                       const std::vector<int>& ks, const TensorView& ks_tensor,
-                                       const TensorView* c, const GemmOptions& options) {
+                                       const std::vector<int>& ks, const TensorView& ks_tensor, const TensorView* c,
+                                       const GemmOptions& options) {
   api::plan_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, ks_tensor, c, options.num_sms)->run(options.stream);
 }
 
-int get_mk_alignment_for_contiguous_layout() { return kContiguousGroupRowAlignment; }
+int get_mk_alignment_for_contiguous_layout() {
+  return kContiguousGroupRowAlignment;
+}
 
-void set_deterministic(bool enabled) { deterministic_switch().set(enabled); }
-bool is_deterministic() { return deterministic_switch().resolve(env().deterministic); }
+void set_deterministic(bool enabled) {
+  deterministic_switch().set(enabled);
+}
+bool is_deterministic() {
+  return deterministic_switch().resolve(env().deterministic);
+}
 
-void set_pdl(bool enabled) { pdl_switch().set(enabled); }
-bool is_pdl_enabled() { return pdl_enabled(env()); }
+void set_pdl(bool enabled) {
+  pdl_switch().set(enabled);
+}
+bool is_pdl_enabled() {
+  return pdl_enabled(env());
+}
 
 }  // namespace tilegemm

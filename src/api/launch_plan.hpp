@@ -101,8 +101,7 @@ std::vector<jit::KernelSpec> plan_kernel_specs(const std::vector<const LaunchPla
 // einsum 'bmk,bnk->mn': D[M, N] = C + Σ_b A[b] · B[b]ᵀ, a [B, M, K] and b [B, N, K] K-major (GemmType::kBatchReduced).
 Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
                                   int num_sms);
-Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
-                    int num_sms);
+Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, int num_sms);
 Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                          const TensorView& grouped_layout, bool use_psum_layout, int num_sms);
 Plan plan_m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, const TensorView& d,
@@ -115,15 +114,14 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
 Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const TensorView* c, bool per_token_b, int num_sms);
 Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                                        const TensorView& sfb, const TensorView& d,
-                                        const TensorView& grouped_layout, bool use_psum_layout, int num_sms);
+                                        const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
+                                        bool use_psum_layout, int num_sms);
 Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                     const TensorView& sfb, const TensorView& d, const TensorView& masked_m,
                                     int expected_m, int num_sms);
 // Tensors a, sfa, b, sfb, d, ks_tensor, c.
 Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
-                                        const TensorView& sfb, const TensorView& d,
-                                        const std::vector<int>& ks, const TensorView& ks_tensor,
-                                        const TensorView* c, int num_sms);
+                                        const TensorView& sfb, const TensorView& d, const std::vector<int>& ks,
+                                        const TensorView& ks_tensor, const TensorView* c, int num_sms);
 
 }  // namespace tilegemm::api

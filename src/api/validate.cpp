@@ -22,7 +22,8 @@ void require_dtype(const TensorView& v, const char* name, DType want) {
 }
 
 void require_ndim(const TensorView& v, const char* name, int ndim) {
-  TILEGEMM_REQUIRE(v.ndim == ndim, name, fmt::format("a {}-D tensor", ndim), fmt::format("{}-D {}", v.ndim, shape_str(v)));
+  TILEGEMM_REQUIRE(v.ndim == ndim, name, fmt::format("a {}-D tensor", ndim),
+                   fmt::format("{}-D {}", v.ndim, shape_str(v)));
   TILEGEMM_REQUIRE(v.data != nullptr || v.numel() == 0, name, "a device pointer", "null");
 }
 
@@ -32,7 +33,8 @@ void require_tensor(const TensorView& v, const char* name, int ndim, DType dtype
 }
 
 void require_contiguous_rows(const TensorView& v, const char* name) {
-  TILEGEMM_REQUIRE(v.stride(-1) == 1, name, "contiguous rows (last stride 1)", fmt::format("last stride {}", v.stride(-1)));
+  TILEGEMM_REQUIRE(v.stride(-1) == 1, name, "contiguous rows (last stride 1)",
+                   fmt::format("last stride {}", v.stride(-1)));
 }
 
 namespace {
@@ -77,13 +79,14 @@ void require_int_size(std::int64_t value, const char* name) {
   TILEGEMM_REQUIRE(value >= 0 && value < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(value));
 }
 
-void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m,
-                            std::int64_t groups, int alignment) {
+void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m, std::int64_t groups,
+                            int alignment) {
   require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);
   const std::int64_t want = use_psum_layout ? groups : m;
   TILEGEMM_REQUIRE(grouped_layout.size(0) == want && grouped_layout.stride(0) == 1, "grouped_layout",
-                   use_psum_layout ? fmt::format("contiguous [G={}] (each group's end row, with use_psum_layout)", groups)
-                                   : fmt::format("contiguous [M={}] (one group index per row)", m),
+                   use_psum_layout
+                       ? fmt::format("contiguous [G={}] (each group's end row, with use_psum_layout)", groups)
+                       : fmt::format("contiguous [M={}] (one group index per row)", m),
                    fmt::format("{} stride {}", shape_str(grouped_layout), grouped_layout.stride(0)));
   if (!use_psum_layout)
     TILEGEMM_REQUIRE(m % alignment == 0, "a", fmt::format("M a multiple of the group alignment {}", alignment),
@@ -130,9 +133,9 @@ void zero_empty_groups(const TensorView& d, const std::vector<int>& ks, void* st
   const auto group_bytes = static_cast<std::size_t>(d.stride(0)) * (dtype_bits(d.dtype) / 8);
   for (std::size_t g = 0; g < ks.size(); ++g)
     if (ks[g] == 0)
-      copy_or_zero(TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, d.dtype, d.size(1), d.size(2),
-                                      d.stride(1)),
-                   nullptr, stream);
+      copy_or_zero(
+          TensorView::matrix(static_cast<char*>(d.data) + g * group_bytes, d.dtype, d.size(1), d.size(2), d.stride(1)),
+          nullptr, stream);
 }
 
 void copy_or_zero(const TensorView& d, const TensorView* c, void* stream_ptr) {

@@ -26,8 +26,8 @@ void require_int_size(std::int64_t value, const char* name);
 // The group metadata of grouped GEMMs (shared by the BF16 and FP8 entry points):
 // M-grouped contiguous: int32 [M] group index per row, or [G] end rows with use_psum_layout; contiguous; without
 // the prefix-sum layout M must be a multiple of `alignment` (each group padded to it).
-void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m,
-                            std::int64_t groups, int alignment);
+void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m, std::int64_t groups,
+                            int alignment);
 // M-grouped masked operands: a [G, M_max, K], b [G, N, K] (storage shape), d [G, M_max, N]; returns the sizes.
 struct MaskedShape {
   std::int64_t groups, m_max, n, k;

@@ -122,7 +122,9 @@ ShapeRun prepare_bf16_run(const BenchShape& shape, const SuiteOptions& options, 
   if (shape.type == GemmType::kMGroupedContiguous) {
     std::vector<std::int32_t> group_of_row(static_cast<std::size_t>(m));
     for (std::int64_t r = 0; r < m; ++r) group_of_row[r] = static_cast<std::int32_t>(r / mg);
-    void* index = run.buffers.emplace_back(upload(group_of_row.data(), group_of_row.size() * 4, "cudaMemcpy(grouped_layout)")).get();
+    void* index =
+        run.buffers.emplace_back(upload(group_of_row.data(), group_of_row.size() * 4, "cudaMemcpy(grouped_layout)"))
+            .get();
     const TensorView layout = int32_vector(index, m);
     run.ours = [=](cudaStream_t s) {
       GemmOptions o = gemm_options;
@@ -145,8 +147,8 @@ ShapeRun prepare_bf16_run(const BenchShape& shape, const SuiteOptions& options, 
   for (std::int64_t i = 0; i < g; ++i) {
     a_slices.push_back(operand_view(byte_offset(a_data, i * mg * k * kBf16Bytes), mg, k, Major::kKMajor));
     b_slices.push_back(operand_view(byte_offset(b_data, i * n * k * kBf16Bytes), n, k, major_b));
-    d_slices.push_back(TensorView::matrix(byte_offset(run.d_cublas.get(), i * mg * n * d_elem), options.out_dtype,
-                                          mg, n, n, 1));
+    d_slices.push_back(
+        TensorView::matrix(byte_offset(run.d_cublas.get(), i * mg * n * d_elem), options.out_dtype, mg, n, n, 1));
   }
   run.cublas = [=](cudaStream_t s) {
     for (std::size_t i = 0; i < a_slices.size(); ++i) cublaslt_gemm(a_slices[i], b_slices[i], d_slices[i], nullptr, s);

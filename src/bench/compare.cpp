@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 
 namespace tilegemm {
 
@@ -25,8 +25,7 @@ bool ours_usable(const BenchRow& r) {
   return r.has_ours() && r.error.empty();
 }
 
-void note_if_differs(std::vector<std::string>& notes, const char* what, const std::string& a,
-                     const std::string& b) {
+void note_if_differs(std::vector<std::string>& notes, const char* what, const std::string& a, const std::string& b) {
   if (a != b) notes.push_back(fmt::format("{} differs: A {} vs B {}", what, a, b));
 }
 
@@ -84,16 +83,15 @@ ReportComparison compare_reports(const BenchReport& a, const BenchReport& b) {
     } else {
       const BenchRow& bad = ours_usable(ra) ? rb : ra;
       const char* which = ours_usable(ra) ? "B" : "A";
-      c.skipped.push_back(fmt::format(
-          "{}: {} has {}", row.shape, which,
-          bad.error.empty() ? std::string("no numbers of ours") : "an error (" + bad.error + ")"));
+      c.skipped.push_back(
+          fmt::format("{}: {} has {}", row.shape, which,
+                      bad.error.empty() ? std::string("no numbers of ours") : "an error (" + bad.error + ")"));
     }
     if (ra.has_cublas() && rb.has_cublas()) {
       row.has_baseline = true;
       row.baseline_ratio = ra.cublas.median_us / rb.cublas.median_us;
       row.baseline_spread = std::max(relative_spread(ra.cublas), relative_spread(rb.cublas));
-      row.baseline_noise =
-          within_noise(row.baseline_ratio, relative_spread(ra.cublas), relative_spread(rb.cublas));
+      row.baseline_noise = within_noise(row.baseline_ratio, relative_spread(ra.cublas), relative_spread(rb.cublas));
       ++c.baseline_compared;
       baseline_log_sum += std::log(row.baseline_ratio);
     }
@@ -115,8 +113,7 @@ std::string verdict(double ratio, bool noise) {
 
 }  // namespace
 
-std::string comparison_to_markdown(const ReportComparison& c, const std::string& name_a,
-                                   const std::string& name_b) {
+std::string comparison_to_markdown(const ReportComparison& c, const std::string& name_a, const std::string& name_b) {
   std::string out = fmt::format("# tilegemm bench --compare\n\nA = {}\nB = {}\n\n", name_a, name_b);
   for (const auto& note : c.environment_notes) out += fmt::format("note: {}\n", note);
   if (!c.environment_notes.empty()) out += "\n";
@@ -129,15 +126,13 @@ std::string comparison_to_markdown(const ReportComparison& c, const std::string&
       "|---|---|---|---|---:|---:|---:|---:|---|---:|---|\n";
   for (const CompareRow& r : c.rows) {
     const auto cfg = [](const std::string& s) { return s.empty() ? std::string("-") : "`" + s + "`"; };
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.shape, r.layout,
-                       cfg(r.config_a), r.config_b == r.config_a ? std::string("same") : cfg(r.config_b),
-                       r.has_ours ? fmt::format("{:.1f}", r.a_us) : "-",
-                       r.has_ours ? fmt::format("{:.1f}", r.b_us) : "-",
-                       r.has_ours ? fmt::format("{:.3f}×", r.ratio) : "-",
-                       r.has_ours ? fmt::format("±{:.1f}%", 100 * r.spread) : "-",
-                       r.has_ours ? verdict(r.ratio, r.noise) : "-",
-                       r.has_baseline ? fmt::format("{:.3f}×", r.baseline_ratio) : "-",
-                       r.has_baseline ? (r.baseline_noise ? "noise" : "moved") : "-");
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.shape, r.layout, cfg(r.config_a),
+        r.config_b == r.config_a ? std::string("same") : cfg(r.config_b),
+        r.has_ours ? fmt::format("{:.1f}", r.a_us) : "-", r.has_ours ? fmt::format("{:.1f}", r.b_us) : "-",
+        r.has_ours ? fmt::format("{:.3f}×", r.ratio) : "-", r.has_ours ? fmt::format("±{:.1f}%", 100 * r.spread) : "-",
+        r.has_ours ? verdict(r.ratio, r.noise) : "-", r.has_baseline ? fmt::format("{:.3f}×", r.baseline_ratio) : "-",
+        r.has_baseline ? (r.baseline_noise ? "noise" : "moved") : "-");
   }
   out += "\n";
   if (c.compared > 0)
@@ -148,8 +143,8 @@ std::string comparison_to_markdown(const ReportComparison& c, const std::string&
   else
     out += "No shape has our numbers in both reports.\n";
   if (c.baseline_compared > 0)
-    out += fmt::format("Geometric mean ratio (cuBLAS, A/B): {:.3f}× over {} shapes.\n",
-                       c.baseline_geomean_ratio, c.baseline_compared);
+    out += fmt::format("Geometric mean ratio (cuBLAS, A/B): {:.3f}× over {} shapes.\n", c.baseline_geomean_ratio,
+                       c.baseline_compared);
   auto list = [&out](const char* title, const std::vector<std::string>& items) {
     if (items.empty()) return;
     out += fmt::format("\n{}:\n", title);

@@ -3,9 +3,9 @@
 // It is the bandwidth a memory-bound kernel can actually reach, below the datasheet HBM number.
 #include <algorithm>
 
-#include "bench/device_buffer.hpp"
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/hw.hpp"
+#include "timer/device_buffer.hpp"
 
 namespace tilegemm {
 

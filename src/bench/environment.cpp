@@ -9,9 +9,9 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include "bench/bench.hpp"
 #include "bench/shell.hpp"
 #include "reference/cublaslt_api.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
 

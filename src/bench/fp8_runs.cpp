@@ -29,7 +29,9 @@ namespace {
 constexpr std::int64_t kBlock = 128;
 constexpr std::size_t kBf16Bytes = 2, kFloatBytes = 4;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 TensorView e4m3_matrix(void* data, std::int64_t rows, std::int64_t k) {
   return TensorView::matrix(data, DType::kFloat8E4M3, rows, k, k, 1);
@@ -86,8 +88,7 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
       options.row_major_scales ? sfa : pack_per_token_scales(sfa, token_groups, token_rows, kb);
   void* ours_sfa_data =
       run.buffers.emplace_back(upload(ours_sfa.data(), ours_sfa.size() * kFloatBytes, "cudaMemcpy(sfa)")).get();
-  void* ours_sfb_data =
-      run.buffers.emplace_back(upload(sfb.data(), sfb.size() * kFloatBytes, "cudaMemcpy(sfb)")).get();
+  void* ours_sfb_data = run.buffers.emplace_back(upload(sfb.data(), sfb.size() * kFloatBytes, "cudaMemcpy(sfb)")).get();
   const std::int64_t ld_sfa = tma_aligned_rows(token_rows);
   // Per-token scale views of `rows` rows: (row, K-block) strides, and the group stride of the masked form.
   const std::int64_t sfa_row_stride = options.row_major_scales ? kb : 1;

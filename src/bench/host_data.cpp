@@ -40,8 +40,7 @@ void fill_chunk(std::uint16_t* out, std::size_t count, std::uint64_t seed) {
 template <typename T, typename Fill>
 void fill_chunked(T* out, std::size_t count, std::uint64_t seed, Fill fill) {
   const std::size_t chunks = (count + kChunk - 1) / kChunk;
-  const std::size_t threads =
-      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), chunks);
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), chunks);
   auto work = [&](std::size_t first) {
     for (std::size_t c = first; c < chunks; c += threads) {
       std::uint64_t chunk_seed = seed ^ (0xD1B54A32D192ED03ULL * (c + 1));
@@ -119,16 +118,14 @@ std::int64_t tma_aligned_rows(std::int64_t rows) {
 
 std::vector<float> pack_per_token_scales(std::span<const float> logical, std::int64_t groups, std::int64_t rows,
                                          std::int64_t kb) {
-  TILEGEMM_REQUIRE(groups >= 0 && rows >= 0 && kb >= 0 &&
-                       static_cast<std::int64_t>(logical.size()) == groups * rows * kb,
-                   "logical", fmt::format("{} scales ([{}, {}, {}])", groups * rows * kb, groups, rows, kb),
-                   std::to_string(logical.size()));
+  TILEGEMM_REQUIRE(
+      groups >= 0 && rows >= 0 && kb >= 0 && static_cast<std::int64_t>(logical.size()) == groups * rows * kb, "logical",
+      fmt::format("{} scales ([{}, {}, {}])", groups * rows * kb, groups, rows, kb), std::to_string(logical.size()));
   const std::int64_t ld = tma_aligned_rows(rows);
   std::vector<float> packed(static_cast<std::size_t>(groups * kb * ld), 0.0f);
   for (std::int64_t g = 0; g < groups; ++g)
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kb; ++j)
-        packed[(g * kb + j) * ld + r] = logical[(g * rows + r) * kb + j];
+      for (std::int64_t j = 0; j < kb; ++j) packed[(g * kb + j) * ld + r] = logical[(g * rows + r) * kb + j];
   return packed;
 }
 
@@ -139,9 +136,8 @@ double calc_diff(const void* x, const void* y, std::size_t count, DType dtype) {
       return static_cast<double>(bf16_to_float(static_cast<const std::uint16_t*>(arrays[a])[i]));
     });
   if (dtype == DType::kFloat32)
-    return calc_diff_impl(count, [&](int a, std::size_t i) {
-      return static_cast<double>(static_cast<const float*>(arrays[a])[i]);
-    });
+    return calc_diff_impl(
+        count, [&](int a, std::size_t i) { return static_cast<double>(static_cast<const float*>(arrays[a])[i]); });
   throw InvalidArgument("dtype", "bf16 or fp32", fmt::format("'{}'", dtype_name(dtype)));
 }
 

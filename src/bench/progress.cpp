@@ -17,9 +17,7 @@ std::string progress_line(int index, int total, const std::string& label, double
 Progress::Progress(int total, std::FILE* out, bool terminal, std::function<double()> now_s)
     : total_(total), out_(out), terminal_(terminal), now_s_(std::move(now_s)) {
   if (!now_s_)
-    now_s_ = [] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    };
+    now_s_ = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); };
   start_s_ = now_s_();
 }
 

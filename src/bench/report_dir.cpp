@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench.hpp"
 #include "bench/shell.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -37,8 +37,7 @@ std::string last_line(const std::string& text) {
 
 void write_text(const fs::path& path, const std::string& text, const std::string& argument) {
   std::ofstream out(path, std::ios::binary);
-  if (!out)
-    throw InvalidArgument(argument, "a writable directory", fmt::format("'{}'", path.parent_path().string()));
+  if (!out) throw InvalidArgument(argument, "a writable directory", fmt::format("'{}'", path.parent_path().string()));
   out << text;
   if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path.string()));
 }
@@ -66,8 +65,7 @@ std::string roofline_script_path() {
 std::string plot_roofline(const std::string& report_json_path, const std::string& out_dir) {
   const std::string python = plot_python();
   if (!run_shell("command -v " + shell_quote(python)))
-    return fmt::format("python interpreter '{}' not found (set TILEGEMM_PYTHON to one with matplotlib)",
-                       python);
+    return fmt::format("python interpreter '{}' not found (set TILEGEMM_PYTHON to one with matplotlib)", python);
   // (A python3 without matplotlib: roofline.py exits 3 saying which interpreter lacked it, reported below.)
   const std::string script = roofline_script_path();
   if (!fs::is_regular_file(script)) return fmt::format("plot script '{}' not found", script);

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -36,20 +36,27 @@ std::string describe(const json& v) {
 
 template <class T>
 const char* kind_name() {
-  if constexpr (std::is_same_v<T, bool>) return "true or false";
-  else if constexpr (std::is_same_v<T, std::string>) return "a string";
-  else if constexpr (std::is_integral_v<T>) return "an integer";
-  else return "a number";
+  if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return "a string";
+  else if constexpr (std::is_integral_v<T>)
+    return "an integer";
+  else
+    return "a number";
 }
 
 template <class T>
 bool holds(const json& v) {
-  if constexpr (std::is_same_v<T, bool>) return v.is_boolean();
-  else if constexpr (std::is_same_v<T, std::string>) return v.is_string();
+  if constexpr (std::is_same_v<T, bool>)
+    return v.is_boolean();
+  else if constexpr (std::is_same_v<T, std::string>)
+    return v.is_string();
   else if constexpr (std::is_integral_v<T>)
     return v.is_number_integer() && v.get<double>() >= static_cast<double>(std::numeric_limits<T>::min()) &&
            v.get<double>() <= static_cast<double>(std::numeric_limits<T>::max());
-  else return v.is_number();  // JSON has no NaN or infinity: nlohmann writes them as null
+  else
+    return v.is_number();  // JSON has no NaN or infinity: nlohmann writes them as null
 }
 
 // `obj[key]` as a T; BadReport naming the key's path when it is missing or of another type.
@@ -72,8 +79,7 @@ T get_or(const json& obj, const std::string& where, const char* key, T fallback)
 const json& object(const json& obj, const std::string& where, const char* key) {
   const auto it = obj.find(key);
   if (it == obj.end()) throw BadReport(fmt::format("no key '{}'", path_of(where, key)));
-  if (!it->is_object())
-    throw BadReport(fmt::format("'{}' = {} (not an object)", path_of(where, key), describe(*it)));
+  if (!it->is_object()) throw BadReport(fmt::format("'{}' = {} (not an object)", path_of(where, key), describe(*it)));
   return *it;
 }
 
@@ -95,8 +101,8 @@ BenchStats stats_from(const json& obj, const std::string& row, const char* key, 
   s.max_us = get<double>(j, where, "max_us");
   s.stddev_us = get<double>(j, where, "stddev_us");
   if (s.samples < 0)
-    throw BadReport(fmt::format("'{}.samples' = {} in row {} (a count >= 0; 0 = not measured)", where, s.samples,
-                                shape));
+    throw BadReport(
+        fmt::format("'{}.samples' = {} in row {} (a count >= 0; 0 = not measured)", where, s.samples, shape));
   if (s.samples > 0 && !(s.median_us > 0))
     throw BadReport(fmt::format("'{}.median_us' = {} in row {} ({} samples; a measured median is > 0 us)", where,
                                 s.median_us, shape, s.samples));
@@ -273,8 +279,7 @@ BenchReport report_from(const json& j) {
   if (!rows->is_array()) throw BadReport(fmt::format("'rows' = {} (not an array)", describe(*rows)));
   for (std::size_t i = 0; i < rows->size(); ++i) {
     const std::string where = fmt::format("rows[{}]", i);
-    if (!(*rows)[i].is_object())
-      throw BadReport(fmt::format("'{}' = {} (not an object)", where, describe((*rows)[i])));
+    if (!(*rows)[i].is_object()) throw BadReport(fmt::format("'{}' = {} (not an object)", where, describe((*rows)[i])));
     report.rows.push_back(row_from((*rows)[i], where));
   }
   return report;

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 
 namespace tilegemm {
 
@@ -19,8 +19,8 @@ std::string cublaslt_version(std::int64_t v) {
 
 std::string clocks(const GpuClocks& c) {
   if (!c.available) return "unavailable (no nvidia-smi)";
-  return fmt::format("SM {:.0f} MHz (max {:.0f}), memory {:.0f} MHz, {:.1f} W, {:.0f} °C", c.sm_mhz,
-                     c.max_sm_mhz, c.mem_mhz, c.power_w, c.temperature_c);
+  return fmt::format("SM {:.0f} MHz (max {:.0f}), memory {:.0f} MHz, {:.1f} W, {:.0f} °C", c.sm_mhz, c.max_sm_mhz,
+                     c.mem_mhz, c.power_w, c.temperature_c);
 }
 
 std::string mib(std::int64_t bytes) {
@@ -40,21 +40,21 @@ std::string or_dash(bool present, const std::string& text) {
 std::string table_row(const BenchRow& r, bool per_tensor, bool b_read) {
   const bool ours = r.has_ours(), cublas = r.has_cublas();
   std::string extra =
-      per_tensor ? fmt::format(" {} | {} |", or_dash(r.has_cublas_per_tensor(), fmt::format("{:.1f}", r.cublas_per_tensor.median_us)),
+      per_tensor ? fmt::format(" {} | {} |",
+                               or_dash(r.has_cublas_per_tensor(), fmt::format("{:.1f}", r.cublas_per_tensor.median_us)),
                                or_dash(r.has_cublas_per_tensor(), fmt::format("{:.0f}", r.cublas_per_tensor_tflops())))
                  : std::string();
   if (b_read)
     extra += fmt::format(" {} | {} |", or_dash(r.has_b_read(), fmt::format("{:.1f}", r.b_read.median_us)),
                          or_dash(r.has_b_read() && ours, fmt::format("{:.0f}%", r.ours_pct_b_read())));
-  return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n", m_cell(r), r.n, r.k,
-                     r.layout, r.config.empty() ? "-" : fmt::format("`{}`", r.config),
-                     or_dash(ours, fmt::format("{:.1f}", r.ours.median_us)),
-                     or_dash(ours, fmt::format("{:.0f}", r.ours_tflops())),
-                     or_dash(ours, fmt::format("{:.0f}%", r.ours_pct_floor())),
-                     or_dash(cublas, fmt::format("{:.1f}", r.cublas.median_us)),
-                     or_dash(cublas, fmt::format("{:.0f}", r.cublas_tflops())),
-                     or_dash(r.ratio() > 0, fmt::format("{:.3f}×", r.ratio())),
-                     or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)), extra);
+  return fmt::format(
+      "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |{}\n", m_cell(r), r.n, r.k, r.layout,
+      r.config.empty() ? "-" : fmt::format("`{}`", r.config), or_dash(ours, fmt::format("{:.1f}", r.ours.median_us)),
+      or_dash(ours, fmt::format("{:.0f}", r.ours_tflops())), or_dash(ours, fmt::format("{:.0f}%", r.ours_pct_floor())),
+      or_dash(cublas, fmt::format("{:.1f}", r.cublas.median_us)),
+      or_dash(cublas, fmt::format("{:.0f}", r.cublas_tflops())),
+      or_dash(r.ratio() > 0, fmt::format("{:.3f}×", r.ratio())),
+      or_dash(r.calc_diff >= 0, fmt::format("{:.1e}", r.calc_diff)), extra);
 }
 
 // Masked rows against their contiguous twins: the bar is masked within 10% of contiguous.
@@ -80,7 +80,9 @@ std::string spread(const BenchStats& s) {
   return s.samples > 0 ? fmt::format("{:.1f}%", 100 * relative_spread(s)) : "-";
 }
 
-std::string fastest(const BenchStats& s) { return s.samples > 0 ? fmt::format("{:.1f}", s.min_us) : "-"; }
+std::string fastest(const BenchStats& s) {
+  return s.samples > 0 ? fmt::format("{:.1f}", s.min_us) : "-";
+}
 
 // How each number was obtained: the full config and variant, the warm-up + timed calls, and the run-to-run
 // spread (stddev / median) that --compare uses to tell a change from noise.
@@ -117,13 +119,12 @@ std::string report_to_markdown(const BenchReport& report) {
   // Reports recorded before flush_policy existed all used the per-call flush.
   const std::string flush =
       e.flush_policy.empty() ? mib(e.flush_bytes) + " zeroed before each timed call" : e.flush_policy;
-  out += fmt::format("| timing | {}, {}, warm-up {} ms, rep {} ms, median |\n", e.timer, flush, e.warmup_ms,
-                     e.rep_ms);
-  out += fmt::format("| ledger floor | max(FLOPs / {:.0f} TFLOP/s, min bytes / {:.0f} GB/s) |\n",
-                     e.peak_tflops, e.hbm_gbps);
+  out += fmt::format("| timing | {}, {}, warm-up {} ms, rep {} ms, median |\n", e.timer, flush, e.warmup_ms, e.rep_ms);
+  out += fmt::format("| ledger floor | max(FLOPs / {:.0f} TFLOP/s, min bytes / {:.0f} GB/s) |\n", e.peak_tflops,
+                     e.hbm_gbps);
   if (e.copy_gbps > 0)
-    out += fmt::format("| copy ceiling | {:.0f} GB/s (best device-to-device cudaMemcpy, read + write) |\n",
-                       e.copy_gbps);
+    out +=
+        fmt::format("| copy ceiling | {:.0f} GB/s (best device-to-device cudaMemcpy, read + write) |\n", e.copy_gbps);
   if (!e.baseline.empty()) out += fmt::format("| baseline | {} |\n", e.baseline);
   out += fmt::format("| date (UTC) | {} |\n\n", e.date_utc);
 

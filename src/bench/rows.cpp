@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 
 namespace tilegemm {
 

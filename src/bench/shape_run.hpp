@@ -7,9 +7,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench/device_buffer.hpp"
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/tensor_view.hpp"
+#include "timer/device_buffer.hpp"
 
 namespace tilegemm::bench_detail {
 
@@ -40,7 +40,9 @@ ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, c
                          std::uint64_t seed);
 
 // Byte offset into device memory.
-inline void* byte_offset(void* base, std::size_t bytes) { return static_cast<char*>(base) + bytes; }
+inline void* byte_offset(void* base, std::size_t bytes) {
+  return static_cast<char*>(base) + bytes;
+}
 
 // A 1-D int32 view (group indices, masked_m).
 TensorView int32_vector(void* data, std::int64_t size);

@@ -9,13 +9,13 @@
 
 #include <fmt/format.h>
 
-#include "bench/device_buffer.hpp"
+#include "bench/bench.hpp"
 #include "bench/host_data.hpp"
-#include "bench/read_flush.hpp"
 #include "bench/shape_run.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/reference.hpp"
+#include "timer/device_buffer.hpp"
+#include "timer/read_flush.hpp"
 
 namespace tilegemm {
 
@@ -27,8 +27,7 @@ namespace {
 
 std::vector<unsigned char> to_host(const DeviceBuffer& buffer) {
   std::vector<unsigned char> host(buffer.bytes());
-  cuda_check(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost),
-             "cudaMemcpy(D to host)");
+  cuda_check(cudaMemcpy(host.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy(D to host)");
   return host;
 }
 
@@ -105,8 +104,8 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
     const auto ours_host = to_host(run.d_ours), cublas_host = to_host(run.d_cublas);
     row.calc_diff = bench_detail::calc_diff(ours_host.data(), cublas_host.data(), d_count, run.d_dtype);
     if (!(row.calc_diff < options.diff_threshold))
-      row.error = fmt::format("calc_diff(ours, cuBLASLt) = {:.3g}, above the sanity threshold {:.0e}",
-                              row.calc_diff, options.diff_threshold);
+      row.error = fmt::format("calc_diff(ours, cuBLASLt) = {:.3g}, above the sanity threshold {:.0e}", row.calc_diff,
+                              options.diff_threshold);
   }
   if (ours_ok) {
     const BenchResult ours = bench(run.ours, options.timing);
@@ -144,8 +143,8 @@ void validate_suite_options(const SuiteOptions& options) {
   const bool fp8 = options.dtype == DType::kFloat8E4M3;
   TILEGEMM_REQUIRE(fp8 || options.dtype == DType::kBFloat16, "--dtype", "bf16 or fp8 (e4m3)",
                    fmt::format("'{}'", dtype_name(options.dtype)));
-  TILEGEMM_REQUIRE(options.out_dtype == DType::kBFloat16 || options.out_dtype == DType::kFloat32,
-                   "--out-dtype", "bf16 or fp32", fmt::format("'{}'", dtype_name(options.out_dtype)));
+  TILEGEMM_REQUIRE(options.out_dtype == DType::kBFloat16 || options.out_dtype == DType::kFloat32, "--out-dtype",
+                   "bf16 or fp32", fmt::format("'{}'", dtype_name(options.out_dtype)));
   if (fp8) {
     // The 1D2D recipe writes bf16 D from K-major operands (wgmma reads fp8 only K-major; cuBLASLt's FP8
     // matmul takes only the TN form).
@@ -157,8 +156,7 @@ void validate_suite_options(const SuiteOptions& options) {
   TILEGEMM_REQUIRE(options.num_sms >= 0, "--num-sms", "0 (every SM) or a positive SM count",
                    std::to_string(options.num_sms));
   TILEGEMM_REQUIRE(options.device >= 0, "--device", "a device index >= 0", std::to_string(options.device));
-  TILEGEMM_REQUIRE(options.diff_threshold > 0, "diff_threshold", "> 0",
-                   fmt::format("{}", options.diff_threshold));
+  TILEGEMM_REQUIRE(options.diff_threshold > 0, "diff_threshold", "> 0", fmt::format("{}", options.diff_threshold));
   iteration_counts(1.0, options.timing.warmup_ms, options.timing.rep_ms);
   for (const BenchShape& s : options.shapes) {
     TILEGEMM_REQUIRE(s.m > 0, "--m", "a positive size", std::to_string(s.m));
@@ -172,8 +170,8 @@ void validate_suite_options(const SuiteOptions& options) {
       TILEGEMM_REQUIRE(options.out_dtype == DType::kBFloat16, "--out-dtype", "bf16 for M-grouped shapes",
                        fmt::format("'{}'", dtype_name(options.out_dtype)));
     } else {
-      TILEGEMM_REQUIRE(s.type == GemmType::kNormal, "shape type",
-                       "normal, m_grouped_contiguous or m_grouped_masked", std::string(gemm_type_name(s.type)));
+      TILEGEMM_REQUIRE(s.type == GemmType::kNormal, "shape type", "normal, m_grouped_contiguous or m_grouped_masked",
+                       std::string(gemm_type_name(s.type)));
     }
   }
 }

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <utility>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -20,8 +20,7 @@ constexpr std::array<std::pair<int, int>, 2> kGroupedNK{{{4096, 7168}, {7168, 20
 std::vector<BenchShape> dense_shapes(const std::vector<ProblemShape>& problems) {
   std::vector<BenchShape> shapes;
   for (const ProblemShape& p : problems)
-    shapes.push_back(
-        {GemmType::kNormal, 1, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)});
+    shapes.push_back({GemmType::kNormal, 1, static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)});
   return shapes;
 }
 

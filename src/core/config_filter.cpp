@@ -11,7 +11,8 @@ namespace tilegemm {
 namespace {
 constexpr const char* kVariable = "TILEGEMM_CONFIG_FILTER";
 constexpr const char* kExpected =
-    "comma-separated field=value pairs, fields block_m, block_n, block_k, stages, math_wg, cluster_m, cluster_n, raster, "
+    "comma-separated field=value pairs, fields block_m, block_n, block_k, stages, math_wg, cluster_m, cluster_n, "
+    "raster, "
     "split_k, values positive integers, each field once";
 
 // The config field a filter name refers to, or nullptr for an unknown name.

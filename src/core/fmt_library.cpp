@@ -17,8 +17,7 @@ template FMT_API auto decimal_point_impl(locale_ref) -> char;
 template FMT_API auto decimal_point_impl(locale_ref) -> wchar_t;
 template FMT_API void buffer<char>::append(const char*, const char*);
 template FMT_API void buffer<wchar_t>::append(const wchar_t*, const wchar_t*);
-template FMT_API void vformat_to(buffer<char>&, string_view, basic_format_args<FMT_BUFFER_CONTEXT(char)>,
-                                 locale_ref);
+template FMT_API void vformat_to(buffer<char>&, string_view, basic_format_args<FMT_BUFFER_CONTEXT(char)>, locale_ref);
 
 }  // namespace detail
 FMT_END_NAMESPACE

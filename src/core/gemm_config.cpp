@@ -9,9 +9,12 @@ namespace tilegemm {
 namespace {
 std::string_view multicast_name(MulticastSide side) {
   switch (side) {
-    case MulticastSide::kNone: return "none";
-    case MulticastSide::kA: return "A";
-    case MulticastSide::kB: return "B";
+    case MulticastSide::kNone:
+      return "none";
+    case MulticastSide::kA:
+      return "A";
+    case MulticastSide::kB:
+      return "B";
   }
   return "unknown";
 }
@@ -35,13 +38,13 @@ std::string to_string(const GemmDesc& desc) {
 }
 
 std::string to_string(const GemmConfig& config) {
-  std::string s = fmt::format("block={}x{}x{} stages={} math_wg={} threads={} cluster={}x{} multicast={}",
-                              config.block_m, config.block_n, config.block_k, config.stages,
-                              config.num_math_warpgroups, config.num_threads(), config.cluster_m,
-                              config.cluster_n, multicast_name(config.multicast));
+  std::string s =
+      fmt::format("block={}x{}x{} stages={} math_wg={} threads={} cluster={}x{} multicast={}", config.block_m,
+                  config.block_n, config.block_k, config.stages, config.num_math_warpgroups, config.num_threads(),
+                  config.cluster_m, config.cluster_n, multicast_name(config.multicast));
   s += fmt::format(" swizzle={}/{}/{} sms={} raster={} split_k={} smem={}", config.swizzle_a_bytes,
-                   config.swizzle_b_bytes, config.swizzle_d_bytes, config.num_sms, config.raster_group,
-                   config.split_k, config.smem_bytes);
+                   config.swizzle_b_bytes, config.swizzle_d_bytes, config.num_sms, config.raster_group, config.split_k,
+                   config.smem_bytes);
   return s;
 }
 

@@ -26,6 +26,8 @@ ProcessSwitch& deterministic_switch();
 ProcessSwitch& pdl_switch();
 
 // The launch attribute for a GEMM launch: set_pdl's value, else settings.pdl (DG_ENABLE_PDL).
-inline bool pdl_enabled(const Env& settings) { return pdl_switch().resolve(settings.pdl); }
+inline bool pdl_enabled(const Env& settings) {
+  return pdl_switch().resolve(settings.pdl);
+}
 
 }  // namespace tilegemm

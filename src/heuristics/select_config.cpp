@@ -78,7 +78,9 @@ bool selectable(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& 
   return why->empty();
 }
 
-bool differs(double a, double b) { return std::abs(a - b) > kTieTolerance * std::max(a, b); }
+bool differs(double a, double b) {
+  return std::abs(a - b) > kTieTolerance * std::max(a, b);
+}
 
 // Busy fraction of the persistent slots: work units (tiles, or tiles × K slices) over waves × SMs.
 double slot_utilisation(const CostBreakdown& c) {
@@ -141,12 +143,30 @@ std::string scheme_explanation(const GemmDesc& desc, const Candidate& best) {
 std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
   std::string key;
   key.reserve(160 + hw.name.size());
-  for (int v : {static_cast<int>(d.type), d.m, d.n, d.k, d.num_groups, d.expected_m, static_cast<int>(d.a_dtype),
-                static_cast<int>(d.b_dtype), static_cast<int>(d.d_dtype), static_cast<int>(d.major_a),
-                static_cast<int>(d.major_b), static_cast<int>(d.with_c), num_sms, hw.num_sms, hw.smem_per_block_bytes,
-                hw.regs_per_sm, hw.max_regs_per_thread, hw.max_threads_per_sm, hw.max_cluster_size,
-                static_cast<int>(d.deterministic), static_cast<int>(d.use_psum_layout),
-                static_cast<int>(d.sfa_layout), static_cast<int>(d.sfb_strided), env().force_scheme,
+  for (int v : {static_cast<int>(d.type),
+                d.m,
+                d.n,
+                d.k,
+                d.num_groups,
+                d.expected_m,
+                static_cast<int>(d.a_dtype),
+                static_cast<int>(d.b_dtype),
+                static_cast<int>(d.d_dtype),
+                static_cast<int>(d.major_a),
+                static_cast<int>(d.major_b),
+                static_cast<int>(d.with_c),
+                num_sms,
+                hw.num_sms,
+                hw.smem_per_block_bytes,
+                hw.regs_per_sm,
+                hw.max_regs_per_thread,
+                hw.max_threads_per_sm,
+                hw.max_cluster_size,
+                static_cast<int>(d.deterministic),
+                static_cast<int>(d.use_psum_layout),
+                static_cast<int>(d.sfa_layout),
+                static_cast<int>(d.sfb_strided),
+                env().force_scheme,
                 env().force_split_k})
     append_raw(key, v);
   for (double v : {hw.sm_clock_mhz, hw.flop_per_cycle_bf16, hw.hbm_gbps}) append_raw(key, v);
@@ -299,8 +319,10 @@ std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel
     throw InvalidArgument("TILEGEMM_CONFIG_FILTER", "fields some legal config of this problem matches",
                           fmt::format("'{}' for {}", env().config_filter, to_string(desc)));
   if (legal.empty())
-    throw InvalidArgument("desc", is_fp8_desc(desc) ? "a problem some SM90 FP8 config can run" : "a problem some SM90 BF16 config can run",
-                          fmt::format("{} (every candidate rejected, e.g. {})", to_string(desc), first_reason));
+    throw InvalidArgument(
+        "desc",
+        is_fp8_desc(desc) ? "a problem some SM90 FP8 config can run" : "a problem some SM90 BF16 config can run",
+        fmt::format("{} (every candidate rejected, e.g. {})", to_string(desc), first_reason));
   std::sort(legal.begin(), legal.end(), cheaper);
   return legal;
 }

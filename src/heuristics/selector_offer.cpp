@@ -23,48 +23,55 @@ bool wide_tall_tiles_leave_sms_idle(const GemmDesc& desc, int num_sms) {
 bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter, std::string* why) {
   const bool fp8 = is_fp8_desc(desc);
   if (fp8 && c.k_split_pair() && !kSm90Fp8KSplitPairSelected && !filter.names({"block_m", "math_wg"}))
-    return reject(why, "the K-split warpgroup pair is not offered by the FP8 selector yet "
-                       "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)");
+    return reject(why,
+                  "the K-split warpgroup pair is not offered by the FP8 selector yet "
+                  "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)");
   if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
-    return reject(why, "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = "
-                       "false: no measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
+    return reject(why,
+                  "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = "
+                  "false: no measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
   if (fp8 && desc.type == GemmType::kMGroupedMasked && c.block_m > 128 && !kSm90Fp8MaskedTallTilesSelected &&
       !filter.names({"block_m"}))
-    return reject(why, "256-row tiles of masked problems are not offered by the FP8 selector "
-                       "(kSm90Fp8MaskedTallTilesSelected = false: measured slower than 128-row ones; "
-                       "TILEGEMM_CONFIG_FILTER=block_m=256 forces them)");
+    return reject(why,
+                  "256-row tiles of masked problems are not offered by the FP8 selector "
+                  "(kSm90Fp8MaskedTallTilesSelected = false: measured slower than 128-row ones; "
+                  "TILEGEMM_CONFIG_FILTER=block_m=256 forces them)");
   if (fp8 && c.block_m > 128 && c.block_n < kSm90Fp8TallTileMinBlockN && !filter.names({"block_n"}) &&
       !(c.block_n == kSm90Fp8TallFillerBlockN && wide_tall_tiles_leave_sms_idle(desc, c.num_sms)))
     return reject(why, [&] {
-      return fmt::format("256-row FP8 tiles narrower than {} are not offered by the selector (measured slower than "
-                         "wider ones), {}-wide ones only where 256x{} tiles leave a third of the SMs idle; here {} "
-                         "wide; TILEGEMM_CONFIG_FILTER=block_n={} forces them",
-                         kSm90Fp8TallTileMinBlockN, kSm90Fp8TallFillerBlockN, kSm90Fp8TallTileMinBlockN, c.block_n,
-                         c.block_n);
+      return fmt::format(
+          "256-row FP8 tiles narrower than {} are not offered by the selector (measured slower than "
+          "wider ones), {}-wide ones only where 256x{} tiles leave a third of the SMs idle; here {} "
+          "wide; TILEGEMM_CONFIG_FILTER=block_n={} forces them",
+          kSm90Fp8TallTileMinBlockN, kSm90Fp8TallFillerBlockN, kSm90Fp8TallTileMinBlockN, c.block_n, c.block_n);
     });
   if (fp8 && c.block_k == 512 && c.block_n > kSm90Fp8FourBlockStagesMaxBlockN && !filter.names({"block_k"}))
     return reject(why, [&] {
-      return fmt::format("FP8 stages of four K blocks are not offered for tiles wider than {} (measured faster on "
-                         "narrower ones only), here {}; TILEGEMM_CONFIG_FILTER=block_k=512 forces them",
-                         kSm90Fp8FourBlockStagesMaxBlockN, c.block_n);
+      return fmt::format(
+          "FP8 stages of four K blocks are not offered for tiles wider than {} (measured faster on "
+          "narrower ones only), here {}; TILEGEMM_CONFIG_FILTER=block_k=512 forces them",
+          kSm90Fp8FourBlockStagesMaxBlockN, c.block_n);
     });
   if (fp8 && c.block_k >= 256 && !filter.names({"block_k"})) {
     // Masked problems: the caller's expected rows per group when given (expected_m = 0: up to m).
     const long long rows = desc.type == GemmType::kMGroupedMasked && desc.expected_m > 0 ? desc.expected_m : desc.m;
     if (rows > kSm90Fp8TwoBlockStagesMaxRows || desc.k < kSm90Fp8TwoBlockStagesMinK)
       return reject(why, [&] {
-        return fmt::format("FP8 stages of several K blocks are not offered beyond {} rows or below K = {} (measured "
-                           "faster there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k={} forces "
-                           "them", kSm90Fp8TwoBlockStagesMaxRows, kSm90Fp8TwoBlockStagesMinK, rows, desc.k,
-                           c.block_k);
+        return fmt::format(
+            "FP8 stages of several K blocks are not offered beyond {} rows or below K = {} (measured "
+            "faster there only), here {} rows and K = {}; TILEGEMM_CONFIG_FILTER=block_k={} forces "
+            "them",
+            kSm90Fp8TwoBlockStagesMaxRows, kSm90Fp8TwoBlockStagesMinK, rows, desc.k, c.block_k);
       });
   }
   if (!fp8 && c.block_k == 256 && !kSm90Bf16FourAtomStagesSelected && !filter.names({"block_k"}))
-    return reject(why, "BF16 stages of four K atoms (block_k 256) are not offered by the selector "
-                       "(kSm90Bf16FourAtomStagesSelected = false; TILEGEMM_CONFIG_FILTER=block_k=256 forces them)");
+    return reject(why,
+                  "BF16 stages of four K atoms (block_k 256) are not offered by the selector "
+                  "(kSm90Bf16FourAtomStagesSelected = false; TILEGEMM_CONFIG_FILTER=block_k=256 forces them)");
   if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}))
-    return reject(why, "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = "
-                       "false: measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)");
+    return reject(why,
+                  "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = "
+                  "false: measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)");
   return true;
 }
 

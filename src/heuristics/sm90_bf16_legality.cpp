@@ -24,8 +24,8 @@ constexpr int kSmemReserveBytes = 1024;
 }  // namespace
 
 int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
-  const long long operand = static_cast<long long>(c.stages) * (c.block_m + c.block_n) * c.block_k *
-                            (dtype_bits(desc.a_dtype) / 8);
+  const long long operand =
+      static_cast<long long>(c.stages) * (c.block_m + c.block_n) * c.block_k * (dtype_bits(desc.a_dtype) / 8);
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
   return static_cast<int>(operand + staging + kSmemReserveBytes);
 }
@@ -35,25 +35,30 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
     return reject(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
   if (c.block_k != kBf16AtomK && c.block_k != 2 * kBf16AtomK && c.block_k != kBf16MaxBlockK)
     return reject(why, [&] {
-      return fmt::format("block_k {} is not {}, {} or {} (one, two or four 128-byte bf16 K atoms of the 128B "
-                         "swizzle per stage)", c.block_k, kBf16AtomK, 2 * kBf16AtomK, kBf16MaxBlockK);
+      return fmt::format(
+          "block_k {} is not {}, {} or {} (one, two or four 128-byte bf16 K atoms of the 128B "
+          "swizzle per stage)",
+          c.block_k, kBf16AtomK, 2 * kBf16AtomK, kBf16MaxBlockK);
     });
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kKGroupedContiguous)
     return reject(why, [&] {
-      return fmt::format("block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
-                         "multiples of {} only)", c.block_k, kBf16AtomK, kBf16AtomK);
+      return fmt::format(
+          "block_k {}: K-grouped groups are cut into {}-wide K blocks (group K sizes are "
+          "multiples of {} only)",
+          c.block_k, kBf16AtomK, kBf16AtomK);
     });
   if (desc.type == GemmType::kBatchReduced && c.cluster_m * c.cluster_n > 1)
     return reject(why, "a batch-reduced GEMM runs without clusters (its grid counts one [M, N] problem)");
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kBatchReduced)
     return reject(why, [&] {
-      return fmt::format("block_k {}: a batch-reduced GEMM walks each batch's K in {}-wide blocks (per-batch "
-                         "K is a multiple of {} only)", c.block_k, kBf16AtomK, kBf16AtomK);
+      return fmt::format(
+          "block_k {}: a batch-reduced GEMM walks each batch's K in {}-wide blocks (per-batch "
+          "K is a multiple of {} only)",
+          c.block_k, kBf16AtomK, kBf16AtomK);
     });
   if (c.block_k > kBf16AtomK && c.cluster_m * c.cluster_n > 1)
     return reject(why, [&] {
-      return fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k,
-                         kBf16AtomK);
+      return fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k, kBf16AtomK);
     });
   if (!sm90_tile_shape_fits(desc, c, /*two_pass_contiguous=*/false, /*k_split_pair=*/false, why)) return false;
 
@@ -61,8 +66,8 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   const int acc_regs = rows_per_wg * c.block_n / 128;
   if (acc_regs > kMaxAccumulatorRegs)
     return reject(why, [&] {
-      return fmt::format("{} fp32 accumulator registers per thread ({} rows x block_n {} / 128) > {}",
-                         acc_regs, rows_per_wg, c.block_n, kMaxAccumulatorRegs);
+      return fmt::format("{} fp32 accumulator registers per thread ({} rows x block_n {} / 128) > {}", acc_regs,
+                         rows_per_wg, c.block_n, kMaxAccumulatorRegs);
     });
   if (hw.max_regs_per_thread > 0 && acc_regs + kMathNonAccumulatorRegs > hw.max_regs_per_thread)
     return reject(why, [&] {
@@ -77,13 +82,17 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
 
   if (desc.major_a == Major::kMNMajor && c.block_m % 64 != 0)
     return reject(why, [&] {
-      return fmt::format("MN-major A needs block_m % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
-                         "block_m is {}", c.block_m);
+      return fmt::format(
+          "MN-major A needs block_m % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
+          "block_m is {}",
+          c.block_m);
     });
   if (desc.major_b == Major::kMNMajor && c.block_n % 64 != 0)
     return reject(why, [&] {
-      return fmt::format("MN-major B needs block_n % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
-                         "block_n is {}", c.block_n);
+      return fmt::format(
+          "MN-major B needs block_n % 64 == 0 (128B swizzle atoms are 64 bf16 wide), "
+          "block_n is {}",
+          c.block_n);
     });
   if (c.swizzle_a_bytes != kOperandSwizzleBytes || c.swizzle_b_bytes != kOperandSwizzleBytes)
     return reject(why, [&] {
@@ -94,8 +103,7 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   if (c.swizzle_d_bytes != 0 &&
       (c.swizzle_d_bytes % 32 != 0 || c.swizzle_d_bytes > 128 || d_row_bytes % c.swizzle_d_bytes != 0))
     return reject(why, [&] {
-      return fmt::format("D swizzle {} bytes does not divide the {}-byte D tile row", c.swizzle_d_bytes,
-                         d_row_bytes);
+      return fmt::format("D swizzle {} bytes does not divide the {}-byte D tile row", c.swizzle_d_bytes, d_row_bytes);
     });
 
   const int smem = sm90_bf16_smem_bytes(desc, c);

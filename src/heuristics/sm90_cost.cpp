@@ -1,6 +1,7 @@
-// The cost model that ranks legal SM90 configs of both kernel families (BF16, and FP8 with its own ceilings). It is built on the performance ledger (tile counts,
-// waves, tiled traffic, smem per stage) and the HardwareModel, plus a handful of named constants below;
-// it predicts a time so that configs can be compared, and `tilegemm plan` prints every term.
+// The cost model that ranks legal SM90 configs of both kernel families (BF16, and FP8 with its own ceilings). It is
+// built on the performance ledger (tile counts, waves, tiled traffic, smem per stage) and the HardwareModel, plus a
+// handful of named constants below; it predicts a time so that configs can be compared, and `tilegemm plan` prints
+// every term.
 //
 //   per tile:  t_tile = max(t_mma, t_load, t_issue) + t_overhead
 //     t_mma      = 2·bm·bn·K / (per-SM tensor peak × efficiency(bn, math warpgroups))
@@ -17,8 +18,8 @@
 #include <cmath>
 
 #include "heuristics/sm90_cost.hpp"
-#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
 #include "tilegemm/env.hpp"
+#include "tilegemm/gemm_params.hpp"  // d_chunk_bytes
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
@@ -212,7 +213,7 @@ std::int64_t masked_tiles(const GemmDesc& desc, int block_m, int block_n) {
 }  // namespace
 
 CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw,
-                             const ProblemLedger& problem) {
+                        const ProblemLedger& problem) {
   CostBreakdown r;
   const ProblemShape& shape = problem.shape;
   const OperandDtypes& dtypes = problem.dtypes;
@@ -278,8 +279,8 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
     if (c.rows_per_math_warpgroup() == 64 && !l2_power_model) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
   }
-  r.tile_compute_us = 2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction /
-                      (per_sm_peak * r.mma_efficiency) * 1e6;
+  r.tile_compute_us =
+      2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction / (per_sm_peak * r.mma_efficiency) * 1e6;
   // Each consumer warpgroup issues one wgmma per 64-row sub-block and 16-wide K slice, each taking N/2 cycles
   // at the tensor peak but no less than kWgmmaMinCycles. NOTE: BF16 only. An FP8 stage also promotes its
   // partials on the CUDA cores (221 ns per stage measured for 64x16 tiles); that cost is not calibrated yet, and FP8
@@ -287,7 +288,8 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   if (!fp8) {
     const int sub_blocks = c.rows_per_math_warpgroup() / kWgmmaM;
     const double wgmma_cycles = std::max(kWgmmaMinCycles, c.block_n / 2.0);
-    const double stage_wgmma_us = sub_blocks * (c.block_k / static_cast<double>(kWgmmaK)) * wgmma_cycles / clock_hz * 1e6;
+    const double stage_wgmma_us =
+        sub_blocks * (c.block_k / static_cast<double>(kWgmmaK)) * wgmma_cycles / clock_hz * 1e6;
     r.tile_issue_us = std::ceil(r.unit_k_blocks) * (kStageHandshakeUs + stage_wgmma_us);
   }
 
@@ -299,8 +301,8 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   // chunks mean more, smaller TMA stores, counted here as proportionally more bytes to move.
   const int d_elem_bytes = dtype_bits(dtypes.d) / 8;
   const double store_inefficiency = std::sqrt(128.0 / d_chunk_bytes(c.block_n, d_elem_bytes));
-  double d_tile_bytes = dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) *
-                        (dtypes.with_c ? 2 : 1) * store_inefficiency;
+  double d_tile_bytes =
+      dtype_bytes(dtypes.d, static_cast<double>(c.block_m) * c.block_n) * (dtypes.with_c ? 2 : 1) * store_inefficiency;
   // Cut tiles: every part writes (deterministic) or reduce-adds (atomics) an fp32 tile into L2 and the last
   // one reads the parts back (deterministic: all of them; atomics: the one reduced slot, which it zeroes).
   // Counted as L2 bytes of the work unit; the D store of a cut tile happens once, by its last part.
@@ -342,10 +344,11 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   const std::int64_t full_active = std::min<std::int64_t>(r.work_units, c.num_sms);
   const double full_tile_us = tile_time_us(full_active, &r.tile_load_us, &r.tile_overhead_us);
   double last_load_us = 0, last_overhead_us = 0;
-  const double last_tile_us = tile_time_us(std::max<std::int64_t>(waves.last_wave_units, 1), &last_load_us, &last_overhead_us);
+  const double last_tile_us =
+      tile_time_us(std::max<std::int64_t>(waves.last_wave_units, 1), &last_load_us, &last_overhead_us);
   const bool last_is_partial = waves.last_wave_units < waves.slots && r.waves > 0;
-  r.mainloop_us = static_cast<double>(r.waves - (last_is_partial ? 1 : 0)) * full_tile_us +
-                  (last_is_partial ? last_tile_us : 0.0);
+  r.mainloop_us =
+      static_cast<double>(r.waves - (last_is_partial ? 1 : 0)) * full_tile_us + (last_is_partial ? last_tile_us : 0.0);
 
   // DRAM: the wave's A and B panels are read from HBM once per wave and reused through L2.
   const std::int64_t m_blocks = ceil_div(shape.m, c.block_m), n_blocks = ceil_div(shape.n, c.block_n);
@@ -363,10 +366,8 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
       r.dram_bytes += 2.0 * fp32_tile_bytes * static_cast<double>(r.tiles) * (cut_parts - 1);
   }
   r.dram_floor_us = r.dram_bytes / hbm_rate * 1e6;
-  r.compute_floor_us = problem.flops /
-                       (problem.peak_flops * (fp8 ? fp8_ceiling : kTensorEfficiencyCeiling) *
-                        power_factor) *
-                       1e6;
+  r.compute_floor_us =
+      problem.flops / (problem.peak_flops * (fp8 ? fp8_ceiling : kTensorEfficiencyCeiling) * power_factor) * 1e6;
 
   r.bound = "tiles";
   double t = r.mainloop_us;

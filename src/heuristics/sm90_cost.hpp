@@ -27,10 +27,9 @@ struct SchemeChoice {
 };
 // Data-parallel, plus split-K counts and/or stream-K where the ledger's wave analysis of `base`'s tile shape
 // calls for them (dense and batched problems, no cluster); TILEGEMM_GEMM_SCHEME restricts the list.
-std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmConfig& base,
-                                                   const HardwareModel& hw);
+std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmConfig& base, const HardwareModel& hw);
 // The cost of a legal config, with the problem ledger computed once by the caller.
 CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw,
-                             const ProblemLedger& problem);
+                        const ProblemLedger& problem);
 
 }  // namespace tilegemm

@@ -19,7 +19,9 @@ constexpr int kScaleBlock = 128;
 constexpr int kMaxResultAndPartialRegs = 192;
 constexpr int kSmemReserveBytes = 1024;
 
-int align128(int bytes) { return (bytes + 127) / 128 * 128; }
+int align128(int bytes) {
+  return (bytes + 127) / 128 * 128;
+}
 }  // namespace
 
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
@@ -47,12 +49,14 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
                          c.block_k);
     });
   if (c.block_k > kScaleBlock) {
-    const bool type_ok = desc.type == GemmType::kNormal || desc.type == GemmType::kBatched ||
-                         desc.type == GemmType::kMGroupedMasked;
+    const bool type_ok =
+        desc.type == GemmType::kNormal || desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked;
     if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair())
       return reject(why, [&] {
-        return fmt::format("block_k {} (several K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, "
-                           "batched and masked problems without a cluster or a K-split pair", c.block_k);
+        return fmt::format(
+            "block_k {} (several K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, "
+            "batched and masked problems without a cluster or a K-split pair",
+            c.block_k);
       });
   }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
@@ -68,15 +72,18 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
       });
     if (c.scheme != GemmScheme::kDataParallel || c.cluster_m * c.cluster_n > 1 || c.stages % 2 != 0)
       return reject(why, [&] {
-        return fmt::format("(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
-                           "on an even number of stages, not {} with cluster {}x{} and {} stages",
-                           scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages);
+        return fmt::format(
+            "(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
+            "on an even number of stages, not {} with cluster {}x{} and {} stages",
+            scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages);
       });
   }
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
     return reject(why, [&] {
-      return fmt::format("block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
-                         "(block_n <= 128 or one of 144, 160, 192, 256)", c.block_n);
+      return fmt::format(
+          "block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
+          "(block_n <= 128 or one of 144, 160, 192, 256)",
+          c.block_n);
     });
   const int sub_blocks = c.rows_per_math_warpgroup() / 64;
   const int regs = (sub_blocks + 1) * c.block_n / 2;

@@ -34,9 +34,12 @@ double narrowest_fill(const GemmDesc& desc, int num_sms) {
 
 const char* scheme_name(GemmScheme scheme) {
   switch (scheme) {
-    case GemmScheme::kDataParallel: return "data-parallel";
-    case GemmScheme::kSplitK: return "split-K";
-    case GemmScheme::kStreamK: return "stream-K";
+    case GemmScheme::kDataParallel:
+      return "data-parallel";
+    case GemmScheme::kSplitK:
+      return "split-K";
+    case GemmScheme::kStreamK:
+      return "stream-K";
   }
   return "unknown";
 }
@@ -100,8 +103,7 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
   const long long rows = desc.type == GemmType::kMGroupedMasked ? (desc.expected_m > 0 ? desc.expected_m : desc.m)
                                                                 : ceil_div(desc.m, desc.num_groups);
   const long long group_units = std::max(1LL, m_units(rows) * n_blocks);
-  const long long groups_per_launch =
-      std::max(1LL, (waves_per_launch * slots + group_units / 2) / group_units);
+  const long long groups_per_launch = std::max(1LL, (waves_per_launch * slots + group_units / 2) / group_units);
   if (groups_per_launch >= desc.num_groups) return one_launch;
   for (long long g = 0; g < desc.num_groups; g += groups_per_launch)
     out.push_back({static_cast<int>(g), static_cast<int>(std::min<long long>(desc.num_groups, g + groups_per_launch))});
@@ -112,7 +114,8 @@ SplitWorkspaceLayout sm90_split_workspace(const GemmDesc& desc, const GemmConfig
   SplitWorkspaceLayout w;
   if (c.scheme == GemmScheme::kDataParallel) return w;
   w.tiles = sm90_tiles(desc, c);
-  if (c.scheme == GemmScheme::kStreamK) w.tiles -= stream_k_whole_tiles<long long>(w.tiles, grid);  // only these are cut
+  if (c.scheme == GemmScheme::kStreamK)
+    w.tiles -= stream_k_whole_tiles<long long>(w.tiles, grid);  // only these are cut
   const std::size_t counters = static_cast<std::size_t>(w.tiles) * c.num_math_warpgroups * sizeof(int);
   w.counter_bytes = (counters + kCounterAlignment - 1) / kCounterAlignment * kCounterAlignment;
   w.slot_bytes = static_cast<std::size_t>(c.block_m) * c.block_n * sizeof(float);
@@ -123,8 +126,7 @@ SplitWorkspaceLayout sm90_split_workspace(const GemmDesc& desc, const GemmConfig
   return w;
 }
 
-std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmConfig& base,
-                                                   const HardwareModel& hw) {
+std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmConfig& base, const HardwareModel& hw) {
   const int forced = env().force_scheme;
   std::vector<SchemeChoice> out;
   if (forced < 0 || forced == 0) out.push_back({GemmScheme::kDataParallel, 1, ""});
@@ -144,7 +146,8 @@ std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmCo
   if (want_split) {
     const int fixed = env().force_split_k;
     // Forced without a count: at least 2 slices even where the ledger would not split.
-    const long long hi = fixed > 0 ? fixed : std::max<long long>(forced == 1 ? 2 : 0, std::min(v.suggested_split_k, 64));
+    const long long hi =
+        fixed > 0 ? fixed : std::max<long long>(forced == 1 ? 2 : 0, std::min(v.suggested_split_k, 64));
     for (long long s = fixed > 0 ? fixed : 2; s <= hi; ++s) {
       if (s > k_blocks) break;
       out.push_back({GemmScheme::kSplitK, static_cast<int>(s),
@@ -162,8 +165,8 @@ std::vector<SchemeChoice> sm90_scheme_choices(const GemmDesc& desc, const GemmCo
   if (forced == 2 || (auto_cut && v.variant == Variant::kStreamK && v.waves.waves <= kStreamKMaxWaves))
     out.push_back({GemmScheme::kStreamK, 1,
                    fmt::format("stream-K: {} tiles x {} K blocks over {} CTAs ({} waves, last {}/{} busy as tiles)",
-                               tiles, k_blocks, std::min<long long>(base.num_sms, tiles * k_blocks),
-                               v.waves.waves, v.waves.last_wave_units, base.num_sms)});
+                               tiles, k_blocks, std::min<long long>(base.num_sms, tiles * k_blocks), v.waves.waves,
+                               v.waves.last_wave_units, base.num_sms)});
   return out;
 }
 

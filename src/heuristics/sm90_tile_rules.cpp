@@ -28,9 +28,11 @@ bool sm90_tile_shape_fits(const GemmDesc& desc, const GemmConfig& c, bool two_pa
   const bool two_pass_ok = two_pass_contiguous && !desc.use_psum_layout && c.cluster_m * c.cluster_n == 1;
   if (desc.type == GemmType::kMGroupedContiguous && c.block_m > kContiguousGroupRowAlignment && !two_pass_ok)
     return reject(why, [&] {
-      return fmt::format("block_m {} > {}: contiguous groups are aligned to {} rows, a tile must not straddle two "
-                         "groups{}", c.block_m, kContiguousGroupRowAlignment, kContiguousGroupRowAlignment,
-                         two_pass_contiguous ? " (two-pass tiles need the per-row index layout and no cluster)" : "");
+      return fmt::format(
+          "block_m {} > {}: contiguous groups are aligned to {} rows, a tile must not straddle two "
+          "groups{}",
+          c.block_m, kContiguousGroupRowAlignment, kContiguousGroupRowAlignment,
+          two_pass_contiguous ? " (two-pass tiles need the per-row index layout and no cluster)" : "");
     });
   if (c.block_n < 16 || c.block_n > 256 || c.block_n % 8 != 0)
     return reject(why, [&] { return fmt::format("block_n {} is not a multiple of 8 in [16, 256]", c.block_n); });
@@ -55,8 +57,7 @@ bool sm90_resource_fits(const GemmConfig& c, int smem, const std::string& smem_d
   return true;
 }
 
-bool sm90_scheme_fits(const GemmDesc& desc, const GemmConfig& c, bool deterministic_stream_k_spills,
-                      std::string* why) {
+bool sm90_scheme_fits(const GemmDesc& desc, const GemmConfig& c, bool deterministic_stream_k_spills, std::string* why) {
   if (c.scheme == GemmScheme::kSplitK) {
     const long long k_blocks = (desc.k + c.block_k - 1) / c.block_k;
     if (c.split_k < 2 || c.split_k > kMaxSplitK)
@@ -105,15 +106,15 @@ bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& c, const Hardware
   const int cluster_size = c.cluster_m * c.cluster_n;
   if (cluster_size == 1) return true;
   if (cluster_size > hw.max_cluster_size)
-    return reject(why, [&] {
-      return fmt::format("cluster size {} > {} on {}", cluster_size, hw.max_cluster_size, hw.name);
-    });
+    return reject(
+        why, [&] { return fmt::format("cluster size {} > {} on {}", cluster_size, hw.max_cluster_size, hw.name); });
   if (c.num_sms % 2 != 0)
     return reject(why, [&] { return fmt::format("2-CTA cluster needs an even num_sms, got {}", c.num_sms); });
   // Grouped problems pair m-blocks inside the scheduler (an odd block is walked inactive); for dense and
   // batched ones an odd count would waste a whole block per pair column.
   const bool grouped_pairs = desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kMGroupedMasked;
-  const long long paired = c.cluster_m == 2 ? (desc.m + c.block_m - 1) / c.block_m : (desc.n + c.block_n - 1) / c.block_n;
+  const long long paired =
+      c.cluster_m == 2 ? (desc.m + c.block_m - 1) / c.block_m : (desc.n + c.block_n - 1) / c.block_n;
   if (paired % 2 != 0 && !(c.cluster_m == 2 && grouped_pairs))
     return reject(why, [&] {
       return fmt::format("2-CTA cluster along {} needs an even block count, got {}", c.cluster_m == 2 ? "M" : "N",
@@ -138,8 +139,10 @@ bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& c, const Hardware
   if (desc.major_b != Major::kKMajor) return reject(why, "B multicast splits a K-major B tile; B is MN-major");
   if (c.block_n % 16 != 0)
     return reject(why, [&] {
-      return fmt::format("B multicast splits the B tile into two halves of whole 8-row swizzle atoms; block_n {} is "
-                         "not a multiple of 16", c.block_n);
+      return fmt::format(
+          "B multicast splits the B tile into two halves of whole 8-row swizzle atoms; block_n {} is "
+          "not a multiple of 16",
+          c.block_n);
     });
   return true;
 }

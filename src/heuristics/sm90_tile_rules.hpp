@@ -33,7 +33,9 @@ bool sm90_tile_shape_fits(const GemmDesc& desc, const GemmConfig& config, bool t
 
 // Whether `smem` bytes fit one block. The kernels' shared memory grows with the stages, so once it does not fit
 // no deeper ring does (the selector stops there).
-inline bool sm90_smem_fits(int smem, const HardwareModel& hw) { return smem <= hw.smem_per_block_bytes; }
+inline bool sm90_smem_fits(int smem, const HardwareModel& hw) {
+  return smem <= hw.smem_per_block_bytes;
+}
 
 // Whether the ring depth, the `smem` bytes the kernel needs for `config`, the SM count and the raster group fit
 // `hw` (and config.smem_bytes, if set, equals smem). `smem_detail` explains the total in the reason (needed only when

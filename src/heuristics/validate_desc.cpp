@@ -18,8 +18,7 @@ void require_positive(int value, const char* name) {
 void require_tma_aligned(int value, DType t, const char* name, const char* what) {
   const int elems = kTmaStrideAlignmentBytes * 8 / dtype_bits(t);
   TILEGEMM_REQUIRE(value % elems == 0, name,
-                   fmt::format("a multiple of {} (16-byte TMA row stride of {})", elems, what),
-                   std::to_string(value));
+                   fmt::format("a multiple of {} (16-byte TMA row stride of {})", elems, what), std::to_string(value));
 }
 }  // namespace
 
@@ -30,10 +29,10 @@ void validate_desc(const GemmDesc& desc) {
   require_positive(desc.num_groups, "num_groups");
   TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3, "a_dtype",
                    "bf16 or e4m3 (the SM90 BF16 and FP8 kernel families)", std::string(dtype_name(desc.a_dtype)));
-  TILEGEMM_REQUIRE(desc.b_dtype == desc.a_dtype, "b_dtype", fmt::format("{} (the dtype of A)", dtype_name(desc.a_dtype)),
-                   std::string(dtype_name(desc.b_dtype)));
-  TILEGEMM_REQUIRE(desc.d_dtype == DType::kBFloat16 || desc.d_dtype == DType::kFloat32, "d_dtype",
-                   "bf16 or fp32", std::string(dtype_name(desc.d_dtype)));
+  TILEGEMM_REQUIRE(desc.b_dtype == desc.a_dtype, "b_dtype",
+                   fmt::format("{} (the dtype of A)", dtype_name(desc.a_dtype)), std::string(dtype_name(desc.b_dtype)));
+  TILEGEMM_REQUIRE(desc.d_dtype == DType::kBFloat16 || desc.d_dtype == DType::kFloat32, "d_dtype", "bf16 or fp32",
+                   std::string(dtype_name(desc.d_dtype)));
   if (is_fp8_desc(desc)) {
     // wgmma reads fp8 operands from shared memory only K-major.
     TILEGEMM_REQUIRE(desc.major_a == Major::kKMajor, "major_a", "K-major (SM90 FP8 wgmma reads fp8 K-major only)",

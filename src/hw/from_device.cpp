@@ -20,7 +20,9 @@ int attribute(cudaDeviceAttr attr, int device) {
   return value;
 }
 
-bool contains(const std::string& haystack, const char* needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const char* needle) {
+  return haystack.find(needle) != std::string::npos;
+}
 
 // The runtime has no query for tensor-core throughput, so the per-SM FLOP/cycle (and the clock the
 // datasheet quotes it at) come from the preset of the same part. Only Hopper (sm_90) is modelled.

@@ -83,18 +83,15 @@ void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_te
     const Field* field = nullptr;
     for (const auto& f : fields())
       if (key == f.key) field = &f;
-    if (!field)
-      throw InvalidArgument(argument, "keys among " + known_keys(), fmt::format("unknown key '{}'", key));
+    if (!field) throw InvalidArgument(argument, "keys among " + known_keys(), fmt::format("unknown key '{}'", key));
     std::visit(
         [&](auto member) {
           using T = std::remove_reference_t<decltype(updated.*member)>;
           if constexpr (std::is_same_v<T, std::string>) {
-            if (!value.is_string())
-              throw InvalidArgument(argument + " key '" + key + "'", "a string", value.dump());
+            if (!value.is_string()) throw InvalidArgument(argument + " key '" + key + "'", "a string", value.dump());
             updated.*member = value.get<std::string>();
           } else {
-            if (!value.is_number())
-              throw InvalidArgument(argument + " key '" + key + "'", "a number", value.dump());
+            if (!value.is_number()) throw InvalidArgument(argument + " key '" + key + "'", "a number", value.dump());
             const double v = value.get<double>();
             if (!std::isfinite(v) || v < 0 || (field->positive && v == 0))
               throw InvalidArgument(argument + " key '" + key + "'",
@@ -115,8 +112,7 @@ void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_te
 
 std::string hardware_to_json(const HardwareModel& hw) {
   nlohmann::ordered_json j;
-  for (const auto& f : fields())
-    std::visit([&](auto member) { j[f.key] = hw.*member; }, f.ptr);
+  for (const auto& f : fields()) std::visit([&](auto member) { j[f.key] = hw.*member; }, f.ptr);
   return j.dump();
 }
 

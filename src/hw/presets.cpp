@@ -145,7 +145,8 @@ HardwareModel sm90_hardware_preset(const std::string& name, const std::string& a
   std::string hopper;
   for (const std::string& preset : hardware_preset_names())
     if (hardware_preset(preset, argument).ascend_l1_bytes == 0) hopper += (hopper.empty() ? "" : ", ") + preset;
-  throw InvalidArgument(argument, fmt::format("an NVIDIA Hopper preset ({}) for the SM90 heuristics and kernels", hopper),
+  throw InvalidArgument(argument,
+                        fmt::format("an NVIDIA Hopper preset ({}) for the SM90 heuristics and kernels", hopper),
                         fmt::format("'{}' (not NVIDIA; tilegemm ledger models it)", name));
 }
 

@@ -29,8 +29,8 @@ CacheInfo cache_info() {
   CacheInfo info;
   info.directory = env().jit_cache_dir;
   std::error_code ec;
-  for (auto it = fs::directory_iterator(fs::path(info.directory) / "kernels", ec); !ec && it != fs::directory_iterator();
-       it.increment(ec))
+  for (auto it = fs::directory_iterator(fs::path(info.directory) / "kernels", ec);
+       !ec && it != fs::directory_iterator(); it.increment(ec))
     if (it->is_directory(ec)) ++info.entries;
   ec.clear();
   for (auto it = fs::recursive_directory_iterator(info.directory, ec); !ec && it != fs::recursive_directory_iterator();

@@ -15,8 +15,8 @@ namespace tilegemm::jit {
 std::uint64_t hash_directory_tree(const std::string& dir);
 
 // 16 hex digits.
-std::string cache_key(const KernelSpec& spec, const std::string& compiler_identity, const std::vector<std::string>& flags,
-                      std::uint64_t include_tree_hash);
+std::string cache_key(const KernelSpec& spec, const std::string& compiler_identity,
+                      const std::vector<std::string>& flags, std::uint64_t include_tree_hash);
 
 // "kernel.<name>.<key>": the cache entry (directory) name.
 std::string entry_name(const KernelSpec& spec, const std::string& key);

@@ -19,16 +19,26 @@ bool is_identifier(std::string_view s) {
 
 const char* dtype_enumerator(DType t) {
   switch (t) {
-    case DType::kFloat32: return "kFloat32";
-    case DType::kTFloat32: return "kTFloat32";
-    case DType::kBFloat16: return "kBFloat16";
-    case DType::kFloat16: return "kFloat16";
-    case DType::kFloat8E4M3: return "kFloat8E4M3";
-    case DType::kFloat8E5M2: return "kFloat8E5M2";
-    case DType::kInt8: return "kInt8";
-    case DType::kInt4: return "kInt4";
-    case DType::kFloat4E2M1: return "kFloat4E2M1";
-    case DType::kInt32: return "kInt32";
+    case DType::kFloat32:
+      return "kFloat32";
+    case DType::kTFloat32:
+      return "kTFloat32";
+    case DType::kBFloat16:
+      return "kBFloat16";
+    case DType::kFloat16:
+      return "kFloat16";
+    case DType::kFloat8E4M3:
+      return "kFloat8E4M3";
+    case DType::kFloat8E5M2:
+      return "kFloat8E5M2";
+    case DType::kInt8:
+      return "kInt8";
+    case DType::kInt4:
+      return "kInt4";
+    case DType::kFloat4E2M1:
+      return "kFloat4E2M1";
+    case DType::kInt32:
+      return "kInt32";
   }
   throw InvalidArgument("dtype", "a DType enumerator", std::to_string(static_cast<int>(t)));
 }
@@ -42,7 +52,8 @@ CodeFields& CodeFields::set(std::string name, DType value) {
 CodeFields& CodeFields::set(std::string name, Major value) {
   if (value != Major::kKMajor && value != Major::kMNMajor)
     throw InvalidArgument(name, "a Major enumerator", std::to_string(static_cast<int>(value)));
-  return set_raw(std::move(name), value == Major::kKMajor ? "::tilegemm::Major::kKMajor" : "::tilegemm::Major::kMNMajor");
+  return set_raw(std::move(name),
+                 value == Major::kKMajor ? "::tilegemm::Major::kKMajor" : "::tilegemm::Major::kMNMajor");
 }
 
 CodeFields& CodeFields::set(std::string name, GemmType value) {

@@ -29,8 +29,7 @@ class Compiler {
   virtual std::vector<std::string> flags(const KernelSpec& spec, const Env& env) const = 0;
   // `source_path` already holds spec.source; `work_dir` is private to this compile.
   virtual CompileOutput compile(const KernelSpec& spec, const std::vector<std::string>& flags,
-                                const std::string& source_path, const std::string& work_dir,
-                                bool want_ptx) const = 0;
+                                const std::string& source_path, const std::string& work_dir, bool want_ptx) const = 0;
   // The command as it would be typed (DG_JIT_PRINT_COMPILER_COMMAND).
   virtual std::string describe_command(const std::vector<std::string>& flags, const std::string& source_path) const = 0;
 };

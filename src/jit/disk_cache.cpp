@@ -90,7 +90,9 @@ bool artifact_matches_meta(const std::vector<char>& cubin, const std::string& me
 
 DiskCache::DiskCache(std::string root) : root_(std::move(root)) {}
 
-std::string DiskCache::entry_dir(const std::string& entry) const { return (fs::path(root_) / "kernels" / entry).string(); }
+std::string DiskCache::entry_dir(const std::string& entry) const {
+  return (fs::path(root_) / "kernels" / entry).string();
+}
 
 std::optional<std::vector<char>> DiskCache::load(const std::string& entry, std::string* cubin_path) const {
   const fs::path dir = entry_dir(entry);
@@ -107,7 +109,8 @@ std::optional<std::vector<char>> DiskCache::load(const std::string& entry, std::
   }
   // Truncated, corrupted or half-deleted: never load it. Move it aside first (one rename, so a concurrent
   // reader sees either the bad entry, which it also rejects, or nothing) and rebuild.
-  if (env().jit_debug) fmt::print(stderr, "tilegemm: jit: cache entry {} failed its checksum; rebuilding\n", dir.string());
+  if (env().jit_debug)
+    fmt::print(stderr, "tilegemm: jit: cache entry {} failed its checksum; rebuilding\n", dir.string());
   const fs::path trash = fs::path(root_) / "tmp" / (entry + ".corrupt." + unique_suffix());
   fs::create_directories(trash.parent_path(), ec);
   if (!ec) fs::rename(dir, trash, ec);

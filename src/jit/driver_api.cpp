@@ -20,9 +20,10 @@ void resolve(const char* symbol, Fn& fn, const std::string& who) {
   cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
   const cudaError_t rc = cudaGetDriverEntryPointByVersion(symbol, &p, kDriverAbiVersion, cudaEnableDefault, &status);
   if (rc != cudaSuccess || status != cudaDriverEntryPointSuccess || p == nullptr)
-    throw RuntimeError(fmt::format("{}: cannot launch: the CUDA driver function {} is unavailable ({}); is there a "
-                                   "GPU and an NVIDIA driver on this machine?",
-                                   who, symbol, rc != cudaSuccess ? cudaGetErrorString(rc) : "symbol not found"));
+    throw RuntimeError(
+        fmt::format("{}: cannot launch: the CUDA driver function {} is unavailable ({}); is there a "
+                    "GPU and an NVIDIA driver on this machine?",
+                    who, symbol, rc != cudaSuccess ? cudaGetErrorString(rc) : "symbol not found"));
   fn = reinterpret_cast<Fn>(p);
 }
 

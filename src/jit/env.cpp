@@ -123,7 +123,8 @@ Env read_env_from_process() {
   if (!e.config_filter.empty()) parse_config_filter(e.config_filter);  // throws on a malformed filter
   e.device_include_dir = get("TILEGEMM_DEVICE_INCLUDE_DIR");
   if (e.device_include_dir.empty())
-    e.device_include_dir = default_device_include_dir(TILEGEMM_DEVICE_INCLUDE_DIR, TILEGEMM_INSTALLED_DEVICE_INCLUDE_DIR);
+    e.device_include_dir =
+        default_device_include_dir(TILEGEMM_DEVICE_INCLUDE_DIR, TILEGEMM_INSTALLED_DEVICE_INCLUDE_DIR);
   e.cuda_include_dir = get("TILEGEMM_CUDA_INCLUDE_DIR");
   if (e.cuda_include_dir.empty()) e.cuda_include_dir = TILEGEMM_CUDA_INCLUDE_DIR;
   e.cupti_library = get("TILEGEMM_CUPTI_LIBRARY");

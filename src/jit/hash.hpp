@@ -25,6 +25,8 @@ inline std::uint64_t fnv1a64_field(std::string_view bytes, std::uint64_t h) {
   return fnv1a64(std::string_view("\0", 1), h);
 }
 
-inline std::string hex64(std::uint64_t h) { return fmt::format("{:016x}", h); }
+inline std::string hex64(std::uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
 
 }  // namespace tilegemm::jit

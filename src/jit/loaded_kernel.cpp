@@ -40,7 +40,10 @@ CUlaunchConfig driver_launch_config(const LaunchConfig& config, unsigned grid_x)
 class LoadedKernel final : public CompiledKernel {
  public:
   LoadedKernel(std::string name, std::string entry, std::vector<char> cubin, std::string cubin_path)
-      : name_(std::move(name)), entry_(std::move(entry)), cubin_(std::move(cubin)), cubin_path_(std::move(cubin_path)) {}
+      : name_(std::move(name)),
+        entry_(std::move(entry)),
+        cubin_(std::move(cubin)),
+        cubin_path_(std::move(cubin_path)) {}
 
   const std::string& name() const override { return name_; }
   const std::string& cubin_path() const override { return cubin_path_; }
@@ -75,8 +78,9 @@ class LoadedKernel final : public CompiledKernel {
         if (m.context == context) slot = &m;
       if (slot == nullptr) slot = &load(api, context, who());
       if (config.smem_bytes > slot->smem_limit_set) {
-        check(api, api.cuFuncSetAttribute(slot->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          static_cast<int>(config.smem_bytes)),
+        check(api,
+              api.cuFuncSetAttribute(slot->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(config.smem_bytes)),
               who(), fmt::format("setting {} bytes of dynamic shared memory", config.smem_bytes));
         slot->smem_limit_set = config.smem_bytes;
       }
@@ -106,8 +110,8 @@ class LoadedKernel final : public CompiledKernel {
     const CUresult status = api.cuLaunchKernelEx(&launch, function, args, nullptr);
     if (status != CUDA_SUCCESS)
       check(api, status, who(),
-            fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}",
-                        grid_x, config.grid[1], config.grid[2], config.block[0], config.block[1], config.block[2],
+            fmt::format("cuLaunchKernelEx grid ({},{},{}) block ({},{},{}) cluster ({},{},{}) smem {} pdl {}", grid_x,
+                        config.grid[1], config.grid[2], config.block[0], config.block[1], config.block[2],
                         config.cluster[0], config.cluster[1], config.cluster[2], config.smem_bytes, config.pdl));
   }
 
@@ -116,8 +120,8 @@ class LoadedKernel final : public CompiledKernel {
   template <class Who>
   unsigned resident_grid(const DriverApi& api, ContextModule& slot, const LaunchConfig& config, const Who& who) const {
     const unsigned cluster_size = config.cluster[0] * config.cluster[1] * config.cluster[2];
-    const auto key = std::make_tuple(cluster_size, config.block[0] * config.block[1] * config.block[2],
-                                     config.smem_bytes);
+    const auto key =
+        std::make_tuple(cluster_size, config.block[0] * config.block[1] * config.block[2], config.smem_bytes);
     auto it = slot.max_active_clusters.find(key);
     if (it == slot.max_active_clusters.end()) {
       CUlaunchAttribute attribute = {};
@@ -132,8 +136,8 @@ class LoadedKernel final : public CompiledKernel {
       check(api, api.cuOccupancyMaxActiveClusters(&clusters, slot.function, &query), who(),
             "cuOccupancyMaxActiveClusters");
       if (clusters < 1)
-        throw RuntimeError(fmt::format("{}: no cluster of {} CTAs ({} threads, {} bytes of shared memory) fits",
-                                       who(), cluster_size, config.block[0], config.smem_bytes));
+        throw RuntimeError(fmt::format("{}: no cluster of {} CTAs ({} threads, {} bytes of shared memory) fits", who(),
+                                       cluster_size, config.block[0], config.smem_bytes));
       it = slot.max_active_clusters.emplace(key, clusters).first;
       if (env().jit_debug)
         fmt::print(stderr, "tilegemm: {}: at most {} clusters of {} resident\n", who(), clusters, cluster_size);

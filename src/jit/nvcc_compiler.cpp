@@ -87,10 +87,12 @@ class NvccCompiler final : public Compiler {
       // nvcc writes PTX only in a separate -ptx pass; it is rare (DG_JIT_DUMP_PTX), so pay for it then.
       std::vector<std::string> ptx_argv = {nvcc_, "-ptx"};
       for (const auto& f : flags)
-        if (f != "-cubin" && f != "--ptxas-options=-v") ptx_argv.push_back(f == "-gencode=arch=compute_90a,code=sm_90a" ? "-arch=sm_90a" : f);
+        if (f != "-cubin" && f != "--ptxas-options=-v")
+          ptx_argv.push_back(f == "-gencode=arch=compute_90a,code=sm_90a" ? "-arch=sm_90a" : f);
       const fs::path ptx = fs::path(work_dir) / "nvcc.ptx";
       ptx_argv.insert(ptx_argv.end(), {source_path, "-o", ptx.string()});
-      if (run_process(ptx_argv, (fs::path(work_dir) / "nvcc-ptx.log").string()).exit_code == 0) out.ptx = read_file(ptx);
+      if (run_process(ptx_argv, (fs::path(work_dir) / "nvcc-ptx.log").string()).exit_code == 0)
+        out.ptx = read_file(ptx);
       fs::remove(ptx, ec);
     }
     return out;

@@ -79,6 +79,8 @@ class NvrtcCompiler final : public Compiler {
 
 }  // namespace
 
-std::unique_ptr<Compiler> make_nvrtc_compiler() { return std::make_unique<NvrtcCompiler>(); }
+std::unique_ptr<Compiler> make_nvrtc_compiler() {
+  return std::make_unique<NvrtcCompiler>();
+}
 
 }  // namespace tilegemm::jit

@@ -10,7 +10,6 @@
 #include "tilegemm/errors.hpp"
 #include "tilegemm/jit.hpp"
 
-
 namespace tilegemm::jit {
 namespace {
 
@@ -61,9 +60,12 @@ PrecompileResult precompile(const std::vector<KernelSpec>& specs, int jobs, cons
       failure = failure_line(spec, e);
     }
     std::lock_guard lock(mutex);
-    if (!failure.empty()) result.failures.push_back(std::move(failure));
-    else if (compiled) ++result.compiled;
-    else ++result.cached;
+    if (!failure.empty())
+      result.failures.push_back(std::move(failure));
+    else if (compiled)
+      ++result.compiled;
+    else
+      ++result.cached;
     if (on_progress) {
       PrecompileProgress p;
       p.done = result.compiled + result.cached + result.failures.size();

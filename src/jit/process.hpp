@@ -6,8 +6,8 @@
 namespace tilegemm::jit {
 
 struct ProcessResult {
-  int exit_code = -1;   // -1 when the program could not be started
-  std::string output;   // stdout and stderr interleaved
+  int exit_code = -1;  // -1 when the program could not be started
+  std::string output;  // stdout and stderr interleaved
 };
 
 // Runs argv[0] (a path, or a name looked up in PATH) with stdout+stderr captured through `log_path`.

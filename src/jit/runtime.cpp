@@ -89,10 +89,14 @@ void write_dumps(const Settings& s, const std::string& work_dir, const CompileOu
     const fs::path bin = TILEGEMM_CUDA_BIN_DIR;
     std::error_code ec;
     std::vector<std::string> argv;
-    if (fs::exists(bin / "cuobjdump", ec)) argv = {(bin / "cuobjdump").string(), "-sass", cubin.string()};
-    else if (fs::exists(bin / "nvdisasm", ec)) argv = {(bin / "nvdisasm").string(), cubin.string()};
-    if (argv.empty()) warn_once_no_disassembler();
-    else run_process(argv, (work / "kernel.sass").string());
+    if (fs::exists(bin / "cuobjdump", ec))
+      argv = {(bin / "cuobjdump").string(), "-sass", cubin.string()};
+    else if (fs::exists(bin / "nvdisasm", ec))
+      argv = {(bin / "nvdisasm").string(), cubin.string()};
+    if (argv.empty())
+      warn_once_no_disassembler();
+    else
+      run_process(argv, (work / "kernel.sass").string());
     fs::remove(cubin, ec);
   }
 }
@@ -140,12 +144,15 @@ KernelLookup resolve(const KernelSpec& spec, Settings& s) {
     const PtxasUsage u = parse_ptxas_log(out.log);
     if (!u.reported) fail("DG_JIT_PTXAS_CHECK=1: the compiler log has no ptxas resource report to check\n" + out.log);
     if (u.uses_local_memory())
-      fail(fmt::format("DG_JIT_PTXAS_CHECK=1: ptxas reports local memory use: {} bytes spill stores, {} bytes spill "
-                       "loads, {} bytes stack frame, {} bytes lmem\n{}",
-                       u.spill_store_bytes, u.spill_load_bytes, u.stack_frame_bytes, u.lmem_bytes, out.log));
+      fail(
+          fmt::format("DG_JIT_PTXAS_CHECK=1: ptxas reports local memory use: {} bytes spill stores, {} bytes spill "
+                      "loads, {} bytes stack frame, {} bytes lmem\n{}",
+                      u.spill_store_bytes, u.spill_load_bytes, u.stack_frame_bytes, u.lmem_bytes, out.log));
     if (u.wgmma_serialized)
-      fail("DG_JIT_PTXAS_CHECK=1: ptxas serialised the kernel's wgmma instructions (C7514: non-wgmma instructions "
-           "read accumulators of an in-flight group; C7511: too few registers)\n" + out.log);
+      fail(
+          "DG_JIT_PTXAS_CHECK=1: ptxas serialised the kernel's wgmma instructions (C7514: non-wgmma instructions "
+          "read accumulators of an in-flight group; C7511: too few registers)\n" +
+          out.log);
   }
   write_dumps(s, work_dir, out);
   cubin_path = s.disk.publish(work_dir, entry, out.cubin, spec.name, compiler.identity());
@@ -153,7 +160,8 @@ KernelLookup resolve(const KernelSpec& spec, Settings& s) {
     fmt::print(stderr, "tilegemm: jit: compiled {} with {} in {:.0f} ms -> {}\n", spec.name, compiler.identity(), ms,
                cubin_path.empty() ? "(memory only)" : cubin_path);
   if ((e.jit_dump_ptx || e.jit_dump_sass) && !cubin_path.empty())
-    fmt::print(stderr, "tilegemm: jit: dumps for {} are in {}\n", spec.name, fs::path(cubin_path).parent_path().string());
+    fmt::print(stderr, "tilegemm: jit: dumps for {} are in {}\n", spec.name,
+               fs::path(cubin_path).parent_path().string());
   return {make_loaded_kernel(spec.name, spec.entry, std::move(out.cubin), cubin_path), KernelSource::kCompiled};
 }
 
@@ -200,8 +208,7 @@ KernelLookup lookup_kernel(const KernelSpec& spec) {
     // Forget the failure so that a later call (after fixing the header or the environment) tries again.
     std::lock_guard relock(st.mutex);
     auto it = st.by_name.find(spec.name);
-    if (it != st.by_name.end())
-      std::erase_if(it->second, [&](const MemoryEntry& m) { return m.id == id; });
+    if (it != st.by_name.end()) std::erase_if(it->second, [&](const MemoryEntry& m) { return m.id == id; });
     throw;
   }
 }
@@ -210,7 +217,9 @@ KernelLookup lookup_kernel(const KernelSpec& spec) {
 
 namespace tilegemm::jit {
 
-std::shared_ptr<const CompiledKernel> get_kernel(const KernelSpec& spec) { return lookup_kernel(spec).kernel; }
+std::shared_ptr<const CompiledKernel> get_kernel(const KernelSpec& spec) {
+  return lookup_kernel(spec).kernel;
+}
 
 RuntimeStats runtime_stats() {
   State& st = state();

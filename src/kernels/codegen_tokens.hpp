@@ -11,23 +11,34 @@ namespace tilegemm::kernels {
 
 inline const char* gemm_type_token(GemmType t) {
   switch (t) {
-    case GemmType::kNormal: return "kNormal";
-    case GemmType::kBatched: return "kBatched";
-    case GemmType::kMGroupedContiguous: return "kMGroupedContiguous";
-    case GemmType::kMGroupedMasked: return "kMGroupedMasked";
-    case GemmType::kKGroupedContiguous: return "kKGroupedContiguous";
-    case GemmType::kBatchReduced: return "kBatchReduced";
+    case GemmType::kNormal:
+      return "kNormal";
+    case GemmType::kBatched:
+      return "kBatched";
+    case GemmType::kMGroupedContiguous:
+      return "kMGroupedContiguous";
+    case GemmType::kMGroupedMasked:
+      return "kMGroupedMasked";
+    case GemmType::kKGroupedContiguous:
+      return "kKGroupedContiguous";
+    case GemmType::kBatchReduced:
+      return "kBatchReduced";
   }
   return "kNormal";
 }
 
-inline const char* bool_token(bool v) { return v ? "true" : "false"; }
+inline const char* bool_token(bool v) {
+  return v ? "true" : "false";
+}
 
 inline const char* scheme_token(GemmScheme s) {
   switch (s) {
-    case GemmScheme::kDataParallel: return "kDataParallel";
-    case GemmScheme::kSplitK: return "kSplitK";
-    case GemmScheme::kStreamK: return "kStreamK";
+    case GemmScheme::kDataParallel:
+      return "kDataParallel";
+    case GemmScheme::kSplitK:
+      return "kSplitK";
+    case GemmScheme::kStreamK:
+      return "kStreamK";
   }
   return "kDataParallel";
 }

@@ -9,10 +9,16 @@ namespace {
 using u64 = std::uint64_t;
 constexpr std::int64_t kFloatsPer16Bytes = 4;
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-bool floats_aligned16(std::int64_t stride) { return stride > 0 && stride % kFloatsPer16Bytes == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+bool floats_aligned16(std::int64_t stride) {
+  return stride > 0 && stride % kFloatsPer16Bytes == 0;
+}
 // A stride TMA never steps (one row, one K block) must still be a multiple of 16 bytes.
-u64 unused_stride_bytes(std::int64_t inner_floats) { return u64(inner_floats * 4 + 15) / 16 * 16; }
+u64 unused_stride_bytes(std::int64_t inner_floats) {
+  return u64(inner_floats * 4 + 15) / 16 * 16;
+}
 
 void fill_group_stride(TmaView& t, const TensorView& sf) {
   t.byte_strides[1] = sf.size(0) > 1 ? u64(sf.stride(0)) * 4 : t.byte_strides[0] * t.dims[1];

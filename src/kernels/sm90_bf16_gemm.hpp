@@ -22,7 +22,6 @@ struct Sm90GemmOperands {
   bool accumulate = false;              // D += A·Bᵀ through TMA reduce-add
 };
 
-void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops,
-                           void* stream);
+void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops, void* stream);
 
 }  // namespace tilegemm::kernels

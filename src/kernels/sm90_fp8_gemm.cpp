@@ -38,13 +38,18 @@ extern "C" __global__ void __launch_bounds__({threads}, 1)
 }}
 )";
 
-bool is_1d1d(const GemmDesc& desc) { return desc.d_dtype == DType::kFloat32; }
+bool is_1d1d(const GemmDesc& desc) {
+  return desc.d_dtype == DType::kFloat32;
+}
 
 const char* scale_layout_token(ScaleLayout layout) {
   switch (layout) {
-    case ScaleLayout::kMnMajor: return "kMnMajor";
-    case ScaleLayout::kRowMajor: return "kRowMajor";
-    case ScaleLayout::kStrided: return "kStrided";
+    case ScaleLayout::kMnMajor:
+      return "kMnMajor";
+    case ScaleLayout::kRowMajor:
+      return "kRowMajor";
+    case ScaleLayout::kStrided:
+      return "kStrided";
   }
   return "kStrided";
 }
@@ -57,30 +62,26 @@ const char* scale_layout_suffix(const GemmDesc& desc) {
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
-  const std::string name = fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
-                                       gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m,
-                                       config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                                       config.raster_group, config.cluster_m, config.cluster_n > 1 ? "x2" : "",
-                                       desc.with_c ? "_acc" : "",
-                                       scheme_suffix(desc, config), scale_layout_suffix(desc),
-                                       desc.sfb_strided ? "_sfbstr" : "",
-                                       desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "");
+  const std::string name =
+      fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+                  gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m, config.block_n,
+                  config.block_k, config.stages, config.num_math_warpgroups, config.raster_group, config.cluster_m,
+                  config.cluster_n > 1 ? "x2" : "", desc.with_c ? "_acc" : "", scheme_suffix(desc, config),
+                  scale_layout_suffix(desc), desc.sfb_strided ? "_sfbstr" : "",
+                  desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "");
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family and recipe (profilers and DeepGEMM's bench_kineto find kernels by name).
   spec.entry = is_1d1d(desc) ? "sm90_fp8_gemm_1d1d_impl" : "sm90_fp8_gemm_1d2d_impl";
-  spec.source = fmt::format(kSourceTemplate, fmt::arg("name", name), fmt::arg("entry", spec.entry),
-                            fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
-                            fmt::arg("per_token_b", bool_token(is_1d1d(desc))),
-                            fmt::arg("sfa_layout", scale_layout_token(desc.sfa_layout)),
-                            fmt::arg("sfb_strided", bool_token(desc.sfb_strided)),
-                            fmt::arg("group_maps", bool_token(desc.k_group_maps > 0)),
-                            fmt::arg("params_type", desc.k_group_maps > 0
-                                                        ? fmt::format("Fp8GroupMapsParams<{}>", desc.k_group_maps)
-                                                        : std::string("Fp8GemmParams")),
-                            fmt::arg("call_args", desc.k_group_maps > 0 ? "params.base, {params.maps, params.k_block_base}"
-                                                                        : "params"),
-                            fmt::arg("threads", config.num_threads()));
+  spec.source = fmt::format(
+      kSourceTemplate, fmt::arg("name", name), fmt::arg("entry", spec.entry),
+      fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
+      fmt::arg("per_token_b", bool_token(is_1d1d(desc))), fmt::arg("sfa_layout", scale_layout_token(desc.sfa_layout)),
+      fmt::arg("sfb_strided", bool_token(desc.sfb_strided)), fmt::arg("group_maps", bool_token(desc.k_group_maps > 0)),
+      fmt::arg("params_type", desc.k_group_maps > 0 ? fmt::format("Fp8GroupMapsParams<{}>", desc.k_group_maps)
+                                                    : std::string("Fp8GemmParams")),
+      fmt::arg("call_args", desc.k_group_maps > 0 ? "params.base, {params.maps, params.k_block_base}" : "params"),
+      fmt::arg("threads", config.num_threads()));
   return spec;
 }
 
@@ -90,7 +91,8 @@ namespace {
 // a new address (launch_sm90_fp8_gemm_reusing). With a 1x2 cluster each CTA loads (and multicasts) half of the A
 // tile; with a 2x1 cluster, half of the B tile. A's tail map is not made for half tiles shared by a 1x2 cluster.
 void encode_a(Fp8GemmParams& params, const GemmConfig& config, const TensorView& a) {
-  params.gemm.tma_a = encode_tma(operand_view(a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
+  params.gemm.tma_a =
+      encode_tma(operand_view(a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
   if (config.cluster_n == 1) encode_a_tail(params.gemm, a, config.block_m, config.block_k);
 }
 
@@ -111,7 +113,8 @@ void encode_sfa(Fp8GemmParams& params, const GemmDesc& desc, const GemmConfig& c
 }
 
 void encode_b(Fp8GemmParams& params, const GemmConfig& config, const TensorView& b) {
-  params.gemm.tma_b = encode_tma(operand_view(b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
+  params.gemm.tma_b =
+      encode_tma(operand_view(b, Major::kKMajor, config.block_n / config.cluster_m, config.block_k), "b");
 }
 
 void encode_sfb(Fp8GemmParams& params, const GemmDesc& desc, const GemmConfig& config, const TensorView& sfb) {
@@ -126,10 +129,22 @@ void encode_d(Fp8GemmParams& params, const GemmConfig& config, const TensorView&
 
 std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, const GemmConfig& config) {
   static KernelCache cache;
-  const int fields[] = {static_cast<int>(desc.type), static_cast<int>(desc.d_dtype), desc.with_c, desc.use_psum_layout,
-                        config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                        config.raster_group, config.cluster_m, config.cluster_n, static_cast<int>(config.scheme),
-                        sm90_deterministic_fixup(desc, config), static_cast<int>(desc.sfa_layout), desc.sfb_strided,
+  const int fields[] = {static_cast<int>(desc.type),
+                        static_cast<int>(desc.d_dtype),
+                        desc.with_c,
+                        desc.use_psum_layout,
+                        config.block_m,
+                        config.block_n,
+                        config.block_k,
+                        config.stages,
+                        config.num_math_warpgroups,
+                        config.raster_group,
+                        config.cluster_m,
+                        config.cluster_n,
+                        static_cast<int>(config.scheme),
+                        sm90_deterministic_fixup(desc, config),
+                        static_cast<int>(desc.sfa_layout),
+                        desc.sfb_strided,
                         desc.k_group_maps};
   return cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
 }
@@ -156,7 +171,8 @@ void launch_sm90_fp8_gemm_reusing(const GemmDesc& desc, const GemmConfig& config
   // A's scales follow A (their tail map has A's tail rows): a new A re-encodes both.
   const bool new_a = reuse.a.changed(ops.a.data);
   reuse.a.update(ops.a.data, [&] { encode_a(params, config, ops.a); });
-  reuse.sfa.update(ops.sfa.data, [&] { encode_sfa(params, desc, config, ops.sfa); }, new_a);
+  reuse.sfa.update(
+      ops.sfa.data, [&] { encode_sfa(params, desc, config, ops.sfa); }, new_a);
   reuse.b.update(ops.b.data, [&] { encode_b(params, config, ops.b); });
   reuse.sfb.update(ops.sfb.data, [&] { encode_sfb(params, desc, config, ops.sfb); });
   reuse.d.update(ops.d.data, [&] { encode_d(params, config, ops.d); });
@@ -208,10 +224,10 @@ void encode_group_chunks(const GemmDesc& desc, const GemmConfig& config, const S
     for (int i = 0; i < parts[c].count; ++i) {
       const int k_g = ks[parts[c].first + i];
       if (k_g > 0) {
-        p.maps[2 * i] = encode_tma(operand_view(group_block(ops.a, m, k_before, k_g), Major::kKMajor, config.block_m,
-                                                config.block_k), "a");
-        p.maps[2 * i + 1] = encode_tma(operand_view(group_block(ops.b, n, k_before, k_g), Major::kKMajor,
-                                                    config.block_n, config.block_k), "b");
+        p.maps[2 * i] = encode_tma(
+            operand_view(group_block(ops.a, m, k_before, k_g), Major::kKMajor, config.block_m, config.block_k), "a");
+        p.maps[2 * i + 1] = encode_tma(
+            operand_view(group_block(ops.b, n, k_before, k_g), Major::kKMajor, config.block_n, config.block_k), "b");
       }
       k_before += k_g;
     }

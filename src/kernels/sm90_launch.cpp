@@ -32,8 +32,8 @@ std::string sm90_common_config_fields(const GemmDesc& desc, const GemmConfig& co
       bool_token(sm90_deterministic_fixup(desc, config)));
 }
 
-void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, const int* grouped_layout,
-                            GemmParams& gemm, void* kernel_params, const jit::CompiledKernel& kernel, void* stream) {
+void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, const int* grouped_layout, GemmParams& gemm,
+                            void* kernel_params, const jit::CompiledKernel& kernel, void* stream) {
   gemm.m = desc.m;
   gemm.n = desc.n;
   gemm.k = desc.k;

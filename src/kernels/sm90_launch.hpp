@@ -20,7 +20,7 @@ inline bool sm90_deterministic_fixup(const GemmDesc& desc, const GemmConfig& con
 
 // Fills gemm's sizes, grouped layout and split workspace, then launches `kernel` on the persistent grid with
 // the config's cluster. `kernel_params` is the kernel's one parameter struct (which holds `gemm`).
-void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, const int* grouped_layout,
-                            GemmParams& gemm, void* kernel_params, const jit::CompiledKernel& kernel, void* stream);
+void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, const int* grouped_layout, GemmParams& gemm,
+                            void* kernel_params, const jit::CompiledKernel& kernel, void* stream);
 
 }  // namespace tilegemm::kernels

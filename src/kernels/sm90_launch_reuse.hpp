@@ -55,8 +55,8 @@ struct Sm90Fp8LaunchReuse {
 
 // launch_sm90_bf16_gemm / launch_sm90_fp8_gemm for the runs of one plan: same desc, config, shapes and strides on
 // every run, only the pointers change.
-void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& config,
-                                   const Sm90GemmOperands& ops, void* stream, Sm90LaunchReuse& reuse);
+void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops,
+                                   void* stream, Sm90LaunchReuse& reuse);
 // K-grouped FP8 with a and b as 1-D tensors in DeepGEMM's layout (group g's K-major [rows, ks[g]] block after the
 // previous groups'), read through per-group maps: one launch per desc.k_group_maps groups.
 void launch_sm90_fp8_k_grouped_blocks(const GemmDesc& desc, const GemmConfig& config, const Sm90Fp8Operands& ops,

@@ -14,23 +14,34 @@ namespace {
 
 CUtensorMapDataType tma_dtype(DType t, const char* what) {
   switch (t) {
-    case DType::kBFloat16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    case DType::kFloat16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    case DType::kFloat32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    case DType::kFloat8E4M3: case DType::kFloat8E5M2: case DType::kInt8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    case DType::kInt32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
-    default: break;
+    case DType::kBFloat16:
+      return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::kFloat16:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::kFloat32:
+      return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::kFloat8E4M3:
+    case DType::kFloat8E5M2:
+    case DType::kInt8:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case DType::kInt32:
+      return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    default:
+      break;
   }
-  throw InvalidArgument(what, "a dtype TMA can move (bf16, fp16, fp32, fp8, int8, int32)",
-                        std::string(dtype_name(t)));
+  throw InvalidArgument(what, "a dtype TMA can move (bf16, fp16, fp32, fp8, int8, int32)", std::string(dtype_name(t)));
 }
 
 CUtensorMapSwizzle tma_swizzle(int bytes) {
   switch (bytes) {
-    case 0: return CU_TENSOR_MAP_SWIZZLE_NONE;
-    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
-    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
-    default: return CU_TENSOR_MAP_SWIZZLE_128B;
+    case 0:
+      return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case 32:
+      return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64:
+      return CU_TENSOR_MAP_SWIZZLE_64B;
+    default:
+      return CU_TENSOR_MAP_SWIZZLE_128B;
   }
 }
 
@@ -49,15 +60,15 @@ TmaDescriptor encode_tma(const TmaView& view, const char* what) {
   const cuuint32_t elem_strides[3] = {1, 1, 1};
   CUtensorMap map{};
   const jit::DriverApi& driver = jit::driver_api("encode_tma");
-  const CUresult res = driver.cuTensorMapEncodeTiled(&map, tma_dtype(view.dtype, what), 3, view.base, dims, strides, box,
-                                         elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                         tma_swizzle(view.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult res = driver.cuTensorMapEncodeTiled(
+      &map, tma_dtype(view.dtype, what), 3, view.base, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      tma_swizzle(view.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (res != CUDA_SUCCESS)
-    throw RuntimeError(fmt::format("cuTensorMapEncodeTiled failed for {} ({}): dims [{}, {}, {}], box [{}, {}, {}], "
-                                   "strides [{}, {}] bytes",
-                                   what, jit::driver_error_text(driver, res), dims[0], dims[1], dims[2], box[0],
-                                   box[1], box[2], strides[0], strides[1]));
+    throw RuntimeError(
+        fmt::format("cuTensorMapEncodeTiled failed for {} ({}): dims [{}, {}, {}], box [{}, {}, {}], "
+                    "strides [{}, {}] bytes",
+                    what, jit::driver_error_text(driver, res), dims[0], dims[1], dims[2], box[0], box[1], box[2],
+                    strides[0], strides[1]));
   TmaDescriptor out;
   static_assert(sizeof(out) == sizeof(map));
   std::memcpy(&out, &map, sizeof(map));

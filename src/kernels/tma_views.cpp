@@ -7,8 +7,12 @@
 namespace tilegemm::kernels {
 
 namespace {
-std::uint64_t u64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
-int elem_bytes(DType t) { return dtype_bits(t) / 8; }
+std::uint64_t u64(std::int64_t v) {
+  return static_cast<std::uint64_t>(v);
+}
+int elem_bytes(DType t) {
+  return dtype_bits(t) / 8;
+}
 
 // TMA wants a valid stride even for an extent-1 batch dimension.
 void fill_batch_stride(TmaView& t, const TensorView& v) {

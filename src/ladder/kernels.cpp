@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "tilegemm/kernels/ladder/ladder_params.hpp"
+#include "ladder/ladder.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm.hpp"
-#include "tilegemm/ladder.hpp"
+#include "tilegemm/kernels/ladder/ladder_params.hpp"
 
 namespace tilegemm::ladder {
 
@@ -18,7 +18,7 @@ namespace {
 struct RungKernel {
   const char* header;  // under device/tilegemm/kernels/ladder/
   const char* function;
-  int min_blocks;      // __launch_bounds__ occupancy target: 2 CTAs of 256 threads cap registers at 128
+  int min_blocks;  // __launch_bounds__ occupancy target: 2 CTAs of 256 threads cap registers at 128
 };
 
 constexpr RungKernel kRungKernels[] = {
@@ -38,10 +38,10 @@ tilegemm_kernel(const tilegemm::ladder::LadderParams params) {{
 )";
 
 void require_jit_rung(int rung) {
-  TILEGEMM_REQUIRE(rung >= 0 && rung < kProductionRung, "rung",
-                   fmt::format("a JIT-compiled rung in [0, {}) (rung {} is bf16_gemm)", kProductionRung,
-                               kProductionRung),
-                   std::to_string(rung));
+  TILEGEMM_REQUIRE(
+      rung >= 0 && rung < kProductionRung, "rung",
+      fmt::format("a JIT-compiled rung in [0, {}) (rung {} is bf16_gemm)", kProductionRung, kProductionRung),
+      std::to_string(rung));
 }
 
 // Compiled once per process and rung (the JIT caches on disk too; this skips even the source generation).
@@ -58,7 +58,9 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(int rung) {
   return kernels[rung];
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
 
 void validate_k_major(const TensorView& v, const char* name, const char* shape) {
   TILEGEMM_REQUIRE(v.ndim == 2 && v.dtype == DType::kBFloat16, name, fmt::format("a bf16 2-D {} matrix", shape),
@@ -91,13 +93,13 @@ void validate_operands(const TensorView& a, const TensorView& b, const TensorVie
   TILEGEMM_REQUIRE(a.size(1) == b.size(1), "b", fmt::format("K = {} columns like a", a.size(1)), describe(b));
   TILEGEMM_REQUIRE(a.size(1) % 8 == 0, "k", "a multiple of 8 (16-byte chunks along K)", std::to_string(a.size(1)));
   TILEGEMM_REQUIRE(a.size(0) > 0 && b.size(0) > 0 && a.size(1) > 0, "a", "non-empty a and b", describe(a));
-  TILEGEMM_REQUIRE(d.ndim == 2 && d.dtype == DType::kBFloat16 && d.size(0) == a.size(0) && d.size(1) == b.size(0),
-                   "d", fmt::format("a bf16 [{}, {}] matrix", a.size(0), b.size(0)), describe(d));
+  TILEGEMM_REQUIRE(d.ndim == 2 && d.dtype == DType::kBFloat16 && d.size(0) == a.size(0) && d.size(1) == b.size(0), "d",
+                   fmt::format("a bf16 [{}, {}] matrix", a.size(0), b.size(0)), describe(d));
   TILEGEMM_REQUIRE(d.data != nullptr && d.stride(1) == 1 && d.stride(0) >= d.size(1), "d",
                    "a device pointer, contiguous rows (column stride 1, row stride >= N)", describe(d));
   constexpr std::int64_t kMaxDim = (1LL << 31) - 1;
-  TILEGEMM_REQUIRE(a.size(0) <= kMaxDim && b.size(0) <= kMaxDim && a.size(1) <= kMaxDim, "a",
-                   "sizes that fit in int32", describe(a));
+  TILEGEMM_REQUIRE(a.size(0) <= kMaxDim && b.size(0) <= kMaxDim && a.size(1) <= kMaxDim, "a", "sizes that fit in int32",
+                   describe(a));
 }
 
 void run_rung(int rung, const TensorView& a, const TensorView& b, const TensorView& d, void* stream) {
@@ -107,7 +109,8 @@ void run_rung(int rung, const TensorView& a, const TensorView& b, const TensorVi
 
   LadderParams params;
   params.a = a.data, params.b = b.data, params.d = d.data;
-  params.m = static_cast<int>(a.size(0)), params.n = static_cast<int>(b.size(0)), params.k = static_cast<int>(a.size(1));
+  params.m = static_cast<int>(a.size(0)), params.n = static_cast<int>(b.size(0)),
+  params.k = static_cast<int>(a.size(1));
   params.lda = a.stride(0), params.ldb = b.stride(0), params.ldd = d.stride(0);
   params.raster_group = kRasterGroup;
 
@@ -124,8 +127,8 @@ void run_rung(int rung, const TensorView& a, const TensorView& b, const TensorVi
   } else {
     launch.grid[0] = blocks(params.n, info.block_n);
     launch.grid[1] = blocks(params.m, info.block_m);
-    TILEGEMM_REQUIRE(launch.grid[1] <= 65535u, "a", fmt::format("at most {} rows for rung {}", 65535LL * info.block_m, rung),
-                     describe(a));
+    TILEGEMM_REQUIRE(launch.grid[1] <= 65535u, "a",
+                     fmt::format("at most {} rows for rung {}", 65535LL * info.block_m, rung), describe(a));
   }
   // Rungs 2-3 take their stage ring as dynamic shared memory; rung 1's 16 KiB are static.
   launch.smem_bytes = rung >= 2 ? static_cast<unsigned>(info.smem_bytes) : 0u;

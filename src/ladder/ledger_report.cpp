@@ -1,9 +1,9 @@
 // The ladder without a GPU: every rung's description and the ledger's predicted traffic for one shape.
 #include <fmt/format.h>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
+#include "ladder/ladder.hpp"
 #include "tilegemm/errors.hpp"
-#include "tilegemm/ladder.hpp"
 
 namespace tilegemm::ladder {
 

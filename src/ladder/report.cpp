@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tilegemm/ladder.hpp"
+#include "ladder/ladder.hpp"
 
 namespace tilegemm::ladder {
 
@@ -36,12 +36,14 @@ std::string report_to_markdown(const LadderReport& r) {
   out += fmt::format("GPU: {} · ledger hardware: {} · commit {} · {}\n", r.gpu_name.empty() ? "none" : r.gpu_name,
                      r.hw_name, r.commit, r.date_utc);
   if (!r.gpu_name.empty())
-    out += fmt::format("Timing: CUDA events, L2 flushed before each call, median. Check: calc_diff against the "
-                       "float64 reference on {} of {} rows, bound {:.0e}.\n",
-                       r.checked_rows, r.shape.m, r.max_diff);
+    out += fmt::format(
+        "Timing: CUDA events, L2 flushed before each call, median. Check: calc_diff against the "
+        "float64 reference on {} of {} rows, bound {:.0e}.\n",
+        r.checked_rows, r.shape.m, r.max_diff);
   if (!r.note.empty()) out += r.note + "\n";
-  out += "\n| rung | kernel | tile | TFLOP/s | median µs | × previous | loads (ledger) | DRAM est. | calc_diff | check |\n"
-         "|---:|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+  out +=
+      "\n| rung | kernel | tile | TFLOP/s | median µs | × previous | loads (ledger) | DRAM est. | calc_diff | check |\n"
+      "|---:|---|---|---:|---:|---:|---:|---:|---:|---|\n";
   for (const LadderRow& row : r.rows) {
     const double over = row.traffic.minimum_bytes > 0 ? row.traffic.load_bytes / row.traffic.minimum_bytes : 0;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} ({:.0f}× min) | {} | {} | {} |\n", row.rung.index,
@@ -59,9 +61,10 @@ std::string report_to_markdown(const LadderReport& r) {
     if (row.speedup > 0) out += fmt::format(" — bought {:.2f}×", row.speedup);
     out += "\n";
   }
-  out += "\nloads (ledger): operand bytes the CTAs request, 2·M·N·K·2 B for rung 0 and 2·M·N·K·(1/bm + 1/bn) B for "
-         "tiled rungs. DRAM est.: one wave of resident CTAs reads its A and B panels once (+ D); rasterisation "
-         "changes it, swizzling and pipelining do not (they change how fast the bytes are consumed).\n";
+  out +=
+      "\nloads (ledger): operand bytes the CTAs request, 2·M·N·K·2 B for rung 0 and 2·M·N·K·(1/bm + 1/bn) B for "
+      "tiled rungs. DRAM est.: one wave of resident CTAs reads its A and B panels once (+ D); rasterisation "
+      "changes it, swizzling and pipelining do not (they change how fast the bytes are consumed).\n";
   bool errors = false;
   for (const LadderRow& row : r.rows) errors = errors || !row.error.empty();
   if (errors) {
@@ -105,12 +108,18 @@ std::string report_to_json(const LadderReport& r) {
     j["calc_diff"] = row.calc_diff >= 0 ? nlohmann::json(row.calc_diff) : nlohmann::json(nullptr);
     rows.push_back(std::move(j));
   }
-  const nlohmann::json out = {{"m", r.shape.m},         {"n", r.shape.n},
-                              {"k", r.shape.k},         {"hw", r.hw_name},
-                              {"gpu", r.gpu_name},      {"commit", r.commit},
-                              {"date_utc", r.date_utc}, {"note", r.note},
-                              {"checked_rows", r.checked_rows}, {"max_diff", r.max_diff},
-                              {"all_passed", r.all_passed()},   {"rows", rows}};
+  const nlohmann::json out = {{"m", r.shape.m},
+                              {"n", r.shape.n},
+                              {"k", r.shape.k},
+                              {"hw", r.hw_name},
+                              {"gpu", r.gpu_name},
+                              {"commit", r.commit},
+                              {"date_utc", r.date_utc},
+                              {"note", r.note},
+                              {"checked_rows", r.checked_rows},
+                              {"max_diff", r.max_diff},
+                              {"all_passed", r.all_passed()},
+                              {"rows", rows}};
   return out.dump(2) + "\n";
 }
 

@@ -9,11 +9,11 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include "bench/device_buffer.hpp"
 #include "bench/host_data.hpp"
+#include "ladder/ladder.hpp"
 #include "tilegemm/errors.hpp"
-#include "tilegemm/ladder.hpp"
 #include "tilegemm/reference.hpp"
+#include "timer/device_buffer.hpp"
 
 namespace tilegemm::ladder {
 
@@ -40,7 +40,8 @@ std::vector<std::int64_t> rows_to_check(std::int64_t m, double multiply_adds, st
 }
 
 // The checked rows of D (bf16 on the device, row stride n) as doubles.
-std::vector<double> download_rows(const void* d, std::int64_t m, std::int64_t n, const std::vector<std::int64_t>& rows) {
+std::vector<double> download_rows(const void* d, std::int64_t m, std::int64_t n,
+                                  const std::vector<std::int64_t>& rows) {
   std::vector<std::uint16_t> host;
   if (static_cast<std::int64_t>(rows.size()) == m) {
     host.resize(static_cast<std::size_t>(m * n));
@@ -48,8 +49,8 @@ std::vector<double> download_rows(const void* d, std::int64_t m, std::int64_t n,
   } else {
     host.resize(rows.size() * static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < rows.size(); ++i)
-      cuda_check(cudaMemcpy(host.data() + i * static_cast<std::size_t>(n), static_cast<const std::uint16_t*>(d) + rows[i] * n, n * 2,
-                            cudaMemcpyDeviceToHost),
+      cuda_check(cudaMemcpy(host.data() + i * static_cast<std::size_t>(n),
+                            static_cast<const std::uint16_t*>(d) + rows[i] * n, n * 2, cudaMemcpyDeviceToHost),
                  "cudaMemcpy(D row)");
   }
   std::vector<double> out(host.size());
@@ -96,9 +97,9 @@ LadderReport run_ladder(const LadderOptions& options) {
 
   const std::vector<std::int64_t> rows = rows_to_check(m, double(m) * n * k, options.seed + 2);
   report.checked_rows = static_cast<std::int64_t>(rows.size());
-  const std::vector<double> want = tilegemm::reference_gemm_rows(
-      TensorView::matrix(a_host.data(), DType::kBFloat16, m, k, k),
-      TensorView::matrix(b_host.data(), DType::kBFloat16, n, k, k), nullptr, rows);
+  const std::vector<double> want =
+      tilegemm::reference_gemm_rows(TensorView::matrix(a_host.data(), DType::kBFloat16, m, k, k),
+                                    TensorView::matrix(b_host.data(), DType::kBFloat16, n, k, k), nullptr, rows);
 
   cudaStream_t stream = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "ladder/ladder.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
-#include "tilegemm/ladder.hpp"
 
 namespace tilegemm::ladder {
 
@@ -24,8 +24,7 @@ const std::array<RungInfo, kNumRungs>& table() {
        "4-way bank conflicts on every ldmatrix and row-by-row CTA order thinning L2 reuse", 128, 128, 32, 4, 256,
        65536},
       {4, "tma+wgmma", "TMA loads, wgmma, producer/consumer warp specialisation, persistent CTAs (bf16_gemm)",
-       "register-file operand traffic of mma.sync, address math and copies issued by the math warps", 0, 0, 0, 0,
-       0, 0},
+       "register-file operand traffic of mma.sync, address math and copies issued by the math warps", 0, 0, 0, 0, 0, 0},
   }};
   return rungs;
 }

@@ -3,8 +3,8 @@
 // cost model) — the number rasterisation moves.
 #include <algorithm>
 
+#include "ladder/ladder.hpp"
 #include "tilegemm/heuristics.hpp"
-#include "tilegemm/ladder.hpp"
 
 namespace tilegemm::ladder {
 
@@ -12,7 +12,9 @@ namespace {
 
 // Registers per thread the occupancy estimate uses for rungs 0-3: what ptxas reported for sm_90a (rung 0:
 // 32; rungs 1-3: 125-126 under the 128 cap of __launch_bounds__(256, 2)).
-int rung_registers(int rung) { return rung == 0 ? 32 : 128; }
+int rung_registers(int rung) {
+  return rung == 0 ? 32 : 128;
+}
 
 }  // namespace
 
@@ -47,8 +49,8 @@ RungTraffic predicted_traffic(int rung, const ProblemShape& shape, const Hardwar
   }
   t.wave_m_blocks = static_cast<int>(wave_m);
   t.wave_n_blocks = static_cast<int>(wave_n);
-  const double wave_ab = tiled_ab_bytes(shape, dtypes, static_cast<int>(wave_m * info.block_m),
-                                        static_cast<int>(wave_n * info.block_n));
+  const double wave_ab =
+      tiled_ab_bytes(shape, dtypes, static_cast<int>(wave_m * info.block_m), static_cast<int>(wave_n * info.block_n));
   t.dram_bytes = std::max(wave_ab, problem.bytes.ab()) + problem.bytes.d;
   return t;
 }

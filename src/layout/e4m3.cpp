@@ -21,8 +21,8 @@ std::uint8_t float_to_e4m3(float x) {
   if (a >= kE4M3Max) return sign | 0x7E;
   if (a == 0.0f) return sign;
   int exp2 = 0;
-  std::frexp(a, &exp2);                     // a = f · 2^exp2, f in [0.5, 1)
-  const int e = std::max(exp2 - 1, -6);     // unbiased exponent; subnormals share the quantum of e = -6
+  std::frexp(a, &exp2);                  // a = f · 2^exp2, f in [0.5, 1)
+  const int e = std::max(exp2 - 1, -6);  // unbiased exponent; subnormals share the quantum of e = -6
   // a / 2^(e-3) is exact; it lies in [8, 16) for normals and [0, 8) for subnormals.
   const int q = static_cast<int>(std::nearbyint(std::ldexp(a, 3 - e)));
   // q == 16 carries into the next exponent and q == 8 from a subnormal becomes the smallest normal: both

@@ -11,7 +11,9 @@
 namespace tilegemm {
 namespace {
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
 
 void require_matrix(const float* x, int rows, int cols) {
   TILEGEMM_REQUIRE(x != nullptr, "x", "a non-null pointer to rows * cols floats", "nullptr");
@@ -62,8 +64,7 @@ Fp8Quantized quantize_per_block_128x128(const float* x, int rows, int cols, bool
 
 std::vector<float> dequantize(const Fp8Quantized& q, bool per_block) {
   const int block_rows = per_block ? kFp8ScaleBlock : 1;
-  const bool sizes_ok = q.rows > 0 && q.cols > 0 &&
-                        q.data.size() == static_cast<std::size_t>(q.rows) * q.cols &&
+  const bool sizes_ok = q.rows > 0 && q.cols > 0 && q.data.size() == static_cast<std::size_t>(q.rows) * q.cols &&
                         q.scale_rows == ceil_div(q.rows, block_rows) &&
                         q.scale_cols == ceil_div(q.cols, kFp8ScaleBlock) &&
                         q.scales.size() == static_cast<std::size_t>(q.scale_rows) * q.scale_cols;
@@ -101,8 +102,7 @@ std::vector<float> to_mn_major_tma_aligned(const float* sf, int groups, int mn, 
   for (int g = 0; g < groups; ++g)
     for (int m = 0; m < mn; ++m)
       for (int k = 0; k < kb; ++k)
-        out[(static_cast<std::size_t>(g) * kb + k) * aligned + m] =
-            sf[(static_cast<std::size_t>(g) * mn + m) * kb + k];
+        out[(static_cast<std::size_t>(g) * kb + k) * aligned + m] = sf[(static_cast<std::size_t>(g) * mn + m) * kb + k];
   return out;
 }
 

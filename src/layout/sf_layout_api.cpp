@@ -20,7 +20,9 @@ namespace {
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 30;
 constexpr std::int64_t kMaxGroups = 65535;  // grid.z
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
+int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
 
 void cuda_check(cudaError_t status, const char* what) {
   if (status != cudaSuccess)
@@ -34,8 +36,7 @@ struct SfView {
 };
 
 SfView parse_sf(const TensorView& sf) {
-  TILEGEMM_REQUIRE(sf.ndim == 2 || sf.ndim == 3, "sf", "a 2-D [mn, kb] or 3-D [groups, mn, kb] tensor",
-                   describe(sf));
+  TILEGEMM_REQUIRE(sf.ndim == 2 || sf.ndim == 3, "sf", "a 2-D [mn, kb] or 3-D [groups, mn, kb] tensor", describe(sf));
   TILEGEMM_REQUIRE(sf.dtype == DType::kFloat32, "sf", "fp32 scales", describe(sf));
   TILEGEMM_REQUIRE(sf.data != nullptr, "sf", "a tensor with data", "a null data pointer");
   for (int d = 0; d < sf.ndim; ++d)
@@ -56,12 +57,12 @@ void require_mn_major_out(const TensorView& out, const TensorView& sf, DType dty
   const bool ok = out.data != nullptr && out.dtype == dtype && out.ndim == sf.ndim && out.size(-2) == mn &&
                   out.size(-1) == cols && (out.ndim == 2 || out.size(0) == groups) && out.stride(-2) == 1 &&
                   out.stride(-1) == aligned && (out.ndim == 2 || out.stride(0) == aligned * cols);
-  TILEGEMM_REQUIRE(ok, "out",
-                   fmt::format("{} {}[{}{}, {}] with strides [{}1, {}] ({})", what, dtype_name(dtype),
-                               sf.ndim == 3 ? fmt::format("{}, ", groups) : "", mn, cols,
-                               sf.ndim == 3 ? fmt::format("{}, ", aligned * cols) : "", aligned,
-                               "MN-major, TMA-aligned"),
-                   out.data ? describe(out) : "a null data pointer");
+  TILEGEMM_REQUIRE(
+      ok, "out",
+      fmt::format("{} {}[{}{}, {}] with strides [{}1, {}] ({})", what, dtype_name(dtype),
+                  sf.ndim == 3 ? fmt::format("{}, ", groups) : "", mn, cols,
+                  sf.ndim == 3 ? fmt::format("{}, ", aligned * cols) : "", aligned, "MN-major, TMA-aligned"),
+      out.data ? describe(out) : "a null data pointer");
 }
 
 SfLayoutParams make_params(const TensorView& sf, const SfView& v, const TensorView& out, int mn, int out_cols,
@@ -145,16 +146,13 @@ void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const Te
 }
 
 void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
-                                                  const TensorView& psum_layout, int m_alignment,
-                                                  void* stream) {
+                                                  const TensorView& psum_layout, int m_alignment, void* stream) {
   const SfView v = parse_sf(sf);
-  TILEGEMM_REQUIRE(v.groups == 1, "sf", "one group of scales with psum_layout (a 2-D [mn, kb] tensor)",
-                   describe(sf));
+  TILEGEMM_REQUIRE(v.groups == 1, "sf", "one group of scales with psum_layout (a 2-D [mn, kb] tensor)", describe(sf));
   require_mn_major_out(out, sf, DType::kInt32, v.groups, v.rows, ceil_div(v.kb, 4), "packed UE8M0");
   TILEGEMM_REQUIRE(out.data != sf.data, "out", "a tensor that does not alias sf", describe(out));
-  TILEGEMM_REQUIRE(psum_layout.data != nullptr && psum_layout.dtype == DType::kInt32 &&
-                       psum_layout.ndim == 1 && psum_layout.size(0) > 0 &&
-                       psum_layout.size(0) <= kMaxExtent &&
+  TILEGEMM_REQUIRE(psum_layout.data != nullptr && psum_layout.dtype == DType::kInt32 && psum_layout.ndim == 1 &&
+                       psum_layout.size(0) > 0 && psum_layout.size(0) <= kMaxExtent &&
                        (psum_layout.size(0) == 1 || psum_layout.stride(0) == 1),
                    "psum_layout", "a contiguous 1-D int32 tensor of group end rows, at least one",
                    psum_layout.data ? describe(psum_layout) : "a null data pointer");
@@ -169,22 +167,18 @@ void get_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const Te
 
 void get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf, const TensorView& out,
                                                             const TensorView& grouped_layout, int gran_k,
-                                                            int k_alignment, bool use_psum_layout,
-                                                            void* stream) {
+                                                            int k_alignment, bool use_psum_layout, void* stream) {
   TILEGEMM_REQUIRE(gran_k == 32 || gran_k == 128, "gran_k", "32 or 128", fmt::format("{}", gran_k));
-  TILEGEMM_REQUIRE(k_alignment % 32 == 0 && (k_alignment > 0 || (!use_psum_layout && k_alignment == 0)),
-                   "k_alignment", use_psum_layout ? "a positive multiple of 32" : "a multiple of 32",
-                   fmt::format("{}", k_alignment));
+  TILEGEMM_REQUIRE(k_alignment % 32 == 0 && (k_alignment > 0 || (!use_psum_layout && k_alignment == 0)), "k_alignment",
+                   use_psum_layout ? "a positive multiple of 32" : "a multiple of 32", fmt::format("{}", k_alignment));
   const bool sf_ok = sf.data != nullptr && sf.dtype == DType::kFloat32 && sf.ndim == 2 && sf.size(0) > 0 &&
-                     sf.size(0) <= kMaxExtent && sf.size(1) > 0 && sf.size(1) <= kMaxExtent &&
-                     sf.size(1) % 4 == 0 && sf.stride(1) == 1 &&
-                     (sf.size(0) == 1 || sf.stride(0) == sf.size(1)) &&
+                     sf.size(0) <= kMaxExtent && sf.size(1) > 0 && sf.size(1) <= kMaxExtent && sf.size(1) % 4 == 0 &&
+                     sf.stride(1) == 1 && (sf.size(0) == 1 || sf.stride(0) == sf.size(1)) &&
                      reinterpret_cast<std::uintptr_t>(sf.data) % 16 == 0;
-  TILEGEMM_REQUIRE(
-      sf_ok, "sf",
-      "a contiguous, 16-byte aligned fp32 [sf_k, mn] tensor with mn a multiple of 4 (the K-block rows of "
-      "every group one after another)",
-      sf.data ? describe(sf) : "a null data pointer");
+  TILEGEMM_REQUIRE(sf_ok, "sf",
+                   "a contiguous, 16-byte aligned fp32 [sf_k, mn] tensor with mn a multiple of 4 (the K-block rows of "
+                   "every group one after another)",
+                   sf.data ? describe(sf) : "a null data pointer");
   const std::int64_t mn = sf.size(1);
   const std::int64_t groups = grouped_layout.ndim == 1 ? grouped_layout.size(0) : 0;
   TILEGEMM_REQUIRE(grouped_layout.data != nullptr && grouped_layout.dtype == DType::kInt32 &&
@@ -198,10 +192,9 @@ void get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf
                       out.size(0) <= kMaxExtent && out.size(1) == mn && out.stride(1) == 1 &&
                       (out.size(0) == 1 || out.stride(0) == mn) &&
                       reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0 && out.data != sf.data;
-  TILEGEMM_REQUIRE(
-      out_ok, "out",
-      fmt::format("a contiguous, 16-byte aligned int32 [packed_sf_k, {}] tensor not aliasing sf", mn),
-      out.data ? describe(out) : "a null data pointer");
+  TILEGEMM_REQUIRE(out_ok, "out",
+                   fmt::format("a contiguous, 16-byte aligned int32 [packed_sf_k, {}] tensor not aliasing sf", mn),
+                   out.data ? describe(out) : "a null data pointer");
   SfKGroupedPackParams p{};
   p.in = static_cast<const float*>(sf.data);
   p.out = static_cast<unsigned int*>(out.data);
@@ -217,21 +210,21 @@ void get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const TensorView& sf
 }
 
 void transform_sf_into_required_layout(const TensorView& sf, const TensorView& out, int mn, int k,
-                                       const SfRecipe& recipe, bool is_sfa, int num_groups,
-                                       bool disable_ue8m0_cast, void* stream) {
+                                       const SfRecipe& recipe, bool is_sfa, int num_groups, bool disable_ue8m0_cast,
+                                       void* stream) {
   TILEGEMM_REQUIRE(mn > 0 && mn <= kMaxExtent, "mn", "a size in [1, 2^30]", fmt::format("{}", mn));
   TILEGEMM_REQUIRE(k > 0 && k <= kMaxExtent, "k", "a size in [1, 2^30]", fmt::format("{}", k));
   const int gran_mn = is_sfa ? recipe.gran_mn_a : recipe.gran_mn_b, gran_k = recipe.gran_k;
-  TILEGEMM_REQUIRE((gran_mn == 1 || gran_mn == 128) && (gran_k == 32 || gran_k == 128), "recipe",
-                   "gran_mn 1 or 128 and gran_k 32 or 128",
-                   fmt::format("({}, {}, {}) for {}", recipe.gran_mn_a, recipe.gran_mn_b, recipe.gran_k,
-                               is_sfa ? "sfa" : "sfb"));
+  TILEGEMM_REQUIRE(
+      (gran_mn == 1 || gran_mn == 128) && (gran_k == 32 || gran_k == 128), "recipe",
+      "gran_mn 1 or 128 and gran_k 32 or 128",
+      fmt::format("({}, {}, {}) for {}", recipe.gran_mn_a, recipe.gran_mn_b, recipe.gran_k, is_sfa ? "sfa" : "sfb"));
   TILEGEMM_REQUIRE(num_groups >= 0 && num_groups <= kMaxGroups, "num_groups", "0 (no groups) or a group count",
                    fmt::format("{}", num_groups));
   const SfView v = parse_sf(sf);
   const int rows = ceil_div(mn, gran_mn), kb = ceil_div(k, gran_k);
-  const bool shape_ok = v.rows == rows && v.kb == kb &&
-                        (num_groups == 0 ? sf.ndim == 2 : sf.ndim == 3 && v.groups == num_groups);
+  const bool shape_ok =
+      v.rows == rows && v.kb == kb && (num_groups == 0 ? sf.ndim == 2 : sf.ndim == 3 && v.groups == num_groups);
   TILEGEMM_REQUIRE(shape_ok, "sf",
                    fmt::format("fp32 [{}{}, {}] (ceil(mn/{}), ceil(k/{}))",
                                num_groups ? fmt::format("{}, ", num_groups) : "", rows, kb, gran_mn, gran_k),
@@ -254,10 +247,10 @@ void transform_sf_into_required_layout(const TensorView& sf, const TensorView& o
   const bool out_ok = out.data != nullptr && out.ndim == sf.ndim && out.size(-2) == rows && out.size(-1) == kb &&
                       (out.ndim == 2 || out.size(0) == v.groups) && out.stride(-1) == 1 && out.stride(-2) == kb &&
                       (out.ndim == 2 || out.stride(0) == std::int64_t{rows} * kb);
-  TILEGEMM_REQUIRE(out_ok, "out",
-                   fmt::format("dense K-contiguous fp32 [{}{}, {}]", num_groups ? fmt::format("{}, ", num_groups) : "",
-                               rows, kb),
-                   out.data ? describe(out) : "a null data pointer");
+  TILEGEMM_REQUIRE(
+      out_ok, "out",
+      fmt::format("dense K-contiguous fp32 [{}{}, {}]", num_groups ? fmt::format("{}, ", num_groups) : "", rows, kb),
+      out.data ? describe(out) : "a null data pointer");
   if (out.data == sf.data) {
     TILEGEMM_REQUIRE(same_strides(out, sf), "out", "a tensor that does not alias sf (or sf itself)", describe(out));
     return;
@@ -266,8 +259,8 @@ void transform_sf_into_required_layout(const TensorView& sf, const TensorView& o
   for (int g = 0; g < v.groups; ++g) {
     const auto* src = static_cast<const float*>(sf.data) + g * v.group_stride;
     auto* dst = static_cast<float*>(out.data) + static_cast<std::int64_t>(g) * rows * kb;
-    cuda_check(cudaMemcpy2DAsync(dst, kb * sizeof(float), src, sf.stride(-2) * sizeof(float), kb * sizeof(float),
-                                 rows, cudaMemcpyDeviceToDevice, s),
+    cuda_check(cudaMemcpy2DAsync(dst, kb * sizeof(float), src, sf.stride(-2) * sizeof(float), kb * sizeof(float), rows,
+                                 cudaMemcpyDeviceToDevice, s),
                "cudaMemcpy2DAsync");
   }
 }

@@ -42,8 +42,7 @@ Names names(SfKernel which) {
     case SfKernel::kKGroupedPackUe8m0:
       return {"sf_layout_k_grouped_pack_ue8m0", "sf_k_grouped_pack_fp32_into_ue8m0"};
   }
-  throw InvalidArgument("which", "a scaling-factor layout kernel",
-                        fmt::format("{}", static_cast<int>(which)));
+  throw InvalidArgument("which", "a scaling-factor layout kernel", fmt::format("{}", static_cast<int>(which)));
 }
 
 // Three variants only, so each compiled kernel is simply kept for the life of the process.
@@ -63,8 +62,7 @@ const std::shared_ptr<const jit::CompiledKernel>& cached_kernel(SfKernel which) 
 // Checked before the kernel is compiled, so a machine without a GPU neither compiles nor fails inside the
 // launch.
 void require_gpu() {
-  if (!gpu_available())
-    throw RuntimeError("no CUDA GPU found: the scaling-factor layout kernels need an NVIDIA GPU");
+  if (!gpu_available()) throw RuntimeError("no CUDA GPU found: the scaling-factor layout kernels need an NVIDIA GPU");
 }
 
 }  // namespace
@@ -78,16 +76,16 @@ jit::KernelSpec sf_layout_spec(SfKernel which) {
     spec.source = fmt::format(kKGroupedTemplate, fmt::arg("name", spec.name), fmt::arg("threads", kSfThreads),
                               fmt::arg("entry", spec.entry));
   } else {
-    spec.source = fmt::format(kTransformTemplate, fmt::arg("name", spec.name),
-                              fmt::arg("threads", kSfThreads), fmt::arg("entry", spec.entry),
-                              fmt::arg("pack", which == SfKernel::kPackUe8m0 ? "true" : "false"));
+    spec.source =
+        fmt::format(kTransformTemplate, fmt::arg("name", spec.name), fmt::arg("threads", kSfThreads),
+                    fmt::arg("entry", spec.entry), fmt::arg("pack", which == SfKernel::kPackUe8m0 ? "true" : "false"));
   }
   return spec;
 }
 
 void launch_sf_layout(SfKernel which, const SfLayoutParams& params, int groups, void* stream) {
-  TILEGEMM_REQUIRE(which != SfKernel::kKGroupedPackUe8m0, "which",
-                   "the transpose or the MN-major pack kernel", "the K-grouped pack kernel");
+  TILEGEMM_REQUIRE(which != SfKernel::kKGroupedPackUe8m0, "which", "the transpose or the MN-major pack kernel",
+                   "the K-grouped pack kernel");
   require_gpu();
   const int tile_k = 1 << params.tile_k_log2, tile_mn = (1 << kSfTileElemsLog2) / tile_k;
   jit::LaunchConfig launch;
@@ -105,8 +103,7 @@ void launch_sf_k_grouped_pack(const SfKGroupedPackParams& params, void* stream) 
   require_gpu();
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(params.packed_sf_k);
-  launch.grid[1] =
-      static_cast<unsigned>((params.mn + kSfKGroupedColumnsPerBlock - 1) / kSfKGroupedColumnsPerBlock);
+  launch.grid[1] = static_cast<unsigned>((params.mn + kSfKGroupedColumnsPerBlock - 1) / kSfKGroupedColumnsPerBlock);
   launch.block[0] = kSfThreads;
   launch.stream = stream;
   SfKGroupedPackParams copy = params;

@@ -14,7 +14,9 @@
 namespace tilegemm {
 namespace {
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+std::size_t ceil_div(std::size_t a, std::size_t b) {
+  return (a + b - 1) / b;
+}
 
 void require_shape(int groups, int mn, int kb) {
   TILEGEMM_REQUIRE(groups > 0, "groups", "a positive group count", fmt::format("{}", groups));
@@ -121,14 +123,14 @@ std::vector<float> unpack_ue8m0_ascend(const std::vector<std::int16_t>& packed, 
 }
 
 std::vector<std::int32_t> pack_ue8m0_k_grouped(const float* sf, int sf_k, int mn,
-                                               const std::vector<int>& grouped_layout, int gran_k,
-                                               int k_alignment, bool use_psum_layout) {
+                                               const std::vector<int>& grouped_layout, int gran_k, int k_alignment,
+                                               bool use_psum_layout) {
   TILEGEMM_REQUIRE(sf != nullptr || sf_k == 0, "sf", "a non-null pointer to sf_k * mn floats", "nullptr");
   TILEGEMM_REQUIRE(sf_k >= 0, "sf_k", "a row count >= 0", fmt::format("{}", sf_k));
   TILEGEMM_REQUIRE(mn > 0, "mn", "a positive size", fmt::format("{}", mn));
   TILEGEMM_REQUIRE(gran_k > 0, "gran_k", "a positive K granularity", fmt::format("{}", gran_k));
-  TILEGEMM_REQUIRE(!use_psum_layout || k_alignment > 0, "k_alignment",
-                   "a positive alignment with use_psum_layout", fmt::format("{}", k_alignment));
+  TILEGEMM_REQUIRE(!use_psum_layout || k_alignment > 0, "k_alignment", "a positive alignment with use_psum_layout",
+                   fmt::format("{}", k_alignment));
   std::vector<std::int32_t> out;
   int first_row = 0, previous_end = 0;
   for (const int value : grouped_layout) {

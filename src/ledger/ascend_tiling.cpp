@@ -7,16 +7,15 @@
 namespace tilegemm {
 
 namespace {
-constexpr double kL0Buffers = 2;        // L0A/L0B are double-buffered so MAD overlaps the next L1 -> L0 load
+constexpr double kL0Buffers = 2;         // L0A/L0B are double-buffered so MAD overlaps the next L1 -> L0 load
 constexpr double kAccumulatorBytes = 4;  // L0C accumulates in fp32
 }  // namespace
 
 AscendTilingCheck ascend_tiling_check(const OperandDtypes& dtypes, int m1, int n1, int k1, int k0, int l1_stages,
                                       const HardwareModel& hw, const std::string& argument) {
-  TILEGEMM_REQUIRE(hw.ascend_l1_bytes > 0 && hw.ascend_l0a_bytes > 0 && hw.ascend_l0b_bytes > 0 &&
-                       hw.ascend_l0c_bytes > 0,
-                   argument, "an Ascend hardware model with L1/L0A/L0B/L0C sizes (ascend-950dt)",
-                   fmt::format("'{}'", hw.name));
+  TILEGEMM_REQUIRE(
+      hw.ascend_l1_bytes > 0 && hw.ascend_l0a_bytes > 0 && hw.ascend_l0b_bytes > 0 && hw.ascend_l0c_bytes > 0, argument,
+      "an Ascend hardware model with L1/L0A/L0B/L0C sizes (ascend-950dt)", fmt::format("'{}'", hw.name));
   TILEGEMM_REQUIRE(m1 > 0, "--block-m", "a positive integer", std::to_string(m1));
   TILEGEMM_REQUIRE(n1 > 0, "--block-n", "a positive integer", std::to_string(n1));
   TILEGEMM_REQUIRE(k1 > 0, "--block-k", "a positive integer", std::to_string(k1));

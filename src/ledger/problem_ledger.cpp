@@ -10,9 +10,13 @@
 
 namespace tilegemm {
 
-std::string_view bound_name(BoundClass b) { return b == BoundClass::kCompute ? "compute" : "memory"; }
+std::string_view bound_name(BoundClass b) {
+  return b == BoundClass::kCompute ? "compute" : "memory";
+}
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 DType OperandDtypes::math_dtype() const {
   if (math) return *math;
@@ -33,18 +37,20 @@ void validate_sf(const ScaleFactors& sf, const char* argument) {
 
 void validate_problem_shape(const ProblemShape& s) {
   constexpr std::int64_t kMaxSize = (std::int64_t{1} << 31) - 1;
-  const std::string expected = fmt::format("a positive integer <= {} (2^31 - 1, the largest size the kernels take)",
-                                           kMaxSize);
-  for (const auto& [value, name] : {std::pair{s.m, "--m"}, std::pair{s.n, "--n"}, std::pair{s.k, "--k"},
-                                    std::pair{s.batch, "--batch"}})
+  const std::string expected =
+      fmt::format("a positive integer <= {} (2^31 - 1, the largest size the kernels take)", kMaxSize);
+  for (const auto& [value, name] :
+       {std::pair{s.m, "--m"}, std::pair{s.n, "--n"}, std::pair{s.k, "--k"}, std::pair{s.batch, "--batch"}})
     TILEGEMM_REQUIRE(value > 0 && value <= kMaxSize, name, expected, std::to_string(value));
   TILEGEMM_REQUIRE(!s.grouped || s.batch <= s.m, "--batch",
                    fmt::format("at most M = {} groups (M counts the rows of all groups)", s.m),
                    std::to_string(s.batch));
-  const double outputs = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.grouped ? 1 : s.batch);
-  TILEGEMM_REQUIRE(outputs < 0x1p62, "--m", fmt::format("sizes whose output, {}M x N, holds fewer than 2^62 elements",
-                                                        s.grouped ? "" : "batch x "),
-                   fmt::format("--m {} --n {} --batch {}", s.m, s.n, s.batch));
+  const double outputs =
+      static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.grouped ? 1 : s.batch);
+  TILEGEMM_REQUIRE(
+      outputs < 0x1p62, "--m",
+      fmt::format("sizes whose output, {}M x N, holds fewer than 2^62 elements", s.grouped ? "" : "batch x "),
+      fmt::format("--m {} --n {} --batch {}", s.m, s.n, s.batch));
   TILEGEMM_REQUIRE(std::isfinite(s.extra_bytes) && s.extra_bytes >= 0, "--extra-bytes", "a finite number >= 0",
                    fmt::format("{}", s.extra_bytes));
 }
@@ -109,8 +115,8 @@ TimingLedger timing_ledger(const ProblemLedger& problem, double time_us) {
 
 namespace {
 // DeepSeek-V3's projection weights as (N, K), each crossed with a list of token counts M.
-constexpr std::pair<std::int64_t, std::int64_t> kDeepSeekNKs[] = {
-    {2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
+constexpr std::pair<std::int64_t, std::int64_t> kDeepSeekNKs[] = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                                                  {7168, 16384}, {4096, 7168},  {7168, 2048}};
 
 std::vector<ProblemShape> deepseek_weights_times(std::initializer_list<std::int64_t> ms) {
   std::vector<ProblemShape> shapes;

@@ -62,9 +62,10 @@ double tiled_ab_bytes(const ProblemShape& shape, const OperandDtypes& dtypes, in
   const double tiles_n = static_cast<double>(ceil_div(shape.n, block_n));
   const double problems_a = shape.grouped ? 1.0 : static_cast<double>(shape.batch);
   const double a_once = (dtype_bytes(dtypes.a, static_cast<double>(shape.m) * shape.k) +
-                         scale_factor_bytes(dtypes.sf_a, shape.m, shape.k)) * problems_a;
-  const double b_once_one = dtype_bytes(dtypes.b, static_cast<double>(shape.n) * shape.k) +
-                            scale_factor_bytes(dtypes.sf_b, shape.n, shape.k);
+                         scale_factor_bytes(dtypes.sf_a, shape.m, shape.k)) *
+                        problems_a;
+  const double b_once_one =
+      dtype_bytes(dtypes.b, static_cast<double>(shape.n) * shape.k) + scale_factor_bytes(dtypes.sf_b, shape.n, shape.k);
   // Grouped: one B per group, read once per M tile of that group; their sum is the total M tile count.
   const double b_reads = shape.grouped
                              ? static_cast<double>(ceil_div(shape.m, block_m) + shape.batch - 1)
@@ -132,8 +133,7 @@ TileLedger tile_ledger(const ProblemShape& shape, const OperandDtypes& dtypes, c
     t.splitk_extra_write_bytes = partials;
     t.splitk_extra_read_bytes = partials;
   }
-  t.dram_bytes = t.ab_bytes + t.output_bytes + p.bytes.extra + t.splitk_extra_write_bytes +
-                 t.splitk_extra_read_bytes;
+  t.dram_bytes = t.ab_bytes + t.output_bytes + p.bytes.extra + t.splitk_extra_write_bytes + t.splitk_extra_read_bytes;
   t.traffic_over_minimum = t.dram_bytes / p.min_bytes;
 
   t.smem_per_stage = smem_bytes_per_stage(dtypes, tile.block_m, tile.block_n, tile.block_k);
@@ -161,8 +161,8 @@ std::string TileLedger::why_not_fit() const {
   std::string why;
   auto add = [&](const std::string& s) { why += (why.empty() ? "" : "; ") + s; };
   if (!smem_fits)
-    add(fmt::format("shared memory {} B ({} stages x {} B) exceeds the {} B per-block limit", smem_total,
-                    tile.stages, smem_per_stage, smem_limit));
+    add(fmt::format("shared memory {} B ({} stages x {} B) exceeds the {} B per-block limit", smem_total, tile.stages,
+                    smem_per_stage, smem_limit));
   if (!regs_fit)
     add(tile.regs_per_thread > 0
             ? fmt::format("{} registers per thread exceed the limit of {}", regs_per_thread, regs_limit)

@@ -9,11 +9,16 @@ namespace tilegemm {
 
 std::string_view variant_name(Variant v) {
   switch (v) {
-    case Variant::kDataParallel: return "data-parallel";
-    case Variant::kSplitK: return "split-K";
-    case Variant::kStreamK: return "stream-K";
-    case Variant::kGrouped: return "grouped";
-    case Variant::kBatched: return "batched";
+    case Variant::kDataParallel:
+      return "data-parallel";
+    case Variant::kSplitK:
+      return "split-K";
+    case Variant::kStreamK:
+      return "stream-K";
+    case Variant::kGrouped:
+      return "grouped";
+    case Variant::kBatched:
+      return "batched";
   }
   return "unknown";
 }
@@ -39,8 +44,7 @@ VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block
     d.reason = shape.grouped
                    ? fmt::format("{} problems whose M differ share N={} K={}: one grouped launch, {} tiles",
                                  shape.batch, shape.n, shape.k, d.tiles)
-                   : fmt::format("{} problems of identical shape: one batched launch, {} tiles", shape.batch,
-                                 d.tiles);
+                   : fmt::format("{} problems of identical shape: one batched launch, {} tiles", shape.batch, d.tiles);
     return d;
   }
 
@@ -53,15 +57,16 @@ VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block
     if (split >= 2) {
       d.variant = Variant::kSplitK;
       d.suggested_split_k = static_cast<int>(split);
-      d.reason = fmt::format(
-          "{} tiles < {} SMs ({:.0f}% busy) and K has {} block_k steps: split K {} ways -> {} work units",
-          d.tiles, hw.num_sms, 100.0 * d.tiles / hw.num_sms, d.k_iters, split, d.tiles * split);
+      d.reason =
+          fmt::format("{} tiles < {} SMs ({:.0f}% busy) and K has {} block_k steps: split K {} ways -> {} work units",
+                      d.tiles, hw.num_sms, 100.0 * d.tiles / hw.num_sms, d.k_iters, split, d.tiles * split);
       return d;
     }
     d.variant = Variant::kDataParallel;
-    d.reason = fmt::format("{} tiles < {} SMs but K has only {} block_k steps (< {} per slice x 2): not worth "
-                           "splitting",
-                           d.tiles, hw.num_sms, d.k_iters, kMinKItersPerSplit);
+    d.reason = fmt::format(
+        "{} tiles < {} SMs but K has only {} block_k steps (< {} per slice x 2): not worth "
+        "splitting",
+        d.tiles, hw.num_sms, d.k_iters, kMinKItersPerSplit);
     return d;
   }
 
@@ -69,15 +74,15 @@ VariantDecision choose_variant(const ProblemShape& shape, int block_m, int block
   const double idle = 1.0 - d.waves.efficiency;
   if (idle > kStreamKTailWaste) {
     d.variant = Variant::kStreamK;
-    d.reason = fmt::format("{} tiles on {} SMs = {} waves, last wave {}/{}: {:.1f}% of slots idle > {:.0f}%",
-                           d.tiles, hw.num_sms, d.waves.waves, d.waves.last_wave_units, hw.num_sms, 100 * idle,
+    d.reason = fmt::format("{} tiles on {} SMs = {} waves, last wave {}/{}: {:.1f}% of slots idle > {:.0f}%", d.tiles,
+                           hw.num_sms, d.waves.waves, d.waves.last_wave_units, hw.num_sms, 100 * idle,
                            100 * kStreamKTailWaste);
     return d;
   }
   d.variant = Variant::kDataParallel;
-  d.reason = fmt::format("{} tiles on {} SMs = {} waves, last wave {}/{}: {:.1f}% of slots idle <= {:.0f}%",
-                         d.tiles, hw.num_sms, d.waves.waves, d.waves.last_wave_units, hw.num_sms, 100 * idle,
-                         100 * kStreamKTailWaste);
+  d.reason =
+      fmt::format("{} tiles on {} SMs = {} waves, last wave {}/{}: {:.1f}% of slots idle <= {:.0f}%", d.tiles,
+                  hw.num_sms, d.waves.waves, d.waves.last_wave_units, hw.num_sms, 100 * idle, 100 * kStreamKTailWaste);
   return d;
 }
 

@@ -19,6 +19,8 @@ std::uint16_t float_to_bf16(float value) {
   return static_cast<std::uint16_t>((bits + 0x7FFFu + lsb) >> 16);
 }
 
-float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+float bf16_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
 
 }  // namespace tilegemm

@@ -27,14 +27,13 @@ Problem check_problem(const TensorView& a, const TensorView& b, const TensorView
   const Problem p{a.ndim == 3 ? a.shape[0] : 1, a.size(-2), b.size(-2), a.size(-1)};
   TILEGEMM_REQUIRE(b.size(-1) == p.k, "b", fmt::format("K = {} columns (a is {})", p.k, view_string(a)),
                    view_string(b));
-  if (a.ndim == 3)
-    TILEGEMM_REQUIRE(b.shape[0] == p.batch, "b", fmt::format("batch {}", p.batch), view_string(b));
+  if (a.ndim == 3) TILEGEMM_REQUIRE(b.shape[0] == p.batch, "b", fmt::format("batch {}", p.batch), view_string(b));
   if (c) {
     require_host_matrix(*c, "c");
-    const bool same = c->ndim == a.ndim && c->size(-2) == p.m && c->size(-1) == p.n &&
-                      (a.ndim == 2 || c->shape[0] == p.batch);
-    TILEGEMM_REQUIRE(same, "c", fmt::format("shape [{}{}, {}]", a.ndim == 3 ? fmt::format("{}, ", p.batch) : "",
-                                            p.m, p.n),
+    const bool same =
+        c->ndim == a.ndim && c->size(-2) == p.m && c->size(-1) == p.n && (a.ndim == 2 || c->shape[0] == p.batch);
+    TILEGEMM_REQUIRE(same, "c",
+                     fmt::format("shape [{}{}, {}]", a.ndim == 3 ? fmt::format("{}, ", p.batch) : "", p.m, p.n),
                      view_string(*c));
   }
   return p;

@@ -24,7 +24,6 @@ using reference_detail::view_string;
 
 namespace {
 
-
 void check_cuda(cudaError_t status, const char* what) {
   reference_detail::check_cuda_status(status, "cublaslt_gemm", what);
 }
@@ -47,9 +46,11 @@ Operand describe_operand(const TensorView& v, const std::string& argument) {
   if (x == 0 || k == 0)
     return {true, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(x), std::max<std::int64_t>(k, 1)};
   if ((sk == 1 || k <= 1) && (x <= 1 || sx >= std::max<std::int64_t>(k, 1)))
-    return {true, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(x), x <= 1 ? std::max<std::int64_t>(k, 1) : sx};
+    return {true, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(x),
+            x <= 1 ? std::max<std::int64_t>(k, 1) : sx};
   if ((sx == 1 || x <= 1) && (k <= 1 || sk >= std::max<std::int64_t>(x, 1)))
-    return {false, static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(k), k <= 1 ? std::max<std::int64_t>(x, 1) : sk};
+    return {false, static_cast<std::uint64_t>(x), static_cast<std::uint64_t>(k),
+            k <= 1 ? std::max<std::int64_t>(x, 1) : sk};
   throw InvalidArgument(argument, "a K-major (stride(-1) == 1) or MN-major (stride(-2) == 1) view without overlap",
                         view_string(v));
 }
@@ -69,7 +70,8 @@ void require_device_view(const TensorView& v, const std::string& argument, int n
 
 // Row-major [M,N] output check shared by d and c: contiguous in N, rows not overlapping.
 void require_output(const TensorView& v, const std::string& argument, const Problem& p, DType dtype) {
-  const std::string want = v.ndim == 3 ? fmt::format("[{}, {}, {}]", p.batch, p.m, p.n) : fmt::format("[{}, {}]", p.m, p.n);
+  const std::string want =
+      v.ndim == 3 ? fmt::format("[{}, {}, {}]", p.batch, p.m, p.n) : fmt::format("[{}, {}]", p.m, p.n);
   TILEGEMM_REQUIRE(v.dtype == dtype, argument, fmt::format("dtype {}", dtype_name(dtype)), view_string(v));
   TILEGEMM_REQUIRE(v.size(-2) == p.m && v.size(-1) == p.n && (v.ndim == 2 || v.shape[0] == p.batch), argument,
                    fmt::format("shape {}", want), view_string(v));
@@ -82,10 +84,9 @@ Problem check_arguments(const TensorView& a, const TensorView& b, const TensorVi
   require_device_view(a, "a", a.ndim);
   require_device_view(b, "b", a.ndim);
   require_device_view(d, "d", a.ndim);
-  TILEGEMM_REQUIRE(a.dtype == DType::kBFloat16 || a.dtype == DType::kFloat8E4M3, "a",
-                   "dtype bf16 or fp8 (e4m3)", view_string(a));
-  TILEGEMM_REQUIRE(b.dtype == a.dtype, "b", fmt::format("dtype {} like a", dtype_name(a.dtype)),
-                   view_string(b));
+  TILEGEMM_REQUIRE(a.dtype == DType::kBFloat16 || a.dtype == DType::kFloat8E4M3, "a", "dtype bf16 or fp8 (e4m3)",
+                   view_string(a));
+  TILEGEMM_REQUIRE(b.dtype == a.dtype, "b", fmt::format("dtype {} like a", dtype_name(a.dtype)), view_string(b));
   TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32, "d", "dtype bf16 or fp32",
                    view_string(d));
   Problem p{a.ndim == 3 ? a.shape[0] : 1, a.size(-2), b.size(-2), a.size(-1)};
@@ -107,15 +108,13 @@ Problem check_arguments(const TensorView& a, const TensorView& b, const TensorVi
 // boundaries (its tensor-core alignment; an fp8 element is one byte, so the row stride in elements is in
 // bytes).
 void require_fp8_operand(const TensorView& v, const Operand& op, const std::string& argument) {
-  TILEGEMM_REQUIRE(
-      op.k_major, argument,
-      "a K-major FP8 operand (stride(-1) == 1): cuBLASLt's FP8 matmul takes only the TN form, both "
-      "operands K-major",
-      view_string(v));
+  TILEGEMM_REQUIRE(op.k_major, argument,
+                   "a K-major FP8 operand (stride(-1) == 1): cuBLASLt's FP8 matmul takes only the TN form, both "
+                   "operands K-major",
+                   view_string(v));
   TILEGEMM_REQUIRE(
       op.ld % 16 == 0, argument,
-      fmt::format("an FP8 row stride that is a multiple of 16 bytes (cuBLASLt's FP8 alignment; K = {})",
-                  v.size(-1)),
+      fmt::format("an FP8 row stride that is a multiple of 16 bytes (cuBLASLt's FP8 alignment; K = {})", v.size(-1)),
       view_string(v));
   TILEGEMM_REQUIRE(v.numel() == 0 || pointer_alignment(v.data) >= 16, argument,
                    "a 16-byte aligned data pointer (cuBLASLt's FP8 alignment)", view_string(v));
@@ -129,10 +128,11 @@ struct Layout {
     check_cublas(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
     if (batch > 1) {
       const std::int32_t count = static_cast<std::int32_t>(batch);
-      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                               sizeof(count)),
                    "set BATCH_COUNT");
-      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
-                                                    sizeof(batch_stride)),
+      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                               &batch_stride, sizeof(batch_stride)),
                    "set STRIDED_BATCH_OFFSET");
     }
   }
@@ -144,11 +144,14 @@ struct Layout {
 struct MatmulDesc {
   cublasLtMatmulDesc_t handle = nullptr;
   MatmulDesc(cublasOperation_t trans_a, cublasOperation_t trans_b) {
-    check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
-                 "set TRANSA");
-    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
-                 "set TRANSB");
+    check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                 "cublasLtMatmulDescCreate");
+    check_cublas(
+        cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
+        "set TRANSA");
+    check_cublas(
+        cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
+        "set TRANSB");
   }
   ~MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
   MatmulDesc(const MatmulDesc&) = delete;
@@ -217,7 +220,7 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
     // slices).
     const std::int8_t fast_accumulate = 0;
     check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
-                                                &fast_accumulate, sizeof(fast_accumulate)),
+                                                           &fast_accumulate, sizeof(fast_accumulate)),
                  "set FAST_ACCUM");
   }
   Layout layout_a(in_type, op_b.rows, op_b.cols, op_b.ld, p.batch, batch_b);
@@ -229,37 +232,40 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
 
   // The heuristic query costs more than a small GEMM, so its answer is cached per problem.
   const std::string key =
-      fmt::format("{}|{}{}|{},{}|{}x{}x{}x{}|{},{},{},{}|{},{},{},{}|{},{},{},{}", device,
-                  static_cast<int>(trans_a), static_cast<int>(trans_b), static_cast<int>(in_type),
-                  static_cast<int>(out_type), p.batch, p.m, p.n, p.k, op_b.ld, op_a.ld, ld_c, ld_d, batch_b,
-                  batch_a, batch_c, batch_d, alignments[0], alignments[1], alignments[2], alignments[3]);
+      fmt::format("{}|{}{}|{},{}|{}x{}x{}x{}|{},{},{},{}|{},{},{},{}|{},{},{},{}", device, static_cast<int>(trans_a),
+                  static_cast<int>(trans_b), static_cast<int>(in_type), static_cast<int>(out_type), p.batch, p.m, p.n,
+                  p.k, op_b.ld, op_a.ld, ld_c, ld_d, batch_b, batch_a, batch_c, batch_d, alignments[0], alignments[1],
+                  alignments[2], alignments[3]);
   cublasLtMatmulAlgo_t algo;
   cublasStatus_t status;
-  if (!reference_detail::cached_heuristic_algo(ctx, "cublaslt_gemm", key, desc.handle, layout_a.handle,
-                                               layout_b.handle, layout_c.handle, layout_d.handle, alignments, &algo,
-                                               &status)) {
+  if (!reference_detail::cached_heuristic_algo(ctx, "cublaslt_gemm", key, desc.handle, layout_a.handle, layout_b.handle,
+                                               layout_c.handle, layout_d.handle, alignments, &algo, &status)) {
     check_cublas(status, "cublasLtMatmulAlgoGetHeuristic");
     throw RuntimeError(fmt::format("cublaslt_gemm: cuBLASLt has no algorithm for a {} b {} d {}", view_string(a),
                                    view_string(b), view_string(d)));
   }
 
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
-  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
-                              c_view.data, layout_c.handle, d.data, layout_d.handle, &algo, ctx.workspace,
-                              reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
+  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data,
+                                         layout_b.handle, &beta, c_view.data, layout_c.handle, d.data, layout_d.handle,
+                                         &algo, ctx.workspace, reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
                "cublasLtMatmul");
 }
 
-void cublaslt_gemm_nt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+void cublaslt_gemm_nt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                      void* stream) {
   cublaslt_gemm(a, b, d, c, stream);
 }
-void cublaslt_gemm_nn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+void cublaslt_gemm_nn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                      void* stream) {
   cublaslt_gemm(a, transpose_last2(b), d, c, stream);
 }
-void cublaslt_gemm_tn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+void cublaslt_gemm_tn(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                      void* stream) {
   cublaslt_gemm(transpose_last2(a), transpose_last2(b), d, c, stream);
 }
-void cublaslt_gemm_tt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c, void* stream) {
+void cublaslt_gemm_tt(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c,
+                      void* stream) {
   cublaslt_gemm(transpose_last2(a), b, d, c, stream);
 }
 

@@ -25,8 +25,8 @@ CublasLtApi load() {
   }
   if (handle == nullptr) throw RuntimeError("cuBLASLt is not available (needed by the cuBLAS(Lt) paths): " + tried);
   CublasLtApi api;
-#define TILEGEMM_CUBLASLT_RESOLVE(name)                                                                       \
-  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name));                                       \
+#define TILEGEMM_CUBLASLT_RESOLVE(name)                                  \
+  api.name = reinterpret_cast<decltype(api.name)>(dlsym(handle, #name)); \
   if (api.name == nullptr) throw RuntimeError(fmt::format("cuBLASLt ({}) has no {}", soname, #name));
   TILEGEMM_CUBLASLT_FUNCTIONS(TILEGEMM_CUBLASLT_RESOLVE)
 #undef TILEGEMM_CUBLASLT_RESOLVE

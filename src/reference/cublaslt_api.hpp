@@ -6,12 +6,25 @@
 
 namespace tilegemm {
 
-#define TILEGEMM_CUBLASLT_FUNCTIONS(X)                                                                          \
-  X(cublasLtCreate) X(cublasLtGetVersion) X(cublasLtGetStatusName) X(cublasLtGetStatusString)                   \
-  X(cublasLtMatmul) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)  \
-  X(cublasLtMatmulDescSetAttribute) X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)        \
-  X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy)          \
+// One entry point per line, by hand: clang-format reflows an X-macro list differently on every pass.
+// clang-format off
+#define TILEGEMM_CUBLASLT_FUNCTIONS(X) \
+  X(cublasLtCreate) \
+  X(cublasLtGetVersion) \
+  X(cublasLtGetStatusName) \
+  X(cublasLtGetStatusString) \
+  X(cublasLtMatmul) \
+  X(cublasLtMatmulAlgoGetHeuristic) \
+  X(cublasLtMatmulDescCreate) \
+  X(cublasLtMatmulDescDestroy) \
+  X(cublasLtMatmulDescSetAttribute) \
+  X(cublasLtMatmulPreferenceCreate) \
+  X(cublasLtMatmulPreferenceDestroy) \
+  X(cublasLtMatmulPreferenceSetAttribute) \
+  X(cublasLtMatrixLayoutCreate) \
+  X(cublasLtMatrixLayoutDestroy) \
   X(cublasLtMatrixLayoutSetAttribute)
+// clang-format on
 
 struct CublasLtApi {
 #define TILEGEMM_CUBLASLT_POINTER(name) decltype(&::name) name = nullptr;

@@ -15,8 +15,8 @@ namespace tilegemm::reference_detail {
 
 void check_cuda_status(cudaError_t status, const char* who, const char* what) {
   if (status != cudaSuccess)
-    throw RuntimeError(fmt::format("{}: {} failed: {} ({})", who, what, cudaGetErrorName(status),
-                                   cudaGetErrorString(status)));
+    throw RuntimeError(
+        fmt::format("{}: {} failed: {} ({})", who, what, cudaGetErrorName(status), cudaGetErrorString(status)));
 }
 
 void check_cublas_status(cublasStatus_t status, const char* who, const char* what) {
@@ -53,15 +53,16 @@ struct Preference {
   Preference(const std::uint32_t (&alignments)[4], const char* who) {
     check_cublas_status(cublaslt().cublasLtMatmulPreferenceCreate(&handle), who, "cublasLtMatmulPreferenceCreate");
     const std::uint64_t workspace = kCublasLtWorkspaceBytes;
-    check_cublas_status(cublaslt().cublasLtMatmulPreferenceSetAttribute(handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                             &workspace, sizeof(workspace)),
+    check_cublas_status(cublaslt().cublasLtMatmulPreferenceSetAttribute(
+                            handle, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)),
                         who, "set MAX_WORKSPACE_BYTES");
     const cublasLtMatmulPreferenceAttributes_t keys[4] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (int i = 0; i < 4; ++i)
-      check_cublas_status(cublaslt().cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])),
-                          who, "set MIN_ALIGNMENT");
+      check_cublas_status(
+          cublaslt().cublasLtMatmulPreferenceSetAttribute(handle, keys[i], &alignments[i], sizeof(alignments[i])), who,
+          "set MIN_ALIGNMENT");
   }
   ~Preference() { cublaslt().cublasLtMatmulPreferenceDestroy(handle); }
   Preference(const Preference&) = delete;
@@ -86,7 +87,8 @@ bool cached_heuristic_algo(const CublasLtContext& ctx, const char* who, const st
   Preference preference(alignments, who);
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
-  *status = cublaslt().cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc, a, b, c, d, preference.handle, 1, &result, &returned);
+  *status =
+      cublaslt().cublasLtMatmulAlgoGetHeuristic(ctx.handle, desc, a, b, c, d, preference.handle, 1, &result, &returned);
   if (*status != CUBLAS_STATUS_SUCCESS || returned == 0) return false;
   *algo = algos.emplace(full_key, result.algo).first->second;
   return true;

@@ -26,8 +26,12 @@ namespace {
 
 constexpr std::int64_t kBlock = 128;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+std::int64_t round_up(std::int64_t a, std::int64_t b) {
+  return ceil_div(a, b) * b;
+}
 
 void check_cuda(cudaError_t status, const char* what) {
   reference_detail::check_cuda_status(status, "cublaslt_fp8_gemm_nt", what);
@@ -51,8 +55,7 @@ void require_view(const TensorView& v, const std::string& argument, DType dtype)
 void require_k_major(const TensorView& v, const std::string& argument) {
   const std::int64_t x = v.size(0), k = v.size(1);
   TILEGEMM_REQUIRE(v.stride(1) == 1 || k <= 1, argument,
-                   "K-major storage (stride(-1) == 1): cuBLASLt's FP8 matmul takes only the TN form",
-                   view_string(v));
+                   "K-major storage (stride(-1) == 1): cuBLASLt's FP8 matmul takes only the TN form", view_string(v));
   TILEGEMM_REQUIRE(x <= 1 || v.stride(0) >= k, argument, "a row stride >= K", view_string(v));
 }
 
@@ -62,8 +65,8 @@ struct Problem {
 
 Problem check_arguments(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                         const TensorView& d, CublasLtFp8Scaling scaling) {
-  TILEGEMM_REQUIRE(scaling == CublasLtFp8Scaling::kPerTensor || scaling == CublasLtFp8Scaling::kBlockwise,
-                   "scaling", "kPerTensor or kBlockwise", std::to_string(static_cast<int>(scaling)));
+  TILEGEMM_REQUIRE(scaling == CublasLtFp8Scaling::kPerTensor || scaling == CublasLtFp8Scaling::kBlockwise, "scaling",
+                   "kPerTensor or kBlockwise", std::to_string(static_cast<int>(scaling)));
   require_view(a, "a", DType::kFloat8E4M3);
   require_view(b, "b", DType::kFloat8E4M3);
   require_view(d, "d", DType::kBFloat16);
@@ -71,8 +74,7 @@ Problem check_arguments(const TensorView& a, const TensorView& sfa, const Tensor
   TILEGEMM_REQUIRE(b.size(1) == p.k, "b", fmt::format("[N, K] with K = {} (from a)", p.k), view_string(b));
   require_k_major(a, "a");
   require_k_major(b, "b");
-  TILEGEMM_REQUIRE(d.size(0) == p.m && d.size(1) == p.n, "d", fmt::format("shape [{}, {}]", p.m, p.n),
-                   view_string(d));
+  TILEGEMM_REQUIRE(d.size(0) == p.m && d.size(1) == p.n, "d", fmt::format("shape [{}, {}]", p.m, p.n), view_string(d));
   TILEGEMM_REQUIRE(d.stride(1) == 1 || p.n <= 1, "d", "contiguous in N (stride(-1) == 1)", view_string(d));
   TILEGEMM_REQUIRE(d.stride(0) >= p.n || p.m <= 1, "d", "a row stride >= N", view_string(d));
 
@@ -89,21 +91,19 @@ Problem check_arguments(const TensorView& a, const TensorView& sfa, const Tensor
   require_view(sfb, "sfb", DType::kFloat32);
   TILEGEMM_REQUIRE(sfa.size(0) == p.m && sfa.size(1) == kb, "sfa",
                    fmt::format("shape [M, ceil(K/128)] = [{}, {}]", p.m, kb), view_string(sfa));
-  TILEGEMM_REQUIRE((sfa.stride(0) == 1 || p.m <= 1) && (sfa.stride(1) == p.m || kb <= 1), "sfa",
-                   fmt::format("cuBLASLt's VEC128 layout: M contiguous, strides [1, {}] (column stride exactly M)",
-                               p.m),
-                   view_string(sfa));
+  TILEGEMM_REQUIRE(
+      (sfa.stride(0) == 1 || p.m <= 1) && (sfa.stride(1) == p.m || kb <= 1), "sfa",
+      fmt::format("cuBLASLt's VEC128 layout: M contiguous, strides [1, {}] (column stride exactly M)", p.m),
+      view_string(sfa));
   TILEGEMM_REQUIRE(sfb.size(0) == nb && sfb.size(1) == kb, "sfb",
                    fmt::format("shape [ceil(N/128), ceil(K/128)] = [{}, {}]", nb, kb), view_string(sfb));
-  TILEGEMM_REQUIRE((sfb.stride(1) == 1 || kb <= 1) && (sfb.stride(0) == cublaslt_sfb_row_stride(p.k) || nb <= 1),
-                   "sfb",
+  TILEGEMM_REQUIRE((sfb.stride(1) == 1 || kb <= 1) && (sfb.stride(0) == cublaslt_sfb_row_stride(p.k) || nb <= 1), "sfb",
                    fmt::format("cuBLASLt's BLK128x128 layout: K blocks contiguous, strides [{}, 1] (row stride "
                                "round_up(ceil(K/128), 4))",
                                cublaslt_sfb_row_stride(p.k)),
                    view_string(sfb));
   return p;
 }
-
 
 struct Layout {
   cublasLtMatrixLayout_t handle = nullptr;
@@ -117,7 +117,9 @@ struct Layout {
 
 struct MatmulDesc {
   cublasLtMatmulDesc_t handle = nullptr;
-  MatmulDesc() { check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate"); }
+  MatmulDesc() {
+    check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
+  }
   ~MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
   MatmulDesc(const MatmulDesc&) = delete;
   MatmulDesc& operator=(const MatmulDesc&) = delete;
@@ -132,9 +134,10 @@ void set_scale_modes(MatmulDesc& desc, CublasLtFp8Scaling scaling) {
   if (scaling != CublasLtFp8Scaling::kBlockwise) return;
 #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120900
   if (cublaslt().cublasLtGetVersion() < 120900)
-    throw RuntimeError(fmt::format("cublaslt_fp8_gemm_nt: 1x128/128x128 block scaling needs cuBLASLt >= 12.9, the "
-                                   "loaded library is {}",
-                                   cublaslt().cublasLtGetVersion()));
+    throw RuntimeError(
+        fmt::format("cublaslt_fp8_gemm_nt: 1x128/128x128 block scaling needs cuBLASLt >= 12.9, the "
+                    "loaded library is {}",
+                    cublaslt().cublasLtGetVersion()));
   const std::int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;  // our sfb
   const std::int32_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;      // our sfa
   desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode, "set A_SCALE_MODE");
@@ -150,8 +153,12 @@ std::string_view cublaslt_fp8_scaling_name(CublasLtFp8Scaling scaling) {
   return scaling == CublasLtFp8Scaling::kPerTensor ? "per-tensor" : "1x128/128x128";
 }
 
-std::int64_t cublaslt_sfa_column_stride(std::int64_t m) { return m; }
-std::int64_t cublaslt_sfb_row_stride(std::int64_t k) { return round_up(ceil_div(k, kBlock), 4); }
+std::int64_t cublaslt_sfa_column_stride(std::int64_t m) {
+  return m;
+}
+std::int64_t cublaslt_sfb_row_stride(std::int64_t k) {
+  return round_up(ceil_div(k, kBlock), 4);
+}
 
 std::vector<float> pack_cublaslt_sfa(std::span<const float> logical, std::int64_t m, std::int64_t k) {
   const std::int64_t kb = ceil_div(k, kBlock);
@@ -205,8 +212,8 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
   Layout layout_a(CUDA_R_8F_E4M3, p.k, p.n, ld_b);
   Layout layout_b(CUDA_R_8F_E4M3, p.k, p.m, ld_a);
   Layout layout_d(CUDA_R_16BF, p.n, p.m, ld_d);
-  const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data),
-                                       pointer_alignment(d.data), pointer_alignment(d.data)};
+  const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data), pointer_alignment(d.data),
+                                       pointer_alignment(d.data)};
 
   const std::string key = fmt::format("{}|{}|{}x{}x{}|{},{},{}|{},{},{}", device, static_cast<int>(scaling), p.m, p.n,
                                       p.k, ld_a, ld_b, ld_d, alignments[0], alignments[1], alignments[3]);
@@ -216,17 +223,16 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
   if (!reference_detail::cached_heuristic_algo(ctx, "cublaslt_fp8_gemm_nt", key, desc.handle, layout_a.handle,
                                                layout_b.handle, layout_d.handle, layout_d.handle, alignments, &algo,
                                                &status))
-    throw RuntimeError(fmt::format(
-        "cublaslt_fp8_gemm_nt: cuBLASLt {} has no algorithm for {} scaling of a {} b {} d {} "
-        "(cublasLtMatmulAlgoGetHeuristic: {})",
-        cublaslt().cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b), view_string(d),
-        cublaslt().cublasLtGetStatusName(status)));
+    throw RuntimeError(
+        fmt::format("cublaslt_fp8_gemm_nt: cuBLASLt {} has no algorithm for {} scaling of a {} b {} d {} "
+                    "(cublasLtMatmulAlgoGetHeuristic: {})",
+                    cublaslt().cublasLtGetVersion(), cublaslt_fp8_scaling_name(scaling), view_string(a), view_string(b),
+                    view_string(d), cublaslt().cublasLtGetStatusName(status)));
 
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle, &beta,
-                              d.data, layout_d.handle, d.data, layout_d.handle, &algo, ctx.workspace,
-                              reference_detail::kCublasLtWorkspaceBytes,
-                              cuda_stream),
+  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data,
+                                         layout_b.handle, &beta, d.data, layout_d.handle, d.data, layout_d.handle,
+                                         &algo, ctx.workspace, reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
                "cublasLtMatmul");
 }
 

@@ -19,10 +19,9 @@ std::string view_string(const TensorView& v) {
 
 void require_host_matrix(const TensorView& v, const std::string& argument) {
   TILEGEMM_REQUIRE(v.ndim == 2 || v.ndim == 3, argument, "a 2-D or 3-D view", view_string(v));
-  TILEGEMM_REQUIRE(v.dtype == DType::kBFloat16 || v.dtype == DType::kFloat16 || v.dtype == DType::kFloat32,
-                   argument, "dtype bf16, fp16 or fp32", view_string(v));
-  for (int i = 0; i < v.ndim; ++i)
-    TILEGEMM_REQUIRE(v.shape[i] >= 0, argument, "non-negative sizes", view_string(v));
+  TILEGEMM_REQUIRE(v.dtype == DType::kBFloat16 || v.dtype == DType::kFloat16 || v.dtype == DType::kFloat32, argument,
+                   "dtype bf16, fp16 or fp32", view_string(v));
+  for (int i = 0; i < v.ndim; ++i) TILEGEMM_REQUIRE(v.shape[i] >= 0, argument, "non-negative sizes", view_string(v));
   TILEGEMM_REQUIRE(v.numel() == 0 || v.data != nullptr, argument, "a non-null data pointer", "nullptr");
 }
 
@@ -46,10 +45,14 @@ float half_to_float(std::uint16_t h) {
 
 float load_float(const void* data, DType dtype, std::int64_t offset) {
   switch (dtype) {
-    case DType::kBFloat16: return bf16_to_float(static_cast<const std::uint16_t*>(data)[offset]);
-    case DType::kFloat16: return half_to_float(static_cast<const std::uint16_t*>(data)[offset]);
-    case DType::kFloat32: return static_cast<const float*>(data)[offset];
-    default: break;
+    case DType::kBFloat16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(data)[offset]);
+    case DType::kFloat16:
+      return half_to_float(static_cast<const std::uint16_t*>(data)[offset]);
+    case DType::kFloat32:
+      return static_cast<const float*>(data)[offset];
+    default:
+      break;
   }
   throw InvalidArgument("dtype", "bf16, fp16 or fp32", std::string(dtype_name(dtype)));
 }

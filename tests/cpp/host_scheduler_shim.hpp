@@ -16,6 +16,10 @@ template <class T>
 T __ldg(const T* p) {
   return *p;
 }
-inline unsigned __cvta_generic_to_shared(const void*) { return 0; }
-inline unsigned __shfl_sync(unsigned, unsigned v, int) { return v; }
+inline unsigned __cvta_generic_to_shared(const void*) {
+  return 0;
+}
+inline unsigned __shfl_sync(unsigned, unsigned v, int) {
+  return v;
+}
 using std::min;

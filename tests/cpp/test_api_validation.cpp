@@ -15,7 +15,9 @@ using namespace tilegemm;
 namespace {
 
 // Never dereferenced: every call below must fail validation first.
-void* fake() { return reinterpret_cast<void*>(std::uintptr_t{0x100000}); }
+void* fake() {
+  return reinterpret_cast<void*>(std::uintptr_t{0x100000});
+}
 
 TensorView mat(DType t, std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs = 1) {
   return TensorView::matrix(fake(), t, rows, cols, rs, cs);
@@ -46,11 +48,11 @@ TEST(ApiValidation, Bf16GemmRejectsWrongDtypes) {
 
 TEST(ApiValidation, Bf16GemmRejectsMismatchedShapesAndStrides) {
   const auto a = mat(kBf16, 256, 512, 512), b = mat(kBf16, 128, 512, 512), d = mat(kBf16, 256, 128, 128);
-  expect_invalid([&] { bf16_gemm(a, mat(kBf16, 128, 256, 256), d, nullptr); }, "b");        // K differs
-  expect_invalid([&] { bf16_gemm(a, b, mat(kBf16, 256, 64, 64), nullptr); }, "d");          // N differs
-  expect_invalid([&] { bf16_gemm(a, b, mat(kBf16, 256, 128, 1, 256), nullptr); }, "d");     // not N-contiguous
-  expect_invalid([&] { bf16_gemm(mat(kBf16, 256, 512, 1024, 2), b, d, nullptr); }, "a");   // no unit stride
-  expect_invalid([&] { bf16_gemm(a, bat(kBf16, 2, 128, 512), d, nullptr); }, "b");          // 3-D b, 2-D a
+  expect_invalid([&] { bf16_gemm(a, mat(kBf16, 128, 256, 256), d, nullptr); }, "b");      // K differs
+  expect_invalid([&] { bf16_gemm(a, b, mat(kBf16, 256, 64, 64), nullptr); }, "d");        // N differs
+  expect_invalid([&] { bf16_gemm(a, b, mat(kBf16, 256, 128, 1, 256), nullptr); }, "d");   // not N-contiguous
+  expect_invalid([&] { bf16_gemm(mat(kBf16, 256, 512, 1024, 2), b, d, nullptr); }, "a");  // no unit stride
+  expect_invalid([&] { bf16_gemm(a, bat(kBf16, 2, 128, 512), d, nullptr); }, "b");        // 3-D b, 2-D a
   const auto c_small = mat(kBf16, 128, 128, 128);
   expect_invalid([&] { bf16_gemm(a, b, d, &c_small); }, "c");
   expect_invalid([&] { bf16_gemm(bat(kBf16, 2, 256, 512), bat(kBf16, 3, 128, 512), bat(kBf16, 2, 256, 128), nullptr); },
@@ -61,22 +63,30 @@ TEST(ApiValidation, ContiguousGroupedRejectsBadLayouts) {
   const auto a = mat(kBf16, 256, 512, 512), b = bat(kBf16, 4, 128, 512), d = mat(kBf16, 256, 128, 128);
   expect_invalid([&] { m_grouped_bf16_gemm_contiguous(a, b, d, ints(DType::kFloat32, 256), false); }, "grouped_layout");
   expect_invalid([&] { m_grouped_bf16_gemm_contiguous(a, b, d, ints(DType::kInt32, 255), false); }, "grouped_layout");
-  expect_invalid([&] { m_grouped_bf16_gemm_contiguous(a, bat(kBf16, 4, 128, 256), d, ints(DType::kInt32, 256), false); },
-                 "b");
-  expect_invalid([&] { m_grouped_bf16_gemm_contiguous(a, b, mat(DType::kFloat16, 256, 128, 128), ints(DType::kInt32, 256), false); },
-                 "d");
+  expect_invalid(
+      [&] { m_grouped_bf16_gemm_contiguous(a, bat(kBf16, 4, 128, 256), d, ints(DType::kInt32, 256), false); }, "b");
+  expect_invalid(
+      [&] {
+        m_grouped_bf16_gemm_contiguous(a, b, mat(DType::kFloat16, 256, 128, 128), ints(DType::kInt32, 256), false);
+      },
+      "d");
   // M must be a multiple of the group alignment, so every tile belongs to one group.
-  expect_invalid([&] {
-    m_grouped_bf16_gemm_contiguous(mat(kBf16, 200, 512, 512), b, mat(kBf16, 200, 128, 128), ints(DType::kInt32, 200), false);
-  }, "a");
+  expect_invalid(
+      [&] {
+        m_grouped_bf16_gemm_contiguous(mat(kBf16, 200, 512, 512), b, mat(kBf16, 200, 128, 128),
+                                       ints(DType::kInt32, 200), false);
+      },
+      "a");
   // A must be K-major: an MN-major [M, K] view is rejected.
-  expect_invalid([&] { m_grouped_bf16_gemm_contiguous(mat(kBf16, 256, 512, 1, 256), b, d, ints(DType::kInt32, 256), false); },
-                 "a");
+  expect_invalid(
+      [&] { m_grouped_bf16_gemm_contiguous(mat(kBf16, 256, 512, 1, 256), b, d, ints(DType::kInt32, 256), false); },
+      "a");
 }
 
 TEST(ApiValidation, MaskedGroupedRejectsBadMaskedM) {
   const auto a = bat(kBf16, 4, 128, 512), b = bat(kBf16, 4, 256, 512), d = bat(kBf16, 4, 128, 256);
-  expect_invalid([&] { m_grouped_bf16_gemm_masked(a, b, d, ints(DType::kInt32, 5), 64); }, "masked_m");  // longer than G
+  expect_invalid([&] { m_grouped_bf16_gemm_masked(a, b, d, ints(DType::kInt32, 5), 64); },
+                 "masked_m");  // longer than G
   expect_invalid([&] { m_grouped_bf16_gemm_masked(a, b, d, ints(DType::kInt32, 3), 64); }, "masked_m");
   expect_invalid([&] { m_grouped_bf16_gemm_masked(a, b, d, ints(DType::kFloat32, 4), 64); }, "masked_m");
   expect_invalid([&] { m_grouped_bf16_gemm_masked(a, b, d, ints(DType::kInt32, 4), 0); }, "expected_m");
@@ -105,7 +115,10 @@ TEST(ApiValidation, TmaAddressesAndRowStridesAreCheckedBeforeAnyLaunch) {
                  "elements do not overlap");
   // The grouped families check theirs too.
   const TensorView d_masked = TensorView::batched(static_cast<char*>(fake()) + 4, kBf16, 2, 64, 128, 64 * 128, 128);
-  expect_invalid([&] {
-    m_grouped_bf16_gemm_masked(bat(kBf16, 2, 64, 512), bat(kBf16, 2, 128, 512), d_masked, ints(DType::kInt32, 2), 64);
-  }, "d", "16-byte aligned address");
+  expect_invalid(
+      [&] {
+        m_grouped_bf16_gemm_masked(bat(kBf16, 2, 64, 512), bat(kBf16, 2, 128, 512), d_masked, ints(DType::kInt32, 2),
+                                   64);
+      },
+      "d", "16-byte aligned address");
 }

@@ -30,8 +30,8 @@ std::string fixture(const std::string& name) {
 }
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tilegemm_bench_cli_" + std::to_string(::getpid()) + "_" + name);
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tilegemm_bench_cli_" + std::to_string(::getpid()) + "_" + name);
   std::filesystem::remove_all(dir);
   return dir;
 }
@@ -65,21 +65,18 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --suite all", "--suite");
   expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json"), "--compare");  // one file
   expect_usage_error("--compare /nonexistent/a.json " + fixture("bench-bf16-all-run3.json"), "--compare");
-  expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("README.md"),
-                     "--compare");
+  expect_usage_error("--compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("README.md"), "--compare");
   expect_usage_error("--compare a.json b.json --timer graph", "--timer");
   expect_usage_error("--compare a.json b.json --read-b", "--read-b");
   expect_usage_error("--compare a.json b.json --report out", "--report");
-  expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --report /proc/version/sub",
-                     "--report");
+  expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --report /proc/version/sub", "--report");
 }
 
 TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
   if (tilegemm::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
-  for (const char* args :
-       {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512",
-        "bench --suite all --dtype fp8", "bench --suite masked --dtype e4m3 --baseline-only",
-        "bench --m 64 --n 2112 --k 7168 --timer kernel --read-b"}) {
+  for (const char* args : {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512",
+                           "bench --suite all --dtype fp8", "bench --suite masked --dtype e4m3 --baseline-only",
+                           "bench --m 64 --n 2112 --k 7168 --timer kernel --read-b"}) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.status, 1) << args << "\n" << r.output;
     EXPECT_NE(r.output.find("no CUDA GPU found"), std::string::npos) << r.output;
@@ -89,15 +86,14 @@ TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
 TEST(BenchCli, HelpListsTheOptions) {
   const CliResult r = run_cli("bench --help");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only",
-                             "--num-sms", "--timer", "--report", "--compare", "--from-json", "--read-b",
-                             "cupti-kernel"})
+  for (const char* option : {"--suite", "--warmup-ms", "--rep-ms", "--json", "--md", "--baseline-only", "--num-sms",
+                             "--timer", "--report", "--compare", "--from-json", "--read-b", "cupti-kernel"})
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
 }
 
 TEST(BenchCli, CompareTwoRecordedReports) {
-  const CliResult r = run_cli("bench --compare " + fixture("bench-bf16-all-run3.json") + " " +
-                              fixture("bench-bf16-all-run4.json"));
+  const CliResult r =
+      run_cli("bench --compare " + fixture("bench-bf16-all-run3.json") + " " + fixture("bench-bf16-all-run4.json"));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("(suite all, NVIDIA H200, commit 6f64f0a, cuda-events, 2026-11-30T12:45:17Z)"),
             std::string::npos)
@@ -152,8 +148,7 @@ TEST(BenchCli, FromJsonWithoutPythonWritesTheReportAndWarnsOnce) {
                               "TILEGEMM_PYTHON=/nonexistent");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("# tilegemm bench: all"), std::string::npos);  // the Markdown on stdout
-  const std::string warning =
-      "bench: warning: roofline plot skipped (python interpreter '/nonexistent' not found";
+  const std::string warning = "bench: warning: roofline plot skipped (python interpreter '/nonexistent' not found";
   ASSERT_NE(r.output.find(warning), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(warning), r.output.rfind(warning));
   EXPECT_GT(std::filesystem::file_size(dir / "report.json"), 1000u);
@@ -166,8 +161,7 @@ TEST(BenchCli, FromJsonWithoutPythonWritesTheReportAndWarnsOnce) {
 TEST(BenchCli, FromJsonWithMatplotlibWritesThePlot) {
   std::string python;
   for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (std::system(("'" + std::string(candidate) + "' -c 'import matplotlib' >/dev/null 2>&1").c_str()) ==
-        0) {
+    if (std::system(("'" + std::string(candidate) + "' -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
       python = candidate;
       break;
     }
@@ -177,8 +171,7 @@ TEST(BenchCli, FromJsonWithMatplotlibWritesThePlot) {
       run_cli("bench --from-json " + fixture("bench-bf16-all-run4.json") + " --report '" + dir.string() + "'",
               "TILEGEMM_PYTHON=" + python);
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("report.json, report.md, roofline.png, roofline.svg"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("report.json, report.md, roofline.png, roofline.svg"), std::string::npos) << r.output;
   EXPECT_GT(std::filesystem::file_size(dir / "roofline.png"), 1024u);
   EXPECT_GT(std::filesystem::file_size(dir / "roofline.svg"), 1024u);
   std::filesystem::remove_all(dir);

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 
 using namespace tilegemm;
 
@@ -168,19 +168,17 @@ TEST(BenchCompare, MarkdownShowsRatiosVerdictsAndSummary) {
   EXPECT_NE(md.find("A = run3.json\nB = run4.json"), std::string::npos) << md;
   EXPECT_NE(md.find("| shape | layout | config A | config B | A µs | B µs | ratio | spread | verdict |"),
             std::string::npos);
-  EXPECT_NE(
-      md.find("| 4096x32768x512 | nt | `256x112x64 st3 wg2 cl1x1 sk1` | `128x256x64 st3 wg2 cl1x1 sk1` | "
-              "250.4 | 222.3 | 1.127× | ±2.8% | **B faster** |"),
-      std::string::npos)
+  EXPECT_NE(md.find("| 4096x32768x512 | nt | `256x112x64 st3 wg2 cl1x1 sk1` | `128x256x64 st3 wg2 cl1x1 sk1` | "
+                    "250.4 | 222.3 | 1.127× | ±2.8% | **B faster** |"),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("| 64x7168x2048 | nt | `64x64x64 st13 wg1 cl1x1 sk1` | same | 15.8 | 15.8 | 1.000× |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("**B slower**"), std::string::npos);
-  EXPECT_NE(
-      md.find("Geometric mean ratio (ours, A/B): **0.994×** over 22 shapes; 3 beyond noise (1 faster in "
-              "B, 2 slower in B)."),
-      std::string::npos)
+  EXPECT_NE(md.find("Geometric mean ratio (ours, A/B): **0.994×** over 22 shapes; 3 beyond noise (1 faster in "
+                    "B, 2 slower in B)."),
+            std::string::npos)
       << md;
   EXPECT_NE(md.find("Geometric mean ratio (cuBLAS, A/B): 0.998× over 22 shapes."), std::string::npos);
 }

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <regex>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 using namespace tilegemm;

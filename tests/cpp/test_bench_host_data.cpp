@@ -45,8 +45,7 @@ TEST(BenchCalcDiff, IdenticalIsZeroAndScaledIsSmall) {
   EXPECT_DOUBLE_EQ(calc_diff(x.data(), y.data(), x.size(), DType::kFloat32), 0.0);
   for (auto& v : y) v *= 1.001f;
   // 1 − 2·1.001/(1 + 1.001²) ≈ 5e-7
-  EXPECT_NEAR(calc_diff(x.data(), y.data(), x.size(), DType::kFloat32), 1 - 2 * 1.001 / (1 + 1.001 * 1.001),
-              1e-9);
+  EXPECT_NEAR(calc_diff(x.data(), y.data(), x.size(), DType::kFloat32), 1 - 2 * 1.001 / (1 + 1.001 * 1.001), 1e-9);
 }
 
 TEST(BenchCalcDiff, MatchesTheReferenceCalcDiffOnBf16) {
@@ -54,8 +53,7 @@ TEST(BenchCalcDiff, MatchesTheReferenceCalcDiffOnBf16) {
   fill_random_bf16(x.data(), x.size(), 1);
   fill_random_bf16(y.data(), y.size(), 2);
   std::vector<double> xd, yd;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    xd.push_back(bf16_to_float(x[i])), yd.push_back(bf16_to_float(y[i]));
+  for (std::size_t i = 0; i < x.size(); ++i) xd.push_back(bf16_to_float(x[i])), yd.push_back(bf16_to_float(y[i]));
   EXPECT_NEAR(calc_diff(x.data(), y.data(), x.size(), DType::kBFloat16), tilegemm::calc_diff(xd, yd), 1e-12);
 }
 

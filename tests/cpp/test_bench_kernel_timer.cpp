@@ -5,11 +5,11 @@
 
 #include <filesystem>
 
-#include "bench/cupti_api.hpp"
+#include "bench/bench.hpp"
 #include "scoped_env.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
+#include "timer/cupti_api.hpp"
 
 using namespace tilegemm;
 

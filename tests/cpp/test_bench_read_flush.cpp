@@ -3,9 +3,9 @@
 // the buffer is written; bad sizes are refused before any CUDA call.
 #include <gtest/gtest.h>
 
-#include "bench/read_flush.hpp"
 #include "expect_invalid.hpp"
 #include "test_jit_support.hpp"
+#include "timer/read_flush.hpp"
 
 using namespace tilegemm;
 using test_util::expect_invalid;

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 using namespace tilegemm;
@@ -222,8 +222,8 @@ TEST(BenchJson, AMissingKeyOrABadMedianNamesItsPath) {
   expect_error(j, "'rows[0].ours.median_us' = null (not a number)");
   // Not measured (samples 0) is not an error: its zero median is never divided by.
   j = good;
-  j["rows"][0]["ours"] = {{"samples", 0}, {"median_us", 0}, {"mean_us", 0}, {"min_us", 0}, {"max_us", 0},
-                          {"stddev_us", 0}};
+  j["rows"][0]["ours"] = {{"samples", 0}, {"median_us", 0}, {"mean_us", 0},
+                          {"min_us", 0},  {"max_us", 0},    {"stddev_us", 0}};
   EXPECT_EQ(reader_error(j), "(accepted)");
   EXPECT_EQ(reader_error(good), "(accepted)");
 }
@@ -231,12 +231,10 @@ TEST(BenchJson, AMissingKeyOrABadMedianNamesItsPath) {
 TEST(BenchMarkdown, EnvironmentBlockOnTop) {
   const std::string md = report_to_markdown(fixture());
   EXPECT_EQ(md.rfind("# tilegemm bench: deepseek\n", 0), 0u);
-  EXPECT_NE(
-      md.find("| GPU | NVIDIA H200 (132 SMs, L2 60 MiB, PCI 00000000:19:00.0); ours limited to all SMs |"),
-      std::string::npos)
+  EXPECT_NE(md.find("| GPU | NVIDIA H200 (132 SMs, L2 60 MiB, PCI 00000000:19:00.0); ours limited to all SMs |"),
+            std::string::npos)
       << md;
-  EXPECT_NE(md.find("| clocks before | SM 1980 MHz (max 1980), memory 3201 MHz, 120.5 W, 35 °C |"),
-            std::string::npos);
+  EXPECT_NE(md.find("| clocks before | SM 1980 MHz (max 1980), memory 3201 MHz, 120.5 W, 35 °C |"), std::string::npos);
   EXPECT_NE(md.find("| driver / runtime / cuBLASLt | 13.0 / 13.0 / 13.1.0 |"), std::string::npos);
   EXPECT_NE(md.find("commit abc1234-dirty"), std::string::npos);
   EXPECT_NE(md.find("cuda-events, 256 MiB zeroed before each timed call, warm-up 25 ms, rep 200 ms, median"),
@@ -250,11 +248,9 @@ TEST(BenchMarkdown, OneTableRowPerShape) {
                     "ratio | diff |"),
             std::string::npos);
   // 4096x7168x2048: 120.3 GFLOP in 80 µs = 1503 TFLOP/s; floor 40 µs = 50 %.
-  EXPECT_NE(
-      md.find(
-          "| 4096 | 7168 | 2048 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 80.0 | 1503 | 50% | 100.0 | 1203 | "
-          "1.250× | 2.5e-06 |"),
-      std::string::npos)
+  EXPECT_NE(md.find("| 4096 | 7168 | 2048 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 80.0 | 1503 | 50% | 100.0 | 1203 | "
+                    "1.250× | 2.5e-06 |"),
+            std::string::npos)
       << md;
   // 1.94 GFLOP in 125 µs = 15.5 TFLOP/s; its 40 µs floor is 32 % of 125 µs.
   EXPECT_NE(md.find("| 64 | 2112 | 7168 | nt | `128x256x64 st4 wg2 cl1x1 sk1` | 125.0 | 16 | 32% | 100.0 | "
@@ -262,9 +258,7 @@ TEST(BenchMarkdown, OneTableRowPerShape) {
             std::string::npos);
   // The failed grouped row (1.92 TFLOP in 2000 µs = 962 TFLOP/s): M as groups × rows, dashes where ours has
   // no numbers, cuBLAS still shown.
-  EXPECT_NE(md.find("| 4×8192 | 4096 | 7168 | nt | - | - | - | - | 2000.0 | 962 | - | - |"),
-            std::string::npos)
-      << md;
+  EXPECT_NE(md.find("| 4×8192 | 4096 | 7168 | nt | - | - | - | - | 2000.0 | 962 | - | - |"), std::string::npos) << md;
 }
 
 TEST(BenchMarkdown, RunDetailsShowTheFastestCall) {
@@ -274,8 +268,7 @@ TEST(BenchMarkdown, RunDetailsShowTheFastestCall) {
                     "`block=128x256x64 stages=4` |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| 4x8192x4096x7168 | - | - | - | - | 100 samples | 2.0% | 1960.0 | - |"), std::string::npos)
-      << md;
+  EXPECT_NE(md.find("| 4x8192x4096x7168 | - | - | - | - | 100 samples | 2.0% | 1960.0 | - |"), std::string::npos) << md;
 }
 
 TEST(BenchMarkdown, SummaryAndErrorsAtTheBottom) {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <sstream>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 using namespace tilegemm;
@@ -34,8 +34,7 @@ BenchReport run3() {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("tilegemm_report_" + std::to_string(::getpid()) + "_" + name);
+  const fs::path dir = fs::temp_directory_path() / ("tilegemm_report_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(dir);
   return dir;
 }
@@ -82,8 +81,7 @@ TEST(BenchReportFixtures, RecordedReportsReadWithDefaultsForNewerFields) {
   EXPECT_EQ(r.rows[0].variant, "");
   EXPECT_EQ(r.rows[0].ours_iterations.rep, 0);
   // The old per-call flush wording is kept for reports without a recorded policy.
-  EXPECT_NE(report_to_markdown(r).find("cuda-events, 256 MiB zeroed before each timed call"),
-            std::string::npos);
+  EXPECT_NE(report_to_markdown(r).find("cuda-events, 256 MiB zeroed before each timed call"), std::string::npos);
 }
 
 TEST(BenchReportFixtures, NewFieldsRoundTripAndShowInMarkdown) {
@@ -99,22 +97,19 @@ TEST(BenchReportFixtures, NewFieldsRoundTripAndShowInMarkdown) {
   in.rows[0].cublas_iterations = {1300, 2456};
   const BenchReport out = report_from_json(report_to_json(in));
   EXPECT_EQ(out.env.timer, "cuda-graph");
-  EXPECT_EQ(out.env.flush_policy,
-            "256 MiB zeroed once before each graph replay (only its first call starts cold)");
+  EXPECT_EQ(out.env.flush_policy, "256 MiB zeroed once before each graph replay (only its first call starts cold)");
   EXPECT_EQ(out.env.flush, "read");
   EXPECT_DOUBLE_EQ(out.env.copy_gbps, 4272.5);
-  EXPECT_EQ(
-      out.env.baseline,
-      "cuBLASLt 13.1.0: cublasLtMatmul, FP32 compute (CUBLAS_COMPUTE_32F), first heuristic algorithm, 32 MiB "
-      "workspace");
+  EXPECT_EQ(out.env.baseline,
+            "cuBLASLt 13.1.0: cublasLtMatmul, FP32 compute (CUBLAS_COMPUTE_32F), first heuristic algorithm, 32 MiB "
+            "workspace");
   EXPECT_EQ(out.rows[0].variant, "sm90_bf16 normal, multicast none");
   EXPECT_EQ(out.rows[0].ours_iterations.warmup, 1250);
   EXPECT_EQ(out.rows[0].ours_iterations.rep, 2460);
   EXPECT_EQ(out.rows[0].cublas_iterations.rep, 2456);
 
   const std::string md = report_to_markdown(out);
-  EXPECT_NE(md.find("| timing | cuda-graph, 256 MiB zeroed once before each graph replay"), std::string::npos)
-      << md;
+  EXPECT_NE(md.find("| timing | cuda-graph, 256 MiB zeroed once before each graph replay"), std::string::npos) << md;
   EXPECT_NE(md.find("| copy ceiling | 4272 GB/s"), std::string::npos);
   EXPECT_NE(md.find("| baseline | cuBLASLt 13.1.0: cublasLtMatmul"), std::string::npos);
   // Graph samples are replays: 2460 timed calls in 20 samples of 123.
@@ -150,8 +145,7 @@ TEST(BenchReportDir, WritesTheRooflinePlotWithMatplotlib) {
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("4096x32768x512"), std::string::npos);  // labels stay text (svg.fonttype none)
   EXPECT_EQ(report_from_json(slurp(files.json_path)).rows.size(), 22u);
-  EXPECT_NE(slurp(files.md_path).find("![Roofline: ours and the baseline per shape](roofline.png)"),
-            std::string::npos);
+  EXPECT_NE(slurp(files.md_path).find("![Roofline: ours and the baseline per shape](roofline.png)"), std::string::npos);
   fs::remove_all(dir.parent_path());
 }
 
@@ -162,8 +156,7 @@ TEST(BenchReportDir, WithoutPythonTheReportIsWrittenAndThePlotSkippedWithAReason
   std::ofstream(dir / "roofline.png") << "stale plot of an earlier run";
   const ReportFiles files = write_report_dir(run3(), dir.string());
   EXPECT_FALSE(files.plotted);
-  EXPECT_NE(files.plot_skipped.find("'/nonexistent/python3' not found"), std::string::npos)
-      << files.plot_skipped;
+  EXPECT_NE(files.plot_skipped.find("'/nonexistent/python3' not found"), std::string::npos) << files.plot_skipped;
   EXPECT_TRUE(fs::is_regular_file(dir / "report.json"));
   EXPECT_EQ(slurp(dir / "report.md"), report_to_markdown(run3()));  // no image link without an image
   EXPECT_FALSE(fs::exists(dir / "roofline.png"));

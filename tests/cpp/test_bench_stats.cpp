@@ -1,8 +1,8 @@
 // The harness's pure arithmetic: statistics of samples and iteration counts from millisecond budgets.
 #include <gtest/gtest.h>
 
+#include "bench/bench.hpp"
 #include "expect_invalid.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 using namespace tilegemm;

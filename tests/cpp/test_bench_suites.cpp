@@ -4,10 +4,10 @@
 #include <initializer_list>
 #include <set>
 #include <string>
-#include <vector>
 #include <tuple>
+#include <vector>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 using namespace tilegemm;
@@ -24,15 +24,18 @@ void expect_deepseek_weights_at(const std::string& suite, std::initializer_list<
     seen.insert({s.m, s.n, s.k});
   }
   for (int m : ms)
-    for (auto [n, k] :
-         {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
+    for (auto [n, k] : {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
       EXPECT_TRUE(seen.count({m, n, k})) << suite << ": " << m << "x" << n << "x" << k;
 }
 }  // namespace
 
-TEST(BenchSuites, DeepSeekIsEighteenDenseShapes) { expect_deepseek_weights_at("deepseek", {64, 128, 4096}); }
+TEST(BenchSuites, DeepSeekIsEighteenDenseShapes) {
+  expect_deepseek_weights_at("deepseek", {64, 128, 4096});
+}
 
-TEST(BenchSuites, DecodeIsTheSameWeightsAtTinyM) { expect_deepseek_weights_at("decode", {1, 8, 16, 32}); }
+TEST(BenchSuites, DecodeIsTheSameWeightsAtTinyM) {
+  expect_deepseek_weights_at("decode", {1, 8, 16, 32});
+}
 
 TEST(BenchSuites, GroupedIsFourMGroupedShapes) {
   const auto shapes = suite_shapes("grouped");
@@ -92,7 +95,7 @@ TEST(BenchLayouts, NamesMapToOperandMajors) {
   EXPECT_EQ(layout_major_a(Layout::kTN), Major::kMNMajor);  // tn: a stored [K,M]
   EXPECT_EQ(layout_major_b(Layout::kTN), Major::kMNMajor);  // tn: d = a.T @ b, b stored [K,N]
   EXPECT_EQ(layout_major_a(Layout::kTT), Major::kMNMajor);
-  EXPECT_EQ(layout_major_b(Layout::kTT), Major::kKMajor);   // tt: d = a.T @ b.T, b stored [N,K]
+  EXPECT_EQ(layout_major_b(Layout::kTT), Major::kKMajor);  // tt: d = a.T @ b.T, b stored [N,K]
   EXPECT_THROW(parse_layout("xy"), InvalidArgument);
 }
 
@@ -189,8 +192,8 @@ TEST(BenchLedger, Fp8CountsOneByteOperandsScalesAndTheFp8Peak) {
   EXPECT_DOUBLE_EQ(l.peak_flops, hw.peak_flops(DType::kFloat8E4M3));
   EXPECT_DOUBLE_EQ(l.bytes.a, 4096.0 * 2048);
   EXPECT_DOUBLE_EQ(l.bytes.b, 7168.0 * 2048);
-  EXPECT_DOUBLE_EQ(l.bytes.sf_a, 4.0 * 4096 * 16);       // 1x128 per token
-  EXPECT_DOUBLE_EQ(l.bytes.sf_b, 4.0 * 56 * 16);         // 128x128 blocks
+  EXPECT_DOUBLE_EQ(l.bytes.sf_a, 4.0 * 4096 * 16);  // 1x128 per token
+  EXPECT_DOUBLE_EQ(l.bytes.sf_b, 4.0 * 56 * 16);    // 128x128 blocks
   EXPECT_DOUBLE_EQ(l.bytes.d, 2.0 * 4096 * 7168);
   // Large M is compute bound: the floor is the FLOPs over the fp8 peak, half the bf16 floor.
   const ProblemLedger bf16 = bench_ledger(shape, DType::kBFloat16, hw);

@@ -26,8 +26,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -143,9 +143,12 @@ std::string shell_line(const std::vector<std::string>& args) {
   for (const std::string& a : args) {
     line += " '";
     for (unsigned char c : a) {
-      if (c == '\'') line += "'\\''";
-      else if (c < 0x20 || c >= 0x7f) line += fmt::format("\\x{:02x}", c);
-      else line += static_cast<char>(c);
+      if (c == '\'')
+        line += "'\\''";
+      else if (c < 0x20 || c >= 0x7f)
+        line += fmt::format("\\x{:02x}", c);
+      else
+        line += static_cast<char>(c);
     }
     line += "'";
   }
@@ -157,7 +160,7 @@ enum class Expect { kValid, kAny };
 struct Case {
   std::vector<std::string> args;
   Expect expect = Expect::kAny;
-  std::string note;  // what was mutated, for the failure message
+  std::string note;      // what was mutated, for the failure message
   bool lenient = false;  // other commands: exit 1 (no GPU) allowed, stdout not checked
   // When set, written to a file of the worker that runs the case; every argument "@FILE@" is replaced by its path.
   std::optional<std::string> file_text;
@@ -165,7 +168,9 @@ struct Case {
 
 constexpr const char* kFileArg = "@FILE@";
 
-std::string head(const std::string& s, std::size_t n = 600) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+std::string head(const std::string& s, std::size_t n = 600) {
+  return s.size() <= n ? s : s.substr(0, n) + "...";
+}
 
 // Does `line` name an option ("--m"), the command, or one of the arguments as given, quoted ('0')?
 bool names_an_argument(const std::string& line, const std::vector<std::string>& args) {
@@ -189,9 +194,8 @@ std::string check_case(Case c, std::uint64_t seed, const std::string& suite, int
   const RunResult r = run_tilegemm(c.args);
   const std::string where = fmt::format("seed {} ({}, case {}{}): {}\n  TILEGEMM_FUZZ_SEED={} reproduces it\n", seed,
                                         suite, index, c.note.empty() ? "" : ", " + c.note, shell_line(c.args), seed);
-  const std::string got = fmt::format("  exit {} signal {}{} after {:.0f} ms\n  stderr: {}\n  stdout: {}",
-                                      r.exit_code, r.signal, r.timed_out ? " TIMED OUT" : "", r.ms, head(r.err),
-                                      head(r.out));
+  const std::string got = fmt::format("  exit {} signal {}{} after {:.0f} ms\n  stderr: {}\n  stdout: {}", r.exit_code,
+                                      r.signal, r.timed_out ? " TIMED OUT" : "", r.ms, head(r.err), head(r.out));
   auto fail = [&](const std::string& why) { return why + "\n" + where + got; };
   if (r.timed_out) return fail(fmt::format("did not end within {} ms", kTimeLimitMs));
   if (r.signal != 0) return fail("killed by a signal (crash or abort)");
@@ -204,7 +208,8 @@ std::string check_case(Case c, std::uint64_t seed, const std::string& suite, int
     return fail("exit status is neither 0 nor 2 (1 = an exception that is no InvalidArgument reached main)");
   if (r.exit_code == 2) {
     if (r.err.empty() || r.err.find('\n') != r.err.size() - 1) return fail("exit 2 without exactly one stderr line");
-    if (r.err.rfind("tilegemm: error: ", 0) != 0) return fail("exit 2 whose message does not start 'tilegemm: error: '");
+    if (r.err.rfind("tilegemm: error: ", 0) != 0)
+      return fail("exit 2 whose message does not start 'tilegemm: error: '");
     if (!names_an_argument(r.err, c.args)) return fail("exit 2 whose message names no option or argument");
     if (!r.out.empty() && !c.lenient) return fail("exit 2 with output on stdout");
   }
@@ -219,37 +224,170 @@ template <class T>
 const T& pick(Rng& rng, const std::vector<T>& v) {
   return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
 }
-int below(Rng& rng, int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); }
-bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+int below(Rng& rng, int n) {
+  return std::uniform_int_distribution<int>(0, n - 1)(rng);
+}
+bool chance(Rng& rng, double p) {
+  return std::bernoulli_distribution(p)(rng);
+}
 
 const std::vector<std::string>& odd_values() {
-  static const std::vector<std::string> v = {
-      "2147483648", "2147483647", "-2147483648", "-2147483649", "4294967296", "4294967295",
-      "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
-      "18446744073709551615", "18446744073709551616", "99999999999999999999", "-99999999999999999999",
-      "0", "-0", "-1", "1", "7", "8", "63", "64", "65", "127", "128", "131", "132", "133", "255", "256", "4096",
-      "1.5", "64.0", "-1.5", "1e3", "1e400", "-1e400", "1e-400", "nan", "NaN", "inf", "-inf", "infinity",
-      "0x40", "0X40", "0x", "010", "0o10", "0b101", "+64", "64 ", " 64", "6 4", "64abc", "abc", "",
-      " ", "\t", "\xef\xbc\x96\xef\xbc\x94" /* fullwidth 64 */, "\xc3\xa9", "\xf0\x9f\x92\xa5", "\xff\xfe",
-      "128x", "x128x64", "0x0x0", "128x128x64", "128x128x64x1", "1x128", "128x128", "1x0", "0x128", "-128x128x64",
-      "128x-128x64", "128xx64", "x", "xx", "99999999999x1x1", "2147483648x1x1", "1x99999999999", "64X64X64",
-      "bf16", "fp8", "e4m3", "e5m2", "fp16", "fp32", "tf32", "int8", "int4", "fp4", "BF16", "bfloat16", "fp64",
-      "nt", "nn", "tn", "tt", "NT", "n", "ntn", "kn", "h200", "h100-sxm", "h800", "h20", "ascend-950dt", "device",
-      "H200", "b200", "deepseek", "decode", "grouped", "masked", "all", "normal", "batched", "m_grouped_contiguous",
-      "m_grouped_masked", "k_grouped_contiguous", "--m", "--help", "-h", "-", "--", "---", "-1e5", "true", "false",
-      "[1]", "{}", "%s%s%n", "{}{}", "\\", "'", "\"", "/dev/zero", "/", ".", std::string(5000, '9'),
-      std::string(3000, 'x'), std::string(200, '-')};
+  static const std::vector<std::string> v = {"2147483648",
+                                             "2147483647",
+                                             "-2147483648",
+                                             "-2147483649",
+                                             "4294967296",
+                                             "4294967295",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "-9223372036854775808",
+                                             "-9223372036854775809",
+                                             "18446744073709551615",
+                                             "18446744073709551616",
+                                             "99999999999999999999",
+                                             "-99999999999999999999",
+                                             "0",
+                                             "-0",
+                                             "-1",
+                                             "1",
+                                             "7",
+                                             "8",
+                                             "63",
+                                             "64",
+                                             "65",
+                                             "127",
+                                             "128",
+                                             "131",
+                                             "132",
+                                             "133",
+                                             "255",
+                                             "256",
+                                             "4096",
+                                             "1.5",
+                                             "64.0",
+                                             "-1.5",
+                                             "1e3",
+                                             "1e400",
+                                             "-1e400",
+                                             "1e-400",
+                                             "nan",
+                                             "NaN",
+                                             "inf",
+                                             "-inf",
+                                             "infinity",
+                                             "0x40",
+                                             "0X40",
+                                             "0x",
+                                             "010",
+                                             "0o10",
+                                             "0b101",
+                                             "+64",
+                                             "64 ",
+                                             " 64",
+                                             "6 4",
+                                             "64abc",
+                                             "abc",
+                                             "",
+                                             " ",
+                                             "\t",
+                                             "\xef\xbc\x96\xef\xbc\x94" /* fullwidth 64 */,
+                                             "\xc3\xa9",
+                                             "\xf0\x9f\x92\xa5",
+                                             "\xff\xfe",
+                                             "128x",
+                                             "x128x64",
+                                             "0x0x0",
+                                             "128x128x64",
+                                             "128x128x64x1",
+                                             "1x128",
+                                             "128x128",
+                                             "1x0",
+                                             "0x128",
+                                             "-128x128x64",
+                                             "128x-128x64",
+                                             "128xx64",
+                                             "x",
+                                             "xx",
+                                             "99999999999x1x1",
+                                             "2147483648x1x1",
+                                             "1x99999999999",
+                                             "64X64X64",
+                                             "bf16",
+                                             "fp8",
+                                             "e4m3",
+                                             "e5m2",
+                                             "fp16",
+                                             "fp32",
+                                             "tf32",
+                                             "int8",
+                                             "int4",
+                                             "fp4",
+                                             "BF16",
+                                             "bfloat16",
+                                             "fp64",
+                                             "nt",
+                                             "nn",
+                                             "tn",
+                                             "tt",
+                                             "NT",
+                                             "n",
+                                             "ntn",
+                                             "kn",
+                                             "h200",
+                                             "h100-sxm",
+                                             "h800",
+                                             "h20",
+                                             "ascend-950dt",
+                                             "device",
+                                             "H200",
+                                             "b200",
+                                             "deepseek",
+                                             "decode",
+                                             "grouped",
+                                             "masked",
+                                             "all",
+                                             "normal",
+                                             "batched",
+                                             "m_grouped_contiguous",
+                                             "m_grouped_masked",
+                                             "k_grouped_contiguous",
+                                             "--m",
+                                             "--help",
+                                             "-h",
+                                             "-",
+                                             "--",
+                                             "---",
+                                             "-1e5",
+                                             "true",
+                                             "false",
+                                             "[1]",
+                                             "{}",
+                                             "%s%s%n",
+                                             "{}{}",
+                                             "\\",
+                                             "'",
+                                             "\"",
+                                             "/dev/zero",
+                                             "/",
+                                             ".",
+                                             std::string(5000, '9'),
+                                             std::string(3000, 'x'),
+                                             std::string(200, '-')};
   return v;
 }
 
 const std::vector<std::string>& odd_options() {
-  static const std::vector<std::string> v = {"--bogus", "--M", "--m=", "---m", "-m", "--", "-", "-x", "--=",
-                                             "--json=1", "--grouped=2", "--with-c=yes", "--help", "--tile=",
-                                             "extra", "ledger", "plan", "--hw-json", "--compare", "--from-json"};
+  static const std::vector<std::string> v = {"--bogus", "--M",       "--m=",        "---m",
+                                             "-m",      "--",        "-",           "-x",
+                                             "--=",     "--json=1",  "--grouped=2", "--with-c=yes",
+                                             "--help",  "--tile=",   "extra",       "ledger",
+                                             "plan",    "--hw-json", "--compare",   "--from-json"};
   return v;
 }
 
-bool is_option(const std::string& s) { return s.size() > 1 && s[0] == '-' && !std::isdigit((unsigned char)s[1]); }
+bool is_option(const std::string& s) {
+  return s.size() > 1 && s[0] == '-' && !std::isdigit((unsigned char)s[1]);
+}
 
 // 1 to 3 mutations of a base argument list (args[0] is the command and stays).
 Case mutate_args(Rng& rng, const std::vector<std::string>& base) {
@@ -282,7 +420,8 @@ Case mutate_args(Rng& rng, const std::vector<std::string>& base) {
         if (!options.empty()) {
           const std::size_t i = pick(rng, options);
           std::vector<std::string> dup = {a[i]};
-          if (i + 1 < a.size() && !is_option(a[i + 1])) dup.push_back(chance(rng, 0.5) ? a[i + 1] : pick(rng, odd_values()));
+          if (i + 1 < a.size() && !is_option(a[i + 1]))
+            dup.push_back(chance(rng, 0.5) ? a[i + 1] : pick(rng, odd_values()));
           a.insert(a.end(), dup.begin(), dup.end());
           c.note += "duplicate;";
         }
@@ -336,12 +475,44 @@ std::string slurp(const std::string& path) {
 
 // A JSON value of a random odd kind, as text (some of it not JSON that nlohmann would write).
 std::string odd_json_value(Rng& rng) {
-  static const std::vector<std::string> v = {
-      "1e400", "-1e400", "1e-400", "0", "-0", "-1", "0.5", "2147483648", "4294967296", "9223372036854775807",
-      "9223372036854775808", "18446744073709551616", "99999999999999999999", "-99999999999999999999", "1.7976931348623157e308",
-      "\"\"", "\"64\"", "\"\\u0000\"", "\"\xff\"", "\"\\ud800\"", "true", "false", "null", "[]", "[1,2]", "{}",
-      "{\"a\":{\"b\":{\"c\":[]}}}", "[[[[[[[[[[]]]]]]]]]]", "NaN", "Infinity", "0x10", "01", "+1", ".5", "1.", "-",
-      "\"h200\"", "\"" + std::string(10000, 'a') + "\""};
+  static const std::vector<std::string> v = {"1e400",
+                                             "-1e400",
+                                             "1e-400",
+                                             "0",
+                                             "-0",
+                                             "-1",
+                                             "0.5",
+                                             "2147483648",
+                                             "4294967296",
+                                             "9223372036854775807",
+                                             "9223372036854775808",
+                                             "18446744073709551616",
+                                             "99999999999999999999",
+                                             "-99999999999999999999",
+                                             "1.7976931348623157e308",
+                                             "\"\"",
+                                             "\"64\"",
+                                             "\"\\u0000\"",
+                                             "\"\xff\"",
+                                             "\"\\ud800\"",
+                                             "true",
+                                             "false",
+                                             "null",
+                                             "[]",
+                                             "[1,2]",
+                                             "{}",
+                                             "{\"a\":{\"b\":{\"c\":[]}}}",
+                                             "[[[[[[[[[[]]]]]]]]]]",
+                                             "NaN",
+                                             "Infinity",
+                                             "0x10",
+                                             "01",
+                                             "+1",
+                                             ".5",
+                                             "1.",
+                                             "-",
+                                             "\"h200\"",
+                                             "\"" + std::string(10000, 'a') + "\""};
   return pick(rng, v);
 }
 
@@ -364,9 +535,21 @@ std::string mutate_json_text(Rng& rng, const nlohmann::json& doc, const std::vec
       return text;
     }
     case 2: {  // whole-document oddities
-      static const std::vector<std::string> whole = {"", " ", "\n", "null", "0", "[]", "{}", "\"text\"", "[{}]",
-                                                     "\xef\xbb\xbf{}", "{\"a\":1,}", "{'a':1}", "not json",
-                                                     std::string(100000, '['), std::string(100000, '{'),
+      static const std::vector<std::string> whole = {"",
+                                                     " ",
+                                                     "\n",
+                                                     "null",
+                                                     "0",
+                                                     "[]",
+                                                     "{}",
+                                                     "\"text\"",
+                                                     "[{}]",
+                                                     "\xef\xbb\xbf{}",
+                                                     "{\"a\":1,}",
+                                                     "{'a':1}",
+                                                     "not json",
+                                                     std::string(100000, '['),
+                                                     std::string(100000, '{'),
                                                      "{\"a\":" + std::string(5000, '[') + std::string(5000, ']') + "}"};
       const std::size_t i = std::uniform_int_distribution<std::size_t>(0, whole.size() - 1)(rng);
       note = fmt::format("whole document #{}", i);
@@ -378,8 +561,10 @@ std::string mutate_json_text(Rng& rng, const nlohmann::json& doc, const std::vec
       const nlohmann::json::json_pointer p(path);
       if (!p.empty()) {
         nlohmann::json& parent = d.at(p.parent_pointer());
-        if (parent.is_object()) parent.erase(p.back());
-        else if (parent.is_array() && !parent.empty()) parent.erase(parent.size() - 1);
+        if (parent.is_object())
+          parent.erase(p.back());
+        else if (parent.is_array() && !parent.empty())
+          parent.erase(parent.size() - 1);
       }
       note = "removed " + path;
       return d.dump(2);
@@ -450,18 +635,19 @@ void fuzz(const std::string& suite, std::uint64_t salt, int cases, Make make) {
 const std::vector<std::vector<std::string>>& ledger_bases() {
   static const std::vector<std::vector<std::string>> v = {
       {"ledger", "--m", "64", "--n", "64", "--k", "64"},
-      {"ledger", "--m", "4096", "--n", "7168", "--k", "2048", "--dtype", "fp8", "--sf-a", "1x128", "--sf-b",
-       "128x128", "--tile", "128x128x128", "--stages", "4", "--json"},
+      {"ledger", "--m", "4096", "--n", "7168", "--k", "2048", "--dtype", "fp8", "--sf-a", "1x128", "--sf-b", "128x128",
+       "--tile", "128x128x128", "--stages", "4", "--json"},
       {"ledger", "--suite", "decode", "--hw", "h100-sxm"},
       {"ledger", "--m", "128", "--n", "4096", "--k", "7168", "--grouped", "--batch", "8", "--time-us", "12.5"},
       {"ledger", "--m", "1", "--n", "2112", "--k", "7168", "--with-c", "--out-dtype", "fp32", "--hbm-gbps", "4000",
        "--num-sms", "100", "--sm-clock-mhz", "1500"},
-      {"ledger", "--m", "256", "--n", "256", "--k", "512", "--block-m", "64", "--block-n", "128", "--block-k", "64",
-       "--threads", "256", "--split-k", "2", "--regs", "128", "--extra-bytes", "1024"},
+      {"ledger", "--m",       "256", "--n",           "256", "--k",       "512", "--block-m",
+       "64",     "--block-n", "128", "--block-k",     "64",  "--threads", "256", "--split-k",
+       "2",      "--regs",    "128", "--extra-bytes", "1024"},
       {"ledger", "--m", "512", "--n", "512", "--k", "512", "--a-dtype", "fp8", "--b-dtype", "bf16", "--math-dtype",
        "bf16", "--c-dtype", "fp32", "--sf-bits", "8", "--sf-a", "1x128"},
-      {"ledger", "--m", "1024", "--n", "1024", "--k", "1024", "--hw", "ascend-950dt", "--tile", "128x128x64",
-       "--l0-k", "32"},
+      {"ledger", "--m", "1024", "--n", "1024", "--k", "1024", "--hw", "ascend-950dt", "--tile", "128x128x64", "--l0-k",
+       "32"},
   };
   return v;
 }
@@ -507,8 +693,8 @@ TEST(CliFuzz, PlanArgumentsB) {
 TEST(CliFuzz, TopLevelAndOtherCommands) {
   static const std::vector<std::vector<std::string>> bases = {
       {"ledger", "--m", "64", "--n", "64", "--k", "64"},
-      {"bench", "--m", "64", "--n", "2112", "--k", "7168", "--dtype", "fp8", "--layout", "nt", "--timer",
-       "cuda-graph", "--flush", "read", "--sf-layout", "row-major"},
+      {"bench", "--m", "64", "--n", "2112", "--k", "7168", "--dtype", "fp8", "--layout", "nt", "--timer", "cuda-graph",
+       "--flush", "read", "--sf-layout", "row-major"},
       {"jit", "precompile", "--m", "64", "--n", "2112", "--k", "7168", "-j", "2"},
       {"ladder", "--m", "64", "--n", "64", "--k", "64"},
   };
@@ -516,7 +702,8 @@ TEST(CliFuzz, TopLevelAndOtherCommands) {
     Case c;
     if (i % 5 == 0) {  // a random word list
       const int n = below(rng, 4);
-      for (int w = 0; w < n; ++w) c.args.push_back(chance(rng, 0.5) ? pick(rng, odd_options()) : pick(rng, odd_values()));
+      for (int w = 0; w < n; ++w)
+        c.args.push_back(chance(rng, 0.5) ? pick(rng, odd_options()) : pick(rng, odd_values()));
       c.note = "random words";
     } else {
       c = mutate_args(rng, bases[static_cast<std::size_t>(i) % bases.size()]);
@@ -530,9 +717,9 @@ TEST(CliFuzz, TopLevelAndOtherCommands) {
 // ---- --hw-json files ---------------------------------------------------------------------------------------
 
 TEST(CliFuzz, HardwareJsonFiles) {
-  const nlohmann::json valid = {{"name", "fuzz-h200"},        {"num_sms", 132},
-                                {"sm_clock_mhz", 1830.0},     {"hbm_gbps", 4272.0},
-                                {"l2_bytes", 62914560.0},     {"smem_per_block_bytes", 232448},
+  const nlohmann::json valid = {{"name", "fuzz-h200"},           {"num_sms", 132},
+                                {"sm_clock_mhz", 1830.0},        {"hbm_gbps", 4272.0},
+                                {"l2_bytes", 62914560.0},        {"smem_per_block_bytes", 232448},
                                 {"flop_per_cycle_bf16", 4096.0}, {"max_threads_per_sm", 2048},
                                 {"regs_per_sm", 65536}};
   std::vector<std::string> paths;
@@ -579,16 +766,26 @@ void fuzz_reports(const std::string& suite, std::uint64_t salt, int cases) {
     if (i == 1) return Case{{"bench", "--from-json", run4}, Expect::kValid, "fixture"};
     c.file_text = mutate_json_text(rng, doc, paths, c.note);
     switch (below(rng, 3)) {
-      case 0: c.args = {"bench", "--compare", file, run4}; break;
-      case 1: c.args = {"bench", "--compare", run3, file}; break;
-      default: c.args = {"bench", "--from-json", file}; break;
+      case 0:
+        c.args = {"bench", "--compare", file, run4};
+        break;
+      case 1:
+        c.args = {"bench", "--compare", run3, file};
+        break;
+      default:
+        c.args = {"bench", "--from-json", file};
+        break;
     }
     return c;
   });
 }
 
-TEST(CliFuzz, BenchReportFilesA) { fuzz_reports("bench-reports-a", 6, scaled(500)); }
-TEST(CliFuzz, BenchReportFilesB) { fuzz_reports("bench-reports-b", 7, scaled(500)); }
+TEST(CliFuzz, BenchReportFilesA) {
+  fuzz_reports("bench-reports-a", 6, scaled(500));
+}
+TEST(CliFuzz, BenchReportFilesB) {
+  fuzz_reports("bench-reports-b", 7, scaled(500));
+}
 
 // ---- regression tests for what the fuzzer found ---------------------------------------------------------------
 
@@ -651,23 +848,23 @@ TEST(CliFuzzRegression, PlanNamesTheOptionsNotTheDescFields) {
   expect_usage_error({"plan", "--m", "64", "--n", "-2147483648", "--k", "7168"}, "--n: expected a positive size",
                      {"-2147483648"});
   expect_usage_error({"plan", "--m", "64", "--n", "2112", "--k", "7100"}, "--k: expected a multiple of 8", {});
-  expect_usage_error({"plan", "--m", "64", "--n", "2112", "--k", "7168", "--num-sms", "99999"}, "--num-sms: ",
-                     {"99999"});
+  expect_usage_error({"plan", "--m", "64", "--n", "2112", "--k", "7168", "--num-sms", "99999"},
+                     "--num-sms: ", {"99999"});
   expect_usage_error({"plan", "--m", "32", "--n", "1024", "--k", "512", "--out-dtype", "e5m2"},
                      "--out-dtype: expected bf16 or fp32", {});
   expect_usage_error({"plan", "--m", "64", "--n", "2112", "--k", "7168", "--gemm-type", "m_grouped_masked",
                       "--num-groups", "2", "--expected-m", "-5"},
                      "--expected-m: ", {"-5"});
-  expect_usage_error({"plan", "--m", "64", "--n", "4096", "--k", "7168", "--gemm-type", "m_grouped_contiguous",
-                      "--num-groups", "133"},
-                     "--m x --num-groups (all groups' rows): expected a multiple of 128", {"8512"});
+  expect_usage_error(
+      {"plan", "--m", "64", "--n", "4096", "--k", "7168", "--gemm-type", "m_grouped_contiguous", "--num-groups", "133"},
+      "--m x --num-groups (all groups' rows): expected a multiple of 128", {"8512"});
 }
 
 // The ledger's peak lookup named "math dtype"; a type without a peak on the hardware (--dtype fp4 on an H200,
 // or a --hw-json that sets flop_per_cycle_bf16 to 0 or 1e-400) names the dtype option and the hardware.
 TEST(CliFuzzRegression, LedgerNamesTheDtypeOptionForAMissingPeak) {
-  expect_usage_error({"ledger", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp4"}, "--dtype (on --hw h200): ",
-                     {"'fp4'"});
+  expect_usage_error({"ledger", "--m", "64", "--n", "64", "--k", "64", "--dtype", "fp4"},
+                     "--dtype (on --hw h200): ", {"'fp4'"});
   expect_usage_error({"ledger", "--m", "64", "--n", "64", "--k", "64", "--math-dtype", "int32"},
                      "--math-dtype (on --hw h200): ", {"'int32'"});
   const std::string file = temp_dir() + "/regression_hw.json";

@@ -64,12 +64,14 @@ TEST(CliIntegers, DecimalValuesStillReachTheRangeChecks) {
 // "Could not convert: --m = 99999999999").
 TEST(CliIntegers, ValuesPastAThirtyTwoBitOptionNameTheLimit) {
   const std::pair<const char*, const char*> cases[] = {
-      {"plan --m 99999999999 --n 2112 --k 7168", "--m: expected a decimal integer at most 2147483647 (2^31 - 1), "
-                                                 "got 99999999999"},
+      {"plan --m 99999999999 --n 2112 --k 7168",
+       "--m: expected a decimal integer at most 2147483647 (2^31 - 1), "
+       "got 99999999999"},
       {"plan --m 64 --n 2112 --k 7168 --gemm-type m_grouped_contiguous --num-groups 3000000000",
        "--num-groups: expected a decimal integer at most 2147483647"},
-      {"bench --m 64 --n 2112 --k 7168 --num-sms -3000000000", "--num-sms: expected a decimal integer at least "
-                                                               "-2147483648 (-2^31), got -3000000000"},
+      {"bench --m 64 --n 2112 --k 7168 --num-sms -3000000000",
+       "--num-sms: expected a decimal integer at least "
+       "-2147483648 (-2^31), got -3000000000"},
       {"jit precompile --m 64 --n 2112 --k 4294967296", "--k: expected a decimal integer at most 2147483647"},
   };
   for (const auto& [args, message] : cases) {

@@ -48,7 +48,9 @@ Result run_tilegemm(const std::string& command_and_args) {
   return r;
 }
 
-Result run_ledger(const std::string& args) { return run_tilegemm("ledger " + args); }
+Result run_ledger(const std::string& args) {
+  return run_tilegemm("ledger " + args);
+}
 
 int count_lines(const std::string& s) {
   int n = 0;
@@ -243,7 +245,8 @@ TEST(CliLedger, SelectorLineIsWhatThePlannerPicks) {
   for (std::size_t i = 0; i < rows.size(); ++i) expect_same(rows[i], plans[i]);
   for (const char* shape : {"--m 8192 --n 4096 --k 7168", "--m 4096 --n 7168 --k 2048"}) {
     const Result g = run_ledger(std::string(shape) + " --grouped --batch 4 --json");
-    const Result p = run_tilegemm(std::string("plan ") + shape + " --gemm-type m_grouped_contiguous --num-groups 4 --json");
+    const Result p =
+        run_tilegemm(std::string("plan ") + shape + " --gemm-type m_grouped_contiguous --num-groups 4 --json");
     ASSERT_EQ(g.status, 0) << g.err;
     ASSERT_EQ(p.status, 0) << p.err;
     expect_same(nlohmann::json::parse(g.out)["results"][0], nlohmann::json::parse(p.out)[0]);

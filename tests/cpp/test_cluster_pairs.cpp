@@ -71,10 +71,10 @@ void expect_pairs_share_a(int m, int n, int batches) {
 }
 
 TEST(ClusterPairsSharingA, DenseTilesArePairedAlongNAndCoveredOnce) {
-  expect_pairs_share_a<GemmType::kNormal>(4096, 7168, 1);   // 16 x 56 tiles: several waves
-  expect_pairs_share_a<GemmType::kNormal>(4095, 1000, 1);   // ragged M and N, 8 n-blocks
-  expect_pairs_share_a<GemmType::kNormal>(300, 384, 1);     // an odd n-block count: one inactive block per pair row
-  expect_pairs_share_a<GemmType::kNormal>(64, 256, 1);      // a single cluster
+  expect_pairs_share_a<GemmType::kNormal>(4096, 7168, 1);  // 16 x 56 tiles: several waves
+  expect_pairs_share_a<GemmType::kNormal>(4095, 1000, 1);  // ragged M and N, 8 n-blocks
+  expect_pairs_share_a<GemmType::kNormal>(300, 384, 1);    // an odd n-block count: one inactive block per pair row
+  expect_pairs_share_a<GemmType::kNormal>(64, 256, 1);     // a single cluster
 }
 
 TEST(ClusterPairsSharingA, BatchedTilesStayInsideTheirBatch) {

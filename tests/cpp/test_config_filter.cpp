@@ -1,8 +1,8 @@
 // TILEGEMM_CONFIG_FILTER: parsing, errors that name the variable, and the selector honouring it.
 #include <gtest/gtest.h>
 
-#include "expect_invalid.hpp"
 #include "core/config_filter.hpp"
+#include "expect_invalid.hpp"
 #include "scoped_env.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"

@@ -20,7 +20,10 @@ TEST_F(EnvTest, DefaultsWhenNothingIsSet) {
   const std::string saved_home = home ? home : "";
   ::setenv("HOME", "/home/someone", 1);
   const Env e = read_env_from_process();
-  if (home) ::setenv("HOME", saved_home.c_str(), 1); else ::unsetenv("HOME");
+  if (home)
+    ::setenv("HOME", saved_home.c_str(), 1);
+  else
+    ::unsetenv("HOME");
   EXPECT_EQ(e.jit_cache_dir, "/home/someone/.cache/tilegemm");
   EXPECT_TRUE(e.jit_use_nvrtc);
   EXPECT_EQ(e.jit_nvcc_compiler, std::string(TILEGEMM_CUDA_BIN_DIR) + "/nvcc");
@@ -39,9 +42,9 @@ TEST_F(EnvTest, ReadsEveryVariable) {
   set("DG_JIT_CACHE_DIR", "/somewhere");
   set("DG_JIT_USE_NVRTC", "0");
   set("DG_JIT_NVCC_COMPILER", "/opt/cuda/bin/nvcc");
-  for (const char* name : {"DG_JIT_DEBUG", "DG_PRINT_CONFIGS", "DG_JIT_PRINT_COMPILER_COMMAND", "DG_JIT_PTXAS_VERBOSE",
-                           "DG_JIT_PTXAS_CHECK", "DG_JIT_WITH_LINEINFO", "DG_JIT_DUMP_PTX", "DG_JIT_DUMP_SASS",
-                           "DG_JIT_DISABLE"})
+  for (const char* name :
+       {"DG_JIT_DEBUG", "DG_PRINT_CONFIGS", "DG_JIT_PRINT_COMPILER_COMMAND", "DG_JIT_PTXAS_VERBOSE",
+        "DG_JIT_PTXAS_CHECK", "DG_JIT_WITH_LINEINFO", "DG_JIT_DUMP_PTX", "DG_JIT_DUMP_SASS", "DG_JIT_DISABLE"})
     ::setenv(name, "yes", 1);
   set("TILEGEMM_DEVICE_INCLUDE_DIR", "/installed/device");
   const Env& e = env();

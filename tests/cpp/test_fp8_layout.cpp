@@ -57,8 +57,8 @@ TEST(Fp8Layout, Sm100WordsByHand) {
 
 TEST(Fp8Layout, AscendHalvesByHand) {
   // Two rows, kb = 3: MN-major, so element (m, p) sits at p * mn + m; K block 2p in the low byte.
-  const std::vector<float> sf = {1.0f, 2.0f, 4.0f,     // row 0
-                                 0.5f, 0.25f, 8.0f};   // row 1
+  const std::vector<float> sf = {1.0f, 2.0f,  4.0f,   // row 0
+                                 0.5f, 0.25f, 8.0f};  // row 1
   const std::vector<std::int16_t> packed = pack_ue8m0_ascend(sf.data(), 1, 2, 3);
   ASSERT_EQ(packed.size(), 4u);
   EXPECT_EQ(static_cast<std::uint16_t>(packed[0]), 0x807Fu);  // row 0, blocks 0 and 1
@@ -75,8 +75,7 @@ TEST(Fp8Layout, RoundTripsAreBitExactOnRaggedShapes) {
         SCOPED_TRACE(::testing::Message() << groups << "x" << mn << "x" << kb);
         const std::vector<float> sf = random_ue8m0(static_cast<std::size_t>(groups) * mn * kb, mn * 7 + kb);
         ASSERT_TRUE(bits_equal(unpack_ue8m0_sm100(pack_ue8m0_sm100(sf.data(), groups, mn, kb), groups, mn, kb), sf));
-        ASSERT_TRUE(
-            bits_equal(unpack_ue8m0_ascend(pack_ue8m0_ascend(sf.data(), groups, mn, kb), groups, mn, kb), sf));
+        ASSERT_TRUE(bits_equal(unpack_ue8m0_ascend(pack_ue8m0_ascend(sf.data(), groups, mn, kb), groups, mn, kb), sf));
       }
 }
 
@@ -90,8 +89,8 @@ TEST(Fp8Layout, QuantizerUe8m0ScalesPackWithoutLoss) {
   EXPECT_TRUE(bits_equal(unpack_ue8m0_sm100(packed, 1, q.scale_rows, q.scale_cols), q.scales));
   // Without the UE8M0 rounding the same scales are rejected.
   const Fp8Quantized plain = quantize_per_token_1x128(x.data(), 5, 700, false);
-  test_util::expect_invalid([&] { pack_ue8m0_sm100(plain.scales.data(), 1, plain.scale_rows, plain.scale_cols); },
-                            "sf", "UE8M0 scales (powers of two, zero mantissa)");
+  test_util::expect_invalid([&] { pack_ue8m0_sm100(plain.scales.data(), 1, plain.scale_rows, plain.scale_cols); }, "sf",
+                            "UE8M0 scales (powers of two, zero mantissa)");
 }
 
 TEST(Fp8Layout, ValidationNamesTheFirstBadScale) {
@@ -100,8 +99,8 @@ TEST(Fp8Layout, ValidationNamesTheFirstBadScale) {
   test_util::expect_invalid([&] { validate_ue8m0(sf.data(), 2, 3, 4); }, "sf", "0.3 at (1, 2, 1)");
   test_util::expect_invalid([&] { pack_ue8m0_sm100(sf.data(), 2, 3, 4); }, "sf", "0.3 at (1, 2, 1)");
   test_util::expect_invalid([&] { pack_ue8m0_ascend(sf.data(), 2, 3, 4); }, "sf", "0.3 at (1, 2, 1)");
-  for (float bad : {0.0f, -1.0f, 1.5f, std::numeric_limits<float>::infinity(),
-                    std::numeric_limits<float>::quiet_NaN(), 0x1.0p-127f}) {
+  for (float bad : {0.0f, -1.0f, 1.5f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                    0x1.0p-127f}) {
     std::vector<float> one = {1.0f, bad};
     SCOPED_TRACE(bad);
     test_util::expect_invalid([&] { validate_ue8m0(one.data(), 1, 1, 2); }, "sf", "at (0, 0, 1)");
@@ -128,8 +127,7 @@ TEST(Fp8Layout, KGroupedWordsByHand) {
   std::vector<float> sf(sf_k * mn);
   for (int r = 0; r < sf_k; ++r)
     for (int m = 0; m < mn; ++m) sf[r * mn + m] = std::ldexp(1.0f, r - m);  // exponent byte 127 + r - m
-  const std::vector<std::int32_t> packed =
-      pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640, 256}, 128, 128, false);
+  const std::vector<std::int32_t> packed = pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640, 256}, 128, 128, false);
   ASSERT_EQ(packed.size(), 3u * mn);
   auto word = [](int b0, int b1, int b2, int b3) {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(b0) | b1 << 8 | b2 << 16 |
@@ -147,8 +145,7 @@ TEST(Fp8Layout, KGroupedWordsByHand) {
   EXPECT_EQ(pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640, 1024, 1024}, 128, 256, true), packed);
   // K sizes that are not multiples of gran_k round up to whole K blocks (640 + 64 needs 6 rows): the row past
   // sf_k reads as 0.0f, whose exponent byte is 0.
-  const std::vector<std::int32_t> ragged =
-      pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640 + 64, 256}, 128, 128, false);
+  const std::vector<std::int32_t> ragged = pack_ue8m0_k_grouped(sf.data(), sf_k, mn, {640 + 64, 256}, 128, 128, false);
   ASSERT_EQ(ragged.size(), 3u * mn);
   EXPECT_EQ(ragged[1 * mn + 0], word(127 + 4, 127 + 5, 0, 0));
   EXPECT_EQ(ragged[2 * mn + 0], word(127 + 6, 0, 0, 0));
@@ -158,7 +155,6 @@ TEST(Fp8Layout, KGroupedBadArgumentsNameTheArgument) {
   const std::vector<float> sf(8, 1.0f);
   test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 0, {128}, 128, 128, false); }, "mn");
   test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 4, {128}, 0, 128, false); }, "gran_k");
-  test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 4, {128}, 128, 0, true); },
-                            "k_alignment");
+  test_util::expect_invalid([&] { pack_ue8m0_k_grouped(sf.data(), 2, 4, {128}, 128, 0, true); }, "k_alignment");
   test_util::expect_invalid([&] { pack_ue8m0_k_grouped(nullptr, 2, 4, {128}, 128, 128, false); }, "sf");
 }

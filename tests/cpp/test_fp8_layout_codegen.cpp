@@ -58,8 +58,7 @@ TEST(Fp8LayoutKernelNames, EntryPointsCarryDeepGemmsKernelNames) {
   }
   // Only the fp32 layout matches 'transpose', so timing it finds exactly one kernel.
   EXPECT_EQ(layout::sf_layout_spec(layout::SfKernel::kPackUe8m0).entry.find("transpose"), std::string::npos);
-  EXPECT_EQ(layout::sf_layout_spec(layout::SfKernel::kKGroupedPackUe8m0).entry.find("transpose"),
-            std::string::npos);
+  EXPECT_EQ(layout::sf_layout_spec(layout::SfKernel::kKGroupedPackUe8m0).entry.find("transpose"), std::string::npos);
 }
 
 // The tile's K extent: whole rows of a row-major input up to 64 K blocks, at least 4 when packing.
@@ -90,10 +89,7 @@ TEST(Fp8LayoutGpuApi, MnMajorRejectsBadTensors) {
       "sf", "fp32");
   // Row pitch 7 instead of the TMA-aligned 8.
   test_util::expect_invalid(
-      [&] {
-        get_mn_major_tma_aligned_tensor(sf, TensorView::matrix(kFakeOut, DType::kFloat32, 7, 3, 1, 7),
-                                        nullptr);
-      },
+      [&] { get_mn_major_tma_aligned_tensor(sf, TensorView::matrix(kFakeOut, DType::kFloat32, 7, 3, 1, 7), nullptr); },
       "out", "strides [1, 8]");
   test_util::expect_invalid(
       [&] { get_mn_major_tma_aligned_tensor(sf, mn_major(kFakeOut, DType::kFloat32, 7, 4), nullptr); }, "out",
@@ -106,8 +102,7 @@ TEST(Fp8LayoutGpuApi, MnMajorRejectsBadTensors) {
       "sf", "sizes in [1");
   // out aliasing sf in a different layout.
   test_util::expect_invalid(
-      [&] { get_mn_major_tma_aligned_tensor(sf, mn_major(kFakeSf, DType::kFloat32, 7, 3), nullptr); }, "out",
-      "alias");
+      [&] { get_mn_major_tma_aligned_tensor(sf, mn_major(kFakeSf, DType::kFloat32, 7, 3), nullptr); }, "out", "alias");
 }
 
 TEST(Fp8LayoutGpuApi, PackedRejectsBadTensors) {
@@ -115,8 +110,8 @@ TEST(Fp8LayoutGpuApi, PackedRejectsBadTensors) {
   // Packed K is ceil(6/4) = 2 words; a fp32 out or one with 6 columns is wrong.
   TensorView out = TensorView::batched(kFakeOut, DType::kInt32, 2, 5, 2, 16, 1, 8);
   TensorView wrong_cols = TensorView::batched(kFakeOut, DType::kInt32, 2, 5, 6, 48, 1, 8);
-  test_util::expect_invalid([&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, wrong_cols, nullptr); },
-                            "out", "packed UE8M0 int32[2, 5, 2] with strides [16, 1, 8]");
+  test_util::expect_invalid([&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, wrong_cols, nullptr); }, "out",
+                            "packed UE8M0 int32[2, 5, 2] with strides [16, 1, 8]");
   out.strides[0] = 17;
   test_util::expect_invalid([&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, nullptr); }, "out");
 }
@@ -149,21 +144,21 @@ TEST(Fp8LayoutGpuApi, TransformChecksRecipeShapesAndCast) {
       "disable_ue8m0_cast");
   test_util::expect_invalid(
       [&] {
-        transform_sf_into_required_layout(sfa, mn_major(kFakeOut, DType::kBFloat16, mn, 8), mn, k, recipe,
-                                          true, 0, false, nullptr);
+        transform_sf_into_required_layout(sfa, mn_major(kFakeOut, DType::kBFloat16, mn, 8), mn, k, recipe, true, 0,
+                                          false, nullptr);
       },
       "out", "int32");
   test_util::expect_invalid(
       [&] {
-        transform_sf_into_required_layout(TensorView::matrix(kFakeSf, DType::kFloat32, mn, 32, 32), out_f32,
-                                          mn, k, {1, 128, 32}, true, 0, false, nullptr);
+        transform_sf_into_required_layout(TensorView::matrix(kFakeSf, DType::kFloat32, mn, 32, 32), out_f32, mn, k,
+                                          {1, 128, 32}, true, 0, false, nullptr);
       },
       "recipe", "gran_k 128");
   // Per-block SFB into fp32 must be dense and K-contiguous.
   test_util::expect_invalid(
       [&] {
-        transform_sf_into_required_layout(sfb, mn_major(kFakeOut, DType::kFloat32, 3, 8), mn, k, recipe,
-                                          false, 0, false, nullptr);
+        transform_sf_into_required_layout(sfb, mn_major(kFakeOut, DType::kFloat32, 3, 8), mn, k, recipe, false, 0,
+                                          false, nullptr);
       },
       "out", "dense K-contiguous fp32 [3, 8]");
   test_util::expect_invalid(
@@ -177,21 +172,19 @@ TEST(Fp8LayoutGpuApi, PsumPackRejectsBadTensors) {
   const TensorView psum = TensorView::matrix(kFakeOut + 4096, DType::kInt32, 1, 4, 4);
   TensorView psum_1d = psum;
   psum_1d.ndim = 1, psum_1d.shape = {4, 0, 0, 0}, psum_1d.strides = {1, 0, 0, 0};
-  test_util::expect_invalid(
-      [&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, psum, 128, nullptr); }, "psum_layout",
-      "1-D int32");
+  test_util::expect_invalid([&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, psum, 128, nullptr); },
+                            "psum_layout", "1-D int32");
   TensorView psum_fp32 = psum_1d;
   psum_fp32.dtype = DType::kFloat32;
-  test_util::expect_invalid(
-      [&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, psum_fp32, 128, nullptr); }, "psum_layout");
-  test_util::expect_invalid(
-      [&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, psum_1d, 0, nullptr); }, "m_alignment");
+  test_util::expect_invalid([&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, psum_fp32, 128, nullptr); },
+                            "psum_layout");
+  test_util::expect_invalid([&] { get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, out, psum_1d, 0, nullptr); },
+                            "m_alignment");
   const TensorView grouped = TensorView::batched(kFakeSf, DType::kFloat32, 2, 300, 8, 2400, 8);
   test_util::expect_invalid(
       [&] {
         get_mn_major_tma_aligned_packed_ue8m0_tensor(
-            grouped, TensorView::batched(kFakeOut, DType::kInt32, 2, 300, 2, 600, 1, 300), psum_1d, 128,
-            nullptr);
+            grouped, TensorView::batched(kFakeOut, DType::kInt32, 2, 300, 2, 600, 1, 300), psum_1d, 128, nullptr);
       },
       "sf", "one group");
 }
@@ -210,20 +203,14 @@ TEST(Fp8LayoutGpuApi, KGroupedPackRejectsBadTensors) {
   test_util::expect_invalid([&] { call(sf, out, layout, 128, 100, false); }, "k_alignment", "multiple of 32");
   test_util::expect_invalid([&] { call(sf, out, layout, 128, 0, true); }, "k_alignment", "positive");
   test_util::expect_invalid(
-      [&] {
-        call(TensorView::matrix(kFakeSf, DType::kFloat32, sf_k, 254, 254), out, layout, 128, 128, false);
-      },
-      "sf", "mn a multiple of 4");
+      [&] { call(TensorView::matrix(kFakeSf, DType::kFloat32, sf_k, 254, 254), out, layout, 128, 128, false); }, "sf",
+      "mn a multiple of 4");
   test_util::expect_invalid(
-      [&] {
-        call(TensorView::matrix(kFakeSf, DType::kFloat32, sf_k, mn, 1, sf_k), out, layout, 128, 128, false);
-      },
+      [&] { call(TensorView::matrix(kFakeSf, DType::kFloat32, sf_k, mn, 1, sf_k), out, layout, 128, 128, false); },
       "sf", "contiguous");
   test_util::expect_invalid(
-      [&] {
-        call(TensorView::matrix(kFakeSf + 1, DType::kFloat32, sf_k, mn, mn), out, layout, 128, 128, false);
-      },
-      "sf", "16-byte aligned");
+      [&] { call(TensorView::matrix(kFakeSf + 1, DType::kFloat32, sf_k, mn, mn), out, layout, 128, 128, false); }, "sf",
+      "16-byte aligned");
   TensorView too_many = layout;
   too_many.shape[0] = 129;
   test_util::expect_invalid([&] { call(sf, out, too_many, 128, 128, false); }, "grouped_layout", "1 to 128");
@@ -231,13 +218,11 @@ TEST(Fp8LayoutGpuApi, KGroupedPackRejectsBadTensors) {
   float_layout.dtype = DType::kFloat32;
   test_util::expect_invalid([&] { call(sf, out, float_layout, 128, 128, false); }, "grouped_layout", "int32");
   test_util::expect_invalid(
-      [&] {
-        call(sf, TensorView::matrix(kFakeOut, DType::kInt32, 10, mn + 4, mn + 4), layout, 128, 128, false);
-      },
+      [&] { call(sf, TensorView::matrix(kFakeOut, DType::kInt32, 10, mn + 4, mn + 4), layout, 128, 128, false); },
       "out", "[packed_sf_k, 256]");
   test_util::expect_invalid(
-      [&] { call(sf, TensorView::matrix(kFakeSf, DType::kInt32, 10, mn, mn), layout, 128, 128, false); },
-      "out", "not aliasing sf");
+      [&] { call(sf, TensorView::matrix(kFakeSf, DType::kInt32, 10, mn, mn), layout, 128, 128, false); }, "out",
+      "not aliasing sf");
 }
 
 }  // namespace

@@ -89,8 +89,8 @@ TEST(Fp8Quant, PerBlockMatchesDefinitionOnRaggedShapes) {
 TEST(Fp8Quant, BlockAmaxMapsTo448AndBlocksAreIndependent) {
   // Two per-token blocks in one row with very different magnitudes: each gets its own scale.
   std::vector<float> x(200, 0.001f);
-  x[5] = -3.5f;      // amax of block 0
-  x[150] = 0.02f;    // amax of block 1 (ragged: columns 128..199)
+  x[5] = -3.5f;    // amax of block 0
+  x[150] = 0.02f;  // amax of block 1 (ragged: columns 128..199)
   const Fp8Quantized q = quantize_per_token_1x128(x.data(), 1, 200, false);
   EXPECT_EQ(q.scales[0], 3.5f / 448.0f);
   EXPECT_EQ(q.scales[1], 0.02f / 448.0f);

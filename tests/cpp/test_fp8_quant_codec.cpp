@@ -14,7 +14,9 @@ using namespace tilegemm;
 
 namespace {
 
-bool is_nan_code(int c) { return (c & 0x7F) == 0x7F; }
+bool is_nan_code(int c) {
+  return (c & 0x7F) == 0x7F;
+}
 
 // The nearest finite e4m3 code to x by exhaustive search; ties go to the even code (mantissa LSB 0).
 // Magnitudes past 448 saturate. Independent of float_to_e4m3's arithmetic.
@@ -36,8 +38,8 @@ TEST(Fp8QuantCodec, KnownCodes) {
   EXPECT_EQ(float_to_e4m3(-2.0f), 0xC0);
   EXPECT_EQ(float_to_e4m3(448.0f), 0x7E);
   EXPECT_EQ(float_to_e4m3(-448.0f), 0xFE);
-  EXPECT_EQ(float_to_e4m3(0x1.0p-9f), 0x01);   // smallest subnormal
-  EXPECT_EQ(float_to_e4m3(0x1.0p-6f), 0x08);   // smallest normal
+  EXPECT_EQ(float_to_e4m3(0x1.0p-9f), 0x01);  // smallest subnormal
+  EXPECT_EQ(float_to_e4m3(0x1.0p-6f), 0x08);  // smallest normal
   EXPECT_EQ(float_to_e4m3(0.0f), 0x00);
   EXPECT_EQ(float_to_e4m3(-0.0f), 0x80);
   EXPECT_EQ(e4m3_to_float(0x7E), 448.0f);
@@ -102,7 +104,7 @@ TEST(Fp8QuantCodec, CeilToUe8m0RoundsUpToPowersOfTwo) {
   EXPECT_EQ(ceil_to_ue8m0(0.75f), 1.0f);
   EXPECT_EQ(ceil_to_ue8m0(std::nextafter(0.25f, 1.0f)), 0.5f);
   EXPECT_EQ(ceil_to_ue8m0(1e-4f / 448.0f), 0x1.0p-22f);  // the amax floor's scale: 2.23e-7 → 2^-22
-  EXPECT_EQ(ceil_to_ue8m0(1e-40f), 0x1.0p-126f);          // subnormals go to the smallest UE8M0 value
+  EXPECT_EQ(ceil_to_ue8m0(1e-40f), 0x1.0p-126f);         // subnormals go to the smallest UE8M0 value
   EXPECT_EQ(ceil_to_ue8m0(0x1.0p127f), 0x1.0p127f);
   EXPECT_TRUE(std::isinf(ceil_to_ue8m0(0x1.8p127f)));
   EXPECT_TRUE(std::isnan(ceil_to_ue8m0(std::numeric_limits<float>::quiet_NaN())));

@@ -62,8 +62,10 @@ TEST(Fp8ScaleStrides, NegativeStridesAndMisalignedPointersAreRefused) {
   EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, misaligned, v.b, v.sfb_block, v.d_bf16); }), "sfa");
   TensorView block_negative = v.sfb_block;
   block_negative.strides[1] = -1;
-  EXPECT_EQ(rejected([&] { fp8_gemm_1d2d(v.a, TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, kKb), v.b,
-                                         block_negative, v.d_bf16); }),
+  EXPECT_EQ(rejected([&] {
+              fp8_gemm_1d2d(v.a, TensorView::matrix(v.base(), DType::kFloat32, kM, kKb, kKb), v.b, block_negative,
+                            v.d_bf16);
+            }),
             "sfb");
 }
 
@@ -84,7 +86,8 @@ TEST(Fp8ScaleStrides, LayoutFollowsStridesAndAlignment) {
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 65, 3, 1, 68))),
             ScaleLayout::kMnMajor);
   // A single K block, and a single row whose K-block stride is 16-byte aligned: TMA columns too.
-  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 1, 1))), ScaleLayout::kMnMajor);
+  EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 64, 1, 1))),
+            ScaleLayout::kMnMajor);
   EXPECT_EQ(per_token_scale_layout(as_3d(TensorView::matrix(buffer, DType::kFloat32, 1, 56, 8, 4))),
             ScaleLayout::kMnMajor);
   // Grouped MN-major with 16-byte group strides.
@@ -111,10 +114,10 @@ TEST(Fp8ScaleStrides, LayoutFollowsStridesAndAlignment) {
   // Row-major boxes only where they measured faster than the copies, in the GEMM types the GPU tests ran them in.
   using kernels::preferred_sfa_layout;
   constexpr ScaleLayout kRow = ScaleLayout::kRowMajor, kCopy = ScaleLayout::kStrided;
-  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 64, 7168), kRow);      // long K, any M
-  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 4096, 2048), kRow);    // medium K, large M
-  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 128, 2048), kCopy);    // medium K, small M
-  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kBatched, 4096, 512), kCopy);   // short K
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 64, 7168), kRow);     // long K, any M
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 4096, 2048), kRow);   // medium K, large M
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kNormal, 128, 2048), kCopy);   // medium K, small M
+  EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kBatched, 4096, 512), kCopy);  // short K
   EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kMGroupedContiguous, 32768, 7168), kRow);
   EXPECT_EQ(preferred_sfa_layout(kRow, GemmType::kMGroupedMasked, 4096, 7168), kCopy);  // not GPU-tested with boxes
   EXPECT_EQ(preferred_sfa_layout(ScaleLayout::kMnMajor, GemmType::kNormal, 64, 512), ScaleLayout::kMnMajor);

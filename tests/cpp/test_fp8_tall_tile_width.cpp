@@ -45,9 +45,10 @@ TEST(Fp8TallTileWidth, ShapesThatChoseNarrowTallTiles) {
     GemmType type;
     int groups, m, n, k;
   };
-  for (const Case& c : {Case{GemmType::kMGroupedContiguous, 8, 8704, 4096, 7168},
-                        Case{GemmType::kMGroupedContiguous, 8, 8576, 4096, 7168}, Case{GemmType::kNormal, 1, 2048, 7168, 2048},
-                        Case{GemmType::kNormal, 1, 3072, 1536, 7168}, Case{GemmType::kNormal, 1, 1024, 7168, 2048}}) {
+  for (const Case& c :
+       {Case{GemmType::kMGroupedContiguous, 8, 8704, 4096, 7168},
+        Case{GemmType::kMGroupedContiguous, 8, 8576, 4096, 7168}, Case{GemmType::kNormal, 1, 2048, 7168, 2048},
+        Case{GemmType::kNormal, 1, 3072, 1536, 7168}, Case{GemmType::kNormal, 1, 1024, 7168, 2048}}) {
     const GemmConfig config = select_config(fp8_problem(c.type, c.groups, c.m, c.n, c.k), hw);
     if (config.block_m > 128) EXPECT_GE(config.block_n, kSm90Fp8TallTileMinBlockN) << to_string(config);
   }

@@ -22,8 +22,8 @@ GemmDesc bf16_desc(int m, int n, int k) {
   return desc;
 }
 
-const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                      {7168, 16384}, {4096, 7168}, {7168, 2048}};
+const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                                      {7168, 16384}, {4096, 7168},  {7168, 2048}};
 
 std::string read_all(std::FILE* f) {
   std::rewind(f);
@@ -34,7 +34,9 @@ std::string read_all(std::FILE* f) {
   return s;
 }
 
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int count_lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
 
 }  // namespace
 
@@ -163,8 +165,8 @@ TEST(HeuristicsSelect, CostTermsAreConsistentWithTheLedger) {
     EXPECT_LE(ranked[i - 1].cost.predicted_us, ranked[i].cost.predicted_us * (1 + 1e-9));
   for (const Candidate& c : ranked) {
     const auto& r = c.cost;
-    const long long tiles = ((4096 + c.config.block_m - 1) / c.config.block_m) *
-                            ((7168 + c.config.block_n - 1) / c.config.block_n);
+    const long long tiles =
+        ((4096 + c.config.block_m - 1) / c.config.block_m) * ((7168 + c.config.block_n - 1) / c.config.block_n);
     ASSERT_EQ(r.tiles, tiles) << to_string(c.config);
     EXPECT_EQ(r.waves, (tiles + 131) / 132);
     EXPECT_NEAR(r.last_wave_util, (tiles - (r.waves - 1) * 132) / 132.0, 1e-12);

@@ -1,8 +1,8 @@
 // The JIT runtime on a machine without a GPU: compile (NVRTC and NVCC), memory and disk caches, cache keys,
 // corruption, racing processes, unwritable directories, compiler errors and DG_JIT_* switches.
 // Compiles are counted (runtime_stats), never timed.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -26,7 +26,11 @@ using JitCache = testing::JitEnvFixture;
 
 using testing::read_text;
 
-bool is_elf(const std::vector<char>& bytes) { return bytes.size() > 4 && std::string(bytes.data(), 4) == "\x7f" "ELF"; }
+bool is_elf(const std::vector<char>& bytes) {
+  return bytes.size() > 4 && std::string(bytes.data(), 4) ==
+                                 "\x7f"
+                                 "ELF";
+}
 
 std::size_t files_under(const fs::path& dir) {
   std::error_code ec;
@@ -115,8 +119,9 @@ TEST_F(JitCache, AnNvccThatWritesNoCubinIsAFailureNamingIt) {
     EXPECT_NE(e.log().find("nvcc.cubin' (-o)"), std::string::npos) << e.log();
   }
   const std::string salt = "true-nvcc-cli-" + dir_.filename().string();
-  const ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"},
-                                      (dir_ / "true-nvcc.log").string());
+  const ProcessResult r =
+      run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"},
+                  (dir_ / "true-nvcc.log").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("failed to compile: DG_JIT_NVCC_COMPILER '/bin/true' exited with status 0 but wrote no "
                           "cubin at '"),
@@ -198,7 +203,8 @@ TEST_F(JitCache, EightRacingProcessesAllSucceedAndLeaveOneEntryPerKernel) {
   std::vector<pid_t> pids;
   for (int i = 0; i < 8; ++i) {
     const std::string log = (dir_ / fmt::format("race{}.log", i)).string();
-    std::vector<std::string> args = {TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"};
+    std::vector<std::string> args = {TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels",
+                                     "--salt",          salt,  "-j",         "1"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -301,8 +307,9 @@ TEST_F(JitCache, DisableMakesACompileAnErrorNamingTheKernel) {
 TEST_F(JitCache, DisableAdvisesPrecompilingWithoutIt) {
   set("DG_JIT_DISABLE", "1");
   const std::string salt = "disabled-" + dir_.filename().string();
-  const ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"},
-                                      (dir_ / "disabled.log").string());
+  const ProcessResult r =
+      run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--test-kernels", "--salt", salt, "-j", "1"},
+                  (dir_ / "disabled.log").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("DG_JIT_DISABLE=1 forbids compiling it; precompile it without DG_JIT_DISABLE"),
             std::string::npos)
@@ -467,9 +474,9 @@ TEST_F(JitCache, CliReportsUserErrorsWithExitStatusTwo) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("K-major"), std::string::npos) << r.output;
   // The kernels are SM90 only: an Ascend preset would be planned an sm_90 config (the ledger still models it).
-  r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "2112", "--k", "7168", "--hw",
-                   "ascend-950dt"},
-                  (dir_ / "cli5.log").string());
+  r = run_process(
+      {TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "64", "--n", "2112", "--k", "7168", "--hw", "ascend-950dt"},
+      (dir_ / "cli5.log").string());
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_EQ(r.output.rfind("tilegemm: error: --hw: expected an NVIDIA Hopper preset (", 0), 0u) << r.output;
   EXPECT_NE(r.output.find("'ascend-950dt'"), std::string::npos) << r.output;
@@ -496,9 +503,9 @@ TEST_F(JitCache, APrecompileThatCannotKeepItsKernelsFails) {
 }
 
 TEST_F(JitCache, PrecompilesTheFp8KernelsTheHeuristicsWouldPick) {
-  const ProcessResult r = run_process(
-      {TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "4096", "--n", "7168", "--k", "2048", "--dtype", "fp8", "-j", "1"},
-      (dir_ / "fp8.log").string());
+  const ProcessResult r = run_process({TILEGEMM_CLI_PATH, "jit", "precompile", "--m", "4096", "--n", "7168", "--k",
+                                       "2048", "--dtype", "fp8", "-j", "1"},
+                                      (dir_ / "fp8.log").string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("sm90_fp8_gemm_1d2d"), std::string::npos) << r.output;
   EXPECT_EQ(cache_info().entries, 1u);

@@ -9,11 +9,17 @@ namespace {
 
 TEST(JitCodegen, SubstitutesNamedFieldsAsCppLiterals) {
   CodeFields f;
-  f.set("BLOCK_M", 128).set("STAGES", 4u).set("SWAP", true).set("D_TYPE", DType::kBFloat16)
-      .set("MAJOR", Major::kMNMajor).set("TYPE", GemmType::kMGroupedMasked);
-  const std::string out = substitute("f<${BLOCK_M}, ${STAGES}, ${SWAP}, ${D_TYPE}, ${MAJOR}, ${TYPE}>(){ return {}; }", f);
-  EXPECT_EQ(out, "f<128, 4u, true, ::tilegemm::DType::kBFloat16, ::tilegemm::Major::kMNMajor, "
-                 "::tilegemm::GemmType::kMGroupedMasked>(){ return {}; }");
+  f.set("BLOCK_M", 128)
+      .set("STAGES", 4u)
+      .set("SWAP", true)
+      .set("D_TYPE", DType::kBFloat16)
+      .set("MAJOR", Major::kMNMajor)
+      .set("TYPE", GemmType::kMGroupedMasked);
+  const std::string out =
+      substitute("f<${BLOCK_M}, ${STAGES}, ${SWAP}, ${D_TYPE}, ${MAJOR}, ${TYPE}>(){ return {}; }", f);
+  EXPECT_EQ(out,
+            "f<128, 4u, true, ::tilegemm::DType::kBFloat16, ::tilegemm::Major::kMNMajor, "
+            "::tilegemm::GemmType::kMGroupedMasked>(){ return {}; }");
 }
 
 TEST(JitCodegen, DesignatedInitializerKeepsInsertionOrder) {

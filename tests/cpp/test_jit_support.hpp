@@ -20,11 +20,21 @@
 
 namespace tilegemm::testing {
 
-inline const char* const kJitVariables[] = {
-    "DG_JIT_CACHE_DIR",      "DG_JIT_USE_NVRTC",  "DG_JIT_NVCC_COMPILER", "DG_JIT_DEBUG",
-    "DG_PRINT_CONFIGS",      "DG_JIT_PRINT_COMPILER_COMMAND", "DG_JIT_PTXAS_VERBOSE", "DG_JIT_PTXAS_CHECK",
-    "DG_JIT_WITH_LINEINFO",  "DG_JIT_DUMP_PTX",   "DG_JIT_DUMP_SASS",     "DG_JIT_DISABLE",
-    "TILEGEMM_DEVICE_INCLUDE_DIR", "TILEGEMM_CUDA_INCLUDE_DIR", "XDG_CACHE_HOME"};
+inline const char* const kJitVariables[] = {"DG_JIT_CACHE_DIR",
+                                            "DG_JIT_USE_NVRTC",
+                                            "DG_JIT_NVCC_COMPILER",
+                                            "DG_JIT_DEBUG",
+                                            "DG_PRINT_CONFIGS",
+                                            "DG_JIT_PRINT_COMPILER_COMMAND",
+                                            "DG_JIT_PTXAS_VERBOSE",
+                                            "DG_JIT_PTXAS_CHECK",
+                                            "DG_JIT_WITH_LINEINFO",
+                                            "DG_JIT_DUMP_PTX",
+                                            "DG_JIT_DUMP_SASS",
+                                            "DG_JIT_DISABLE",
+                                            "TILEGEMM_DEVICE_INCLUDE_DIR",
+                                            "TILEGEMM_CUDA_INCLUDE_DIR",
+                                            "XDG_CACHE_HOME"};
 
 // A file's whole contents ("" when it cannot be read): cache entries' sources, metadata and PTX dumps.
 inline std::string read_text(const std::filesystem::path& p) {
@@ -85,7 +95,8 @@ class JitEnvFixture : public ::testing::Test {
     if (keep == nullptr || !std::filesystem::is_directory(cache_dir() / "kernels", ec)) return;
     for (const auto& entry : std::filesystem::directory_iterator(cache_dir() / "kernels", ec))
       std::filesystem::copy(entry.path(), std::filesystem::path(keep) / entry.path().filename(),
-                            std::filesystem::copy_options::recursive | std::filesystem::copy_options::skip_existing, ec);
+                            std::filesystem::copy_options::recursive | std::filesystem::copy_options::skip_existing,
+                            ec);
   }
   static int& counter() {
     static int n = 0;

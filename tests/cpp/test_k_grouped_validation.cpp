@@ -73,7 +73,7 @@ struct Fp8Views {
   TensorView a = flat(kSumK * kM), b = flat(kSumK * kN);
   TensorView sfa = TensorView::matrix(base, DType::kFloat32, kM, kSumK / 128, 1, kM);  // MN-major, as DeepGEMM's
   TensorView sfb = TensorView::matrix(base, DType::kFloat32, kN, kSumK / 128, 1, kN);
-  TensorView d = TensorView::batched(base, DType::kFloat32, 2, kM, kN, kM * kN, kN);
+  TensorView d = TensorView::batched(base, DType::kFloat32, 2, kM, kN, kM* kN, kN);
   TensorView ks = [&] {
     TensorView v;
     v.data = base, v.dtype = DType::kInt32, v.ndim = 1, v.shape = {2, 0, 0, 0}, v.strides = {1, 0, 0, 0};

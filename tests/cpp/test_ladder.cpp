@@ -17,7 +17,7 @@
 
 #include "cli_runner.hpp"
 #include "expect_invalid.hpp"
-#include "tilegemm/ladder.hpp"
+#include "ladder/ladder.hpp"
 
 using namespace tilegemm;
 using test_util::expect_invalid;
@@ -25,7 +25,9 @@ using test_util::expect_invalid;
 namespace {
 
 // Views over a fake, 16-byte aligned device address: the checks never touch memory.
-void* fake_ptr() { return reinterpret_cast<void*>(std::uintptr_t{1} << 20); }
+void* fake_ptr() {
+  return reinterpret_cast<void*>(std::uintptr_t{1} << 20);
+}
 TensorView bf16_matrix(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   return TensorView::matrix(fake_ptr(), DType::kBFloat16, rows, cols, ld);
 }
@@ -67,8 +69,9 @@ TEST(LadderOperands, BadViewsNameTheArgument) {
   fp32_a.dtype = DType::kFloat32;
   expect_invalid([&] { ladder::validate_operands(fp32_a, b, d); }, "a", "bf16");
   // MN-major A ([M,K] view of [K,M] storage): the ladder runs the nt layout only.
-  expect_invalid([&] { ladder::validate_operands(TensorView::matrix(fake_ptr(), DType::kBFloat16, 129, 72, 1, 129), b, d); },
-                 "a", "K-major");
+  expect_invalid(
+      [&] { ladder::validate_operands(TensorView::matrix(fake_ptr(), DType::kBFloat16, 129, 72, 1, 129), b, d); }, "a",
+      "K-major");
   expect_invalid([&] { ladder::validate_operands(bf16_matrix(129, 72, 76), b, d); }, "a", "multiple of 8");
   TensorView misaligned = a;
   misaligned.data = static_cast<char*>(fake_ptr()) + 2;
@@ -80,8 +83,9 @@ TEST(LadderOperands, BadViewsNameTheArgument) {
   TensorView fp32_d = d;
   fp32_d.dtype = DType::kFloat32;
   expect_invalid([&] { ladder::validate_operands(a, b, fp32_d); }, "d", "bf16");
-  expect_invalid([&] { ladder::validate_operands(a, b, TensorView::matrix(fake_ptr(), DType::kBFloat16, 129, 200, 1, 129)); },
-                 "d", "column stride 1");
+  expect_invalid(
+      [&] { ladder::validate_operands(a, b, TensorView::matrix(fake_ptr(), DType::kBFloat16, 129, 200, 1, 129)); }, "d",
+      "column stride 1");
   // The rung index is checked before the operands; neither check needs a GPU.
   expect_invalid([&] { ladder::run_rung(7, a, b, d); }, "rung");
   expect_invalid([&] { ladder::run_rung(2, fp32_a, b, d); }, "a");
@@ -93,11 +97,11 @@ TEST(LadderTraffic, TheLedgerPredictsWhatEachRungMoves) {
   const double mnk = 4096.0 * 4096 * 4096;
   ladder::RungTraffic t[ladder::kNumRungs];
   for (int r = 0; r < ladder::kNumRungs; ++r) t[r] = ladder::predicted_traffic(r, s, hw);
-  EXPECT_DOUBLE_EQ(t[0].load_bytes, 2 * mnk * 2);                   // 2K bf16 loads per output element
+  EXPECT_DOUBLE_EQ(t[0].load_bytes, 2 * mnk * 2);                        // 2K bf16 loads per output element
   EXPECT_DOUBLE_EQ(t[1].load_bytes, 2 * mnk * (1.0 / 128 + 1.0 / 128));  // b·MNK(1/bm + 1/bn)
-  EXPECT_DOUBLE_EQ(t[2].load_bytes, t[1].load_bytes);               // pipelining moves the same bytes
-  EXPECT_DOUBLE_EQ(t[3].load_bytes, t[1].load_bytes);               // ... and so does swizzling
-  EXPECT_LE(t[4].load_bytes, t[3].load_bytes);                      // the production tile is at least as big
+  EXPECT_DOUBLE_EQ(t[2].load_bytes, t[1].load_bytes);                    // pipelining moves the same bytes
+  EXPECT_DOUBLE_EQ(t[3].load_bytes, t[1].load_bytes);                    // ... and so does swizzling
+  EXPECT_LE(t[4].load_bytes, t[3].load_bytes);                           // the production tile is at least as big
   // Two 256-thread CTAs of 64 KiB per SM; a row-major wave spans 9 m-blocks x all 32 n-blocks, a rasterised
   // one 16 x 17: rasterisation is what moves the DRAM estimate.
   EXPECT_EQ(t[2].resident_ctas, 2 * hw.num_sms);
@@ -172,7 +176,8 @@ TEST(LadderCli, WithoutAGpuPrintsTheLedgerTableAndExitsZero) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("printing the ledger's predictions only"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Not measured:"), std::string::npos) << r.output;
-  for (const char* rung : {"| 0 | naive", "| 1 | smem+mma", "| 2 | cp.async", "| 3 | swizzle+raster", "| 4 | tma+wgmma"})
+  for (const char* rung :
+       {"| 0 | naive", "| 1 | smem+mma", "| 2 | cp.async", "| 3 | swizzle+raster", "| 4 | tma+wgmma"})
     EXPECT_NE(r.output.find(rung), std::string::npos) << rung;
   std::ifstream in(json_path);
   std::stringstream text;

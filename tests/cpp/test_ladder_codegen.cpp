@@ -5,8 +5,8 @@
 #include <set>
 
 #include "expect_invalid.hpp"
+#include "ladder/ladder.hpp"
 #include "test_jit_support.hpp"
-#include "tilegemm/ladder.hpp"
 
 namespace tilegemm::jit {
 namespace {

@@ -21,8 +21,8 @@ ProblemShape shape(std::int64_t m, std::int64_t n, std::int64_t k) {
 
 // Seed 000 §1.1 / §2.1: 4096³ fp16, the seed's C being our output D.
 TEST(LedgerProblem, Square4096Fp16MatchesSeed000) {
-  const ProblemLedger p = problem_ledger(shape(4096, 4096, 4096), OperandDtypes::uniform(DType::kFloat16),
-                                         hardware_preset("h100-sxm"));
+  const ProblemLedger p =
+      problem_ledger(shape(4096, 4096, 4096), OperandDtypes::uniform(DType::kFloat16), hardware_preset("h100-sxm"));
   EXPECT_DOUBLE_EQ(p.flops, 137438953472.0);
   EXPECT_DOUBLE_EQ(p.min_bytes, 100663296.0);  // 96 MiB
   EXPECT_DOUBLE_EQ(p.bytes.a, 4096.0 * 4096 * 2);

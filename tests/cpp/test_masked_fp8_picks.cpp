@@ -35,7 +35,8 @@ TEST(MaskedFp8Picks, TilesCountTheSpreadOfRowsAroundExpectedM) {
   test_util::ScopedEnv tall("TILEGEMM_CONFIG_FILTER", "block_m=256");
   const auto ranked = rank_candidates(fp8_masked(16, 4096, 256, 4096, 7168), hw);
   const std::int64_t per_group = 4096 / 128;  // n-blocks of a 256x128 tile
-  EXPECT_NEAR(static_cast<double>(first_with(ranked, 256, 128).cost.tiles), 1.5 * 16 * per_group, 0.05 * 16 * per_group);
+  EXPECT_NEAR(static_cast<double>(first_with(ranked, 256, 128).cost.tiles), 1.5 * 16 * per_group,
+              0.05 * 16 * per_group);
   test_util::ScopedEnv any("TILEGEMM_CONFIG_FILTER", nullptr);
   const auto small = rank_candidates(fp8_masked(8, 512, 128, 7168, 2048), hw);
   EXPECT_NEAR(static_cast<double>(first_with(small, 128, 128).cost.tiles), 1.5 * 8 * 56, 0.05 * 8 * 56);

@@ -70,7 +70,7 @@ TEST_F(PdlCodegen, GemmKernelsWaitForThePreviousKernel) {
       desc.a_dtype = desc.b_dtype = dtype;
       const GemmConfig config = select_config(desc, hw);
       const jit::KernelSpec spec = dtype == DType::kBFloat16 ? kernels::sm90_bf16_gemm_spec(desc, config)
-                                                              : kernels::sm90_fp8_gemm_spec(desc, config);
+                                                             : kernels::sm90_fp8_gemm_spec(desc, config);
       SCOPED_TRACE(spec.name);
       const std::string ptx = kernel_ptx(spec);
       ASSERT_NE(ptx.find(".entry " + spec.entry), std::string::npos);

@@ -99,10 +99,9 @@ TEST(PlanCache, TurnsDownRunsAfterASettingChanged) {
 
 TEST(PlanCache, FactoriesRunTheEntryPointsChecks) {
   const Dense x;
-  test_util::expect_invalid(
-      [&] { api::plan_bf16_gemm(mat(kBase, kFp32, 256, 512, 512), x.b, x.d, nullptr, 0); }, "a");
-  test_util::expect_invalid(
-      [&] { api::plan_bf16_gemm(x.a, x.b, mat(kBase, kBf16, 256, 128, 1, 256), nullptr, 0); }, "d");
+  test_util::expect_invalid([&] { api::plan_bf16_gemm(mat(kBase, kFp32, 256, 512, 512), x.b, x.d, nullptr, 0); }, "a");
+  test_util::expect_invalid([&] { api::plan_bf16_gemm(x.a, x.b, mat(kBase, kBf16, 256, 128, 1, 256), nullptr, 0); },
+                            "d");
   // FP8: row-major per-token scales are accepted; a scale pointer that is not 4-byte aligned is not.
   const TensorView a = mat(kBase, kFp8, 256, 512, 512), b = mat(kBase + 0x100000, kFp8, 256, 512, 512);
   const TensorView sfa = mat(kBase + 0x200000, kFp32, 256, 4, 4), sfb = mat(kBase + 0x300000, kFp32, 2, 4, 4);
@@ -110,13 +109,11 @@ TEST(PlanCache, FactoriesRunTheEntryPointsChecks) {
   const auto plan = api::plan_fp8_gemm(a, sfa, b, sfb, d, nullptr, false, 0);
   EXPECT_EQ(plan->num_tensors(), 6);
   test_util::expect_invalid(
-      [&] { api::plan_fp8_gemm(a, mat(kBase + 0x200002, kFp32, 256, 4, 4), b, sfb, d, nullptr, false, 0); },
-      "sfa");
+      [&] { api::plan_fp8_gemm(a, mat(kBase + 0x200002, kFp32, 256, 4, 4), b, sfb, d, nullptr, false, 0); }, "sfa");
   test_util::expect_invalid([&] { api::plan_fp8_gemm(a, sfa, b, sfb, d, &d, false, 0); },
                             "c");  // 1D2D has no C
   // A scale pointer 4 bytes off its planned alignment is a different run (the checks must see it).
-  const std::uintptr_t moved_sfa[] = {
-      kBase, kBase + 0x200004, kBase + 0x100000, kBase + 0x300000, kBase + 0x400000, 0};
+  const std::uintptr_t moved_sfa[] = {kBase, kBase + 0x200004, kBase + 0x100000, kBase + 0x300000, kBase + 0x400000, 0};
   EXPECT_FALSE(plan->admits(moved_sfa, 0));
 }
 
@@ -132,8 +129,8 @@ TEST(PlanCache, BatchReducedPlansCheckEinsumsOperands) {
   EXPECT_EQ(plan->desc.k, 129 * 128);
   EXPECT_EQ(plan->desc.num_groups, 129);
   EXPECT_TRUE(plan->desc.with_c);
-  test_util::expect_invalid(
-      [&] { api::plan_bf16_batch_reduced_gemm(a, bat(kBase, kBf16, 128, 384, 128), d, &d, 0); }, "b");  // batches
+  test_util::expect_invalid([&] { api::plan_bf16_batch_reduced_gemm(a, bat(kBase, kBf16, 128, 384, 128), d, &d, 0); },
+                            "b");  // batches
   test_util::expect_invalid(
       [&] { api::plan_bf16_batch_reduced_gemm(a, b, mat(kBase, kFp32, 128, 256, 256), nullptr, 0); }, "d");
   test_util::expect_invalid(
@@ -144,8 +141,8 @@ TEST(PlanCache, BatchReducedPlansCheckEinsumsOperands) {
   test_util::expect_invalid([&] { api::plan_bf16_batch_reduced_gemm(mat(kBase, kBf16, 128, 128, 128), b, d, &d, 0); },
                             "a");  // 2-D a
   // No batch (or no K): d = c, or zeros, without a kernel.
-  const auto empty = api::plan_bf16_batch_reduced_gemm(bat(kBase, kBf16, 0, 128, 128), bat(kBase, kBf16, 0, 384, 128),
-                                                       d, nullptr, 0);
+  const auto empty =
+      api::plan_bf16_batch_reduced_gemm(bat(kBase, kBf16, 0, 128, 128), bat(kBase, kBf16, 0, 384, 128), d, nullptr, 0);
   EXPECT_EQ(empty->work, LaunchPlan::Work::kFill);
 }
 

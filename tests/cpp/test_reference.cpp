@@ -75,7 +75,8 @@ std::vector<double> naive_gemm(const TensorView& a, const TensorView& b, const T
       for (std::int64_t j = 0; j < n; ++j) {
         double acc = 0;
         if (c) {
-          std::vector<std::int64_t> idx = batched ? std::vector<std::int64_t>{g, i, j} : std::vector<std::int64_t>{i, j};
+          std::vector<std::int64_t> idx =
+              batched ? std::vector<std::int64_t>{g, i, j} : std::vector<std::int64_t>{i, j};
           acc = host_element(*c, idx);
         }
         for (std::int64_t p = 0; p < k; ++p) {
@@ -166,7 +167,8 @@ TEST(ReferenceGemm, MatchesNaiveLoopForEveryLayoutAndC) {
         auto b = random_matrix(rng, DType::kBFloat16, 0, s[1], s[2], b_mn, 2);
         auto c = random_matrix(rng, c_dtypes[with_c % 2], 0, s[0], s[1], false, with_c);
         const TensorView* cv = with_c ? &c.view : nullptr;
-        SCOPED_TRACE(::testing::Message() << s[0] << "x" << s[1] << "x" << s[2] << " layout " << layout << " c " << with_c);
+        SCOPED_TRACE(::testing::Message()
+                     << s[0] << "x" << s[1] << "x" << s[2] << " layout " << layout << " c " << with_c);
         expect_close(reference_gemm(a.view, b.view, cv), naive_gemm(a.view, b.view, cv));
         ++cases;
       }

@@ -17,7 +17,9 @@ using namespace tilegemm;
 namespace {
 
 // Never dereferenced: every call below fails validation before touching memory.
-void* fake_device_pointer() { return reinterpret_cast<void*>(std::uintptr_t{0x10000}); }
+void* fake_device_pointer() {
+  return reinterpret_cast<void*>(std::uintptr_t{0x10000});
+}
 
 TensorView bf16(std::int64_t rows, std::int64_t cols, std::int64_t row_stride, std::int64_t col_stride = 1) {
   return TensorView::matrix(fake_device_pointer(), DType::kBFloat16, rows, cols, row_stride, col_stride);
@@ -77,7 +79,8 @@ TEST(CublasLtArguments, ValidCallWithoutGpuIsARuntimeError) {
   EXPECT_THROW(cublaslt_gemm(a, b, d), RuntimeError);
   // K = 0: empty operands hold no element, so any strides pass the checks (a stride of 0 included); only the fill
   // of d, which needs the GPU, fails here.
-  for (const auto& [ea, eb] : {std::pair{bf16(64, 0, 0), bf16(32, 0, 0)}, std::pair{bf16(64, 0, 1, 64), bf16(32, 0, 5, 3)}}) {
+  for (const auto& [ea, eb] :
+       {std::pair{bf16(64, 0, 0), bf16(32, 0, 0)}, std::pair{bf16(64, 0, 1, 64), bf16(32, 0, 5, 3)}}) {
     try {
       cublaslt_gemm(ea, eb, d);
       ADD_FAILURE() << "expected the fill of d to fail without a GPU";

@@ -18,13 +18,17 @@ using namespace tilegemm;
 namespace {
 
 // Never dereferenced: every call below fails validation before touching memory.
-void* fake_device_pointer() { return reinterpret_cast<void*>(std::uintptr_t{0x10000}); }
+void* fake_device_pointer() {
+  return reinterpret_cast<void*>(std::uintptr_t{0x10000});
+}
 
 TensorView view(DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t row_stride,
                 std::int64_t col_stride = 1) {
   return TensorView::matrix(fake_device_pointer(), dtype, rows, cols, row_stride, col_stride);
 }
-TensorView e4m3(std::int64_t rows, std::int64_t cols) { return view(DType::kFloat8E4M3, rows, cols, cols); }
+TensorView e4m3(std::int64_t rows, std::int64_t cols) {
+  return view(DType::kFloat8E4M3, rows, cols, cols);
+}
 
 // A valid block-scaled problem M=64, N=256, K=384 (kb = 3, so cuBLASLt's sfb row stride is 4).
 struct Blockwise {
@@ -64,10 +68,12 @@ TEST(CublasLtFp8Arguments, OperandDtypesAndShapes) {
 TEST(CublasLtFp8Arguments, OperandsMustBeKMajor) {
   Blockwise p;
   // a stored [K,M] (MN-major) and b stored [K,N]: cuBLASLt's FP8 matmul has no such form on Hopper.
-  expect_invalid([&] { cublaslt_fp8_gemm_nt(view(DType::kFloat8E4M3, 64, 384, 1, 64), p.sfa, p.b, p.sfb, p.d, kBlock); },
-                 "a", "K-major");
-  expect_invalid([&] { cublaslt_fp8_gemm_nt(p.a, p.sfa, view(DType::kFloat8E4M3, 256, 384, 1, 256), p.sfb, p.d, kBlock); },
-                 "b", "TN form");
+  expect_invalid(
+      [&] { cublaslt_fp8_gemm_nt(view(DType::kFloat8E4M3, 64, 384, 1, 64), p.sfa, p.b, p.sfb, p.d, kBlock); }, "a",
+      "K-major");
+  expect_invalid(
+      [&] { cublaslt_fp8_gemm_nt(p.a, p.sfa, view(DType::kFloat8E4M3, 256, 384, 1, 256), p.sfb, p.d, kBlock); }, "b",
+      "TN form");
   expect_invalid([&] { cublaslt_fp8_gemm_nt(view(DType::kFloat8E4M3, 64, 384, 256), p.sfa, p.b, p.sfb, p.d, kBlock); },
                  "a", "row stride >= K");
 }
@@ -88,8 +94,8 @@ TEST(CublasLtFp8Arguments, BlockScaleLayoutsAreCuBlasLts) {
   // tilegemm's sfb is [ceil(N/128), kb] with row stride kb = 3; cuBLASLt wants round_up(3, 4) = 4.
   expect_invalid([&] { cublaslt_fp8_gemm_nt(p.a, p.sfa, p.b, view(DType::kFloat32, 2, 3, 3), p.d, kBlock); }, "sfb",
                  "strides [4, 1]");
-  expect_invalid([&] { cublaslt_fp8_gemm_nt(p.a, p.sfa, p.b, view(DType::kFloat32, 256, 3, 4), p.d, kBlock); },
-                 "sfb", "[2, 3]");
+  expect_invalid([&] { cublaslt_fp8_gemm_nt(p.a, p.sfa, p.b, view(DType::kFloat32, 256, 3, 4), p.d, kBlock); }, "sfb",
+                 "[2, 3]");
   TensorView sfb_bf16 = p.sfb;
   sfb_bf16.dtype = DType::kBFloat16;
   expect_invalid([&] { cublaslt_fp8_gemm_nt(p.a, p.sfa, p.b, sfb_bf16, p.d, kBlock); }, "sfb", "dtype fp32");
@@ -117,8 +123,8 @@ TEST(CublasLtFp8Arguments, ValidCallWithoutGpuIsARuntimeError) {
 
 TEST(CublasLtFp8Scales, StridesCuBlasLtAssumes) {
   EXPECT_EQ(cublaslt_sfa_column_stride(65), 65);
-  EXPECT_EQ(cublaslt_sfb_row_stride(7168), 56);   // 56 K blocks, already a multiple of 4
-  EXPECT_EQ(cublaslt_sfb_row_stride(320), 4);     // 3 K blocks (the last one partial) padded to 4
+  EXPECT_EQ(cublaslt_sfb_row_stride(7168), 56);  // 56 K blocks, already a multiple of 4
+  EXPECT_EQ(cublaslt_sfb_row_stride(320), 4);    // 3 K blocks (the last one partial) padded to 4
   EXPECT_EQ(cublaslt_sfb_row_stride(128 * 5), 8);
   EXPECT_EQ(cublaslt_fp8_scaling_name(CublasLtFp8Scaling::kBlockwise), "1x128/128x128");
 }

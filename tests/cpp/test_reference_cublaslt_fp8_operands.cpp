@@ -61,8 +61,7 @@ TEST(CublasLtFp8Operands, MnMajorOperandsAreRefusedByName) {
   // its transposed view is MN-major. tn's a [K, M] row-major likewise; tt's a too. nt with K-major a and b is
   // the one form that passes.
   expect_invalid([&] { cublaslt_gemm_nn(a, fp8(128, 32, 32), d); }, "b", "K-major FP8 operand");
-  expect_invalid([&] { cublaslt_gemm_tn(fp8(128, 64, 64), fp8(128, 32, 32), d); }, "a",
-                 "K-major FP8 operand");
+  expect_invalid([&] { cublaslt_gemm_tn(fp8(128, 64, 64), fp8(128, 32, 32), d); }, "a", "K-major FP8 operand");
   expect_invalid([&] { cublaslt_gemm_tt(fp8(128, 64, 64), b, d); }, "a", "K-major FP8 operand");
   // A [K, N] b that is the transposed view of a K-major [N, K] tensor is K-major again after nn's transpose.
   const TensorView b_kn = transpose_last2(b);
@@ -71,11 +70,9 @@ TEST(CublasLtFp8Operands, MnMajorOperandsAreRefusedByName) {
 
 TEST(CublasLtFp8Operands, RowStridesAndPointersMustBe16ByteAligned) {
   const auto b = fp8(32, 128, 128), d = out(DType::kBFloat16, 64, 32);
-  expect_invalid([&] { cublaslt_gemm(fp8(64, 120, 120), fp8(32, 120, 120), d); }, "a",
-                 "multiple of 16 bytes");
+  expect_invalid([&] { cublaslt_gemm(fp8(64, 120, 120), fp8(32, 120, 120), d); }, "a", "multiple of 16 bytes");
   expect_invalid([&] { cublaslt_gemm(fp8(64, 128, 136), b, d); }, "a", "multiple of 16 bytes");
-  expect_invalid([&] { cublaslt_gemm(fp8(64, 128, 128), fp8(32, 128, 136), d); }, "b",
-                 "multiple of 16 bytes");
+  expect_invalid([&] { cublaslt_gemm(fp8(64, 128, 128), fp8(32, 128, 136), d); }, "b", "multiple of 16 bytes");
   TensorView misaligned = fp8(64, 128, 128);
   misaligned.data = fake_device_pointer(8);
   expect_invalid([&] { cublaslt_gemm(misaligned, b, d); }, "a", "16-byte aligned data pointer");
@@ -90,10 +87,8 @@ TEST(CublasLtFp8Operands, ValidCallsWithoutGpuAreRuntimeErrors) {
     EXPECT_THROW(cublaslt_gemm(a, b, d, &d), RuntimeError);
   }
   // Batched FP8 operands ([B, M, K] / [B, N, K]) pass the checks too.
-  const TensorView a3 =
-      TensorView::batched(fake_device_pointer(), DType::kFloat8E4M3, 2, 64, 128, 64 * 128, 128);
-  const TensorView b3 =
-      TensorView::batched(fake_device_pointer(), DType::kFloat8E4M3, 2, 32, 128, 32 * 128, 128);
+  const TensorView a3 = TensorView::batched(fake_device_pointer(), DType::kFloat8E4M3, 2, 64, 128, 64 * 128, 128);
+  const TensorView b3 = TensorView::batched(fake_device_pointer(), DType::kFloat8E4M3, 2, 32, 128, 32 * 128, 128);
   const TensorView d3 = TensorView::batched(fake_device_pointer(), DType::kFloat32, 2, 64, 32, 64 * 32, 32);
   EXPECT_THROW(cublaslt_gemm(a3, b3, d3), RuntimeError);
 }

@@ -21,11 +21,13 @@ using test_util::ScopedEnv;
 
 namespace {
 
-const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                      {7168, 16384}, {4096, 7168}, {7168, 2048}};
+const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                                      {7168, 16384}, {4096, 7168},  {7168, 2048}};
 
 // Every field: to_string leaves out the scheme.
-std::string fields(const GemmConfig& c) { return to_string(c) + " scheme=" + scheme_name(c.scheme); }
+std::string fields(const GemmConfig& c) {
+  return to_string(c) + " scheme=" + scheme_name(c.scheme);
+}
 
 // The row counts a serving engine asks for: every 37th in 1..4096, and the powers of two with their neighbours.
 std::vector<int> serving_ms() {
@@ -83,9 +85,13 @@ void sweep_deepseek(bool fp8) {
 
 }  // namespace
 
-TEST(SelectFastPath, SameAsRankedOnTheFp8ServingSweep) { sweep_deepseek(/*fp8=*/true); }
+TEST(SelectFastPath, SameAsRankedOnTheFp8ServingSweep) {
+  sweep_deepseek(/*fp8=*/true);
+}
 
-TEST(SelectFastPath, SameAsRankedOnTheBf16ServingSweep) { sweep_deepseek(/*fp8=*/false); }
+TEST(SelectFastPath, SameAsRankedOnTheBf16ServingSweep) {
+  sweep_deepseek(/*fp8=*/false);
+}
 
 TEST(SelectFastPath, SameAsRankedOnGroupedBatchedAndFewerSms) {
   const HardwareModel h200 = hardware_preset("h200");

@@ -1,6 +1,6 @@
 // The kernels run more configs than the selector picks unasked (legality vs offer): the FP8 K-split warpgroup pair,
-// FP8 1x2 clusters sharing A and tiles an odd multiple of 8 wide are legal, rejected by the selector with a reason that names the switch and the
-// filter, and chosen once TILEGEMM_CONFIG_FILTER names their fields.
+// FP8 1x2 clusters sharing A and tiles an odd multiple of 8 wide are legal, rejected by the selector with a reason that
+// names the switch and the filter, and chosen once TILEGEMM_CONFIG_FILTER names their fields.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "kernels/sm90_bf16_gemm.hpp"
+#include "test_jit_support.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
-#include "test_jit_support.hpp"
 
 using namespace tilegemm;
 
@@ -69,8 +69,8 @@ TEST_F(Sm90Bf16Codegen, EverySchedulerCompiles) {
     const GemmDesc desc = make_desc(type, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false);
     expect_compiles(desc, select_config(desc, hw));
   }
-  GemmDesc k_grouped = make_desc(GemmType::kKGroupedContiguous, Major::kMNMajor, Major::kMNMajor, DType::kFloat32,
-                                 true);
+  GemmDesc k_grouped =
+      make_desc(GemmType::kKGroupedContiguous, Major::kMNMajor, Major::kMNMajor, DType::kFloat32, true);
   expect_compiles(k_grouped, select_config(k_grouped, hw));
   // einsum 'bmk,bnk->mn' at DeepGEMM's test shape (129 batches of K 128 into a 128x384 D): a long-K problem the
   // selector cuts, with the producer walking the batches; fp32 D accumulated in place, and bf16 D.
@@ -111,9 +111,14 @@ TEST_F(Sm90Bf16Codegen, ExtremeTileShapesCompile) {
 // bf16 D goes out in 16-byte unswizzled chunks with a final stmatrix x2, fp32 D in 32-byte chunks.
 TEST_F(Sm90Bf16Codegen, OddMultipleOfEightTilesCompile) {
   const HardwareModel hw = hardware_preset("h200");
-  struct Shape { int block_m, wgs, block_n, block_k; DType d; bool with_c; };
-  for (const Shape& s : {Shape{64, 1, 56, 64, DType::kBFloat16, false}, Shape{64, 1, 24, 128, DType::kBFloat16, false},
-                         Shape{128, 2, 120, 64, DType::kBFloat16, false}, Shape{64, 1, 40, 64, DType::kFloat32, true}}) {
+  struct Shape {
+    int block_m, wgs, block_n, block_k;
+    DType d;
+    bool with_c;
+  };
+  for (const Shape& s :
+       {Shape{64, 1, 56, 64, DType::kBFloat16, false}, Shape{64, 1, 24, 128, DType::kBFloat16, false},
+        Shape{128, 2, 120, 64, DType::kBFloat16, false}, Shape{64, 1, 40, 64, DType::kFloat32, true}}) {
     const GemmDesc desc = make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, s.d, s.with_c);
     GemmConfig c;
     c.block_m = s.block_m, c.num_math_warpgroups = s.wgs, c.block_n = s.block_n, c.block_k = s.block_k;
@@ -136,8 +141,8 @@ TEST_F(Sm90Bf16Codegen, TwoAtomStagesCompileForEveryLayoutAndScheme) {
   };
   for (Major ma : {Major::kKMajor, Major::kMNMajor})
     for (Major mb : {Major::kKMajor, Major::kMNMajor}) {
-      const GemmDesc desc = make_desc(GemmType::kNormal, ma, mb, mb == Major::kKMajor ? DType::kBFloat16 : DType::kFloat32,
-                                      ma == Major::kMNMajor);
+      const GemmDesc desc = make_desc(GemmType::kNormal, ma, mb,
+                                      mb == Major::kKMajor ? DType::kBFloat16 : DType::kFloat32, ma == Major::kMNMajor);
       const GemmConfig config = wide(ma == Major::kKMajor ? 64 : 128, mb == Major::kKMajor ? 16 : 128, 1);
       const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
       EXPECT_NE(spec.source.find("static constexpr int BLOCK_K = 128"), std::string::npos);
@@ -153,7 +158,8 @@ TEST_F(Sm90Bf16Codegen, TwoAtomStagesCompileForEveryLayoutAndScheme) {
 
 TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");
-  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
+  for (GemmType type :
+       {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
     const GemmDesc desc = make_desc(type, Major::kMNMajor, Major::kKMajor, DType::kFloat32, type == GemmType::kNormal);
     GemmConfig config;
     config.block_m = 128, config.block_n = 128, config.num_math_warpgroups = 2, config.stages = 4;
@@ -184,9 +190,8 @@ TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
   EXPECT_FALSE(sm90_bf16_config_legal(mn_b, config, hw, &why));
   EXPECT_NE(why.find("MN-major"), std::string::npos) << why;
   config.cluster_m = 1, config.cluster_n = 2, config.multicast = MulticastSide::kA;
-  EXPECT_FALSE(sm90_bf16_config_legal(make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16,
-                                                false),
-                                      config, hw, &why));
+  EXPECT_FALSE(sm90_bf16_config_legal(
+      make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false), config, hw, &why));
   EXPECT_NE(why.find("1x2"), std::string::npos) << why;
 }
 

@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "kernels/sm90_fp8_gemm.hpp"
-#include "tilegemm/fp8_params.hpp"
+#include "scoped_env.hpp"
+#include "test_jit_support.hpp"
 #include "tilegemm/env.hpp"
+#include "tilegemm/fp8_params.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
-#include "scoped_env.hpp"
-#include "test_jit_support.hpp"
 
 using namespace tilegemm;
 
@@ -76,8 +76,8 @@ void expect_bf16_refuses(GemmDesc desc, GemmConfig config, const std::string& ne
 
 TEST_F(Sm90Fp8Codegen, EveryRecipeAndSchedulerCompilesWithoutSpills) {
   const HardwareModel hw = hardware_preset("h200");
-  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
-                        GemmType::kMGroupedMasked}) {
+  for (GemmType type :
+       {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
     const GemmDesc desc = fp8_desc(type, DType::kBFloat16, false);
     expect_compiles(desc, select_config(desc, hw));
   }
@@ -122,7 +122,10 @@ TEST_F(Sm90Fp8Codegen, KGroupedPerGroupMapsCompile) {
 // 144) and the narrowest tile.
 TEST_F(Sm90Fp8Codegen, ExtremeTileShapesCompile) {
   const HardwareModel hw = hardware_preset("h200");
-  struct Shape { int block_m, wgs, block_n; DType d; };
+  struct Shape {
+    int block_m, wgs, block_n;
+    DType d;
+  };
   const Shape shapes[] = {{64, 1, 16, DType::kBFloat16},   {64, 1, 192, DType::kBFloat16},
                           {128, 2, 144, DType::kBFloat16}, {128, 2, 160, DType::kBFloat16},
                           {128, 2, 192, DType::kBFloat16}, {256, 2, 128, DType::kBFloat16},
@@ -141,7 +144,10 @@ TEST_F(Sm90Fp8Codegen, ExtremeTileShapesCompile) {
 // 128x136 (straddles two scale blocks of B with a split step of 8 columns: the K loop's runtime split).
 TEST_F(Sm90Fp8Codegen, OddMultipleOfEightTilesCompile) {
   const HardwareModel hw = hardware_preset("h200");
-  struct Shape { int block_m, wgs, block_n; DType d; };
+  struct Shape {
+    int block_m, wgs, block_n;
+    DType d;
+  };
   for (const Shape& s : {Shape{64, 1, 56, DType::kBFloat16}, Shape{128, 2, 56, DType::kBFloat16},
                          Shape{64, 1, 24, DType::kFloat32}, Shape{128, 2, 136, DType::kBFloat16}}) {
     const GemmDesc desc = fp8_desc(GemmType::kNormal, s.d, s.d == DType::kFloat32);
@@ -227,8 +233,8 @@ TEST_F(Sm90Fp8Codegen, FourBlockStagesCompileWithoutSpills) {
 // 2x1 clusters sharing B: both recipes, every scheduler that pairs m-blocks.
 TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
   const HardwareModel hw = hardware_preset("h200");
-  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous,
-                        GemmType::kMGroupedMasked}) {
+  for (GemmType type :
+       {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
     for (DType d : {DType::kBFloat16, DType::kFloat32}) {
       const GemmDesc desc = fp8_desc(type, d, false);
       GemmConfig c;
@@ -296,7 +302,9 @@ TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithAMulticastCompilesWithoutSpills) {
 // variant compiles without spills; the tiles at the 192-register budget are refused deterministic stream-K.
 TEST_F(Sm90Fp8Codegen, SplitKAndStreamKCompileWithoutSpills) {
   const HardwareModel hw = hardware_preset("h200");
-  struct Shape { int block_m, wgs, block_n; };
+  struct Shape {
+    int block_m, wgs, block_n;
+  };
   for (GemmScheme scheme : {GemmScheme::kSplitK, GemmScheme::kStreamK})
     for (bool deterministic : {false, true})
       for (DType d : {DType::kBFloat16, DType::kFloat32})
@@ -412,7 +420,8 @@ TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
 TEST(Sm90Fp8Select, PicksLegalFp8ConfigsForTheDeepSeekShapes) {
   const HardwareModel hw = hardware_preset("h200");
   for (int m : {64, 128, 4096})
-    for (auto [n, k] : {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}) {
+    for (auto [n, k] :
+         {std::pair{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}) {
       GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
       desc.m = m, desc.n = n, desc.k = k;
       const GemmConfig c = select_config(desc, hw);

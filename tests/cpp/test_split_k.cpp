@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "expect_invalid.hpp"
-#include "scoped_env.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/split_workspace.hpp"
+#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -30,8 +30,8 @@ GemmDesc desc_of(int m, int n, int k) {
   return d;
 }
 
-const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                      {7168, 16384}, {4096, 7168}, {7168, 2048}};
+const std::vector<std::pair<int, int>> kDeepSeekNK = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                                      {7168, 16384}, {4096, 7168},  {7168, 2048}};
 
 using test_util::ScopedEnv;
 
@@ -94,8 +94,7 @@ TEST(SplitKSelect, SplitCandidatesCarryTheLedgerReasonAndReductionCost) {
     if (!c.legal) continue;
     EXPECT_GT(c.cost.reduction_us, 0);
     EXPECT_GT(c.cost.workspace_bytes, 0);
-    if (c.config.scheme == GemmScheme::kSplitK)
-      EXPECT_EQ(c.cost.work_units, c.cost.tiles * c.config.split_k);
+    if (c.config.scheme == GemmScheme::kSplitK) EXPECT_EQ(c.cost.work_units, c.cost.tiles * c.config.split_k);
   }
   EXPECT_GT(split, 0);
   (void)stream;
@@ -254,7 +253,7 @@ class SplitKCodegen : public tilegemm::testing::JitEnvFixture {
     const jit::KernelSpec spec = kernels::sm90_bf16_gemm_spec(desc, config);
     SCOPED_TRACE(spec.name);
     const char* scheme = config.scheme == GemmScheme::kSplitK ? "kScheme = tilegemm::GemmScheme::kSplitK"
-                                                               : "kScheme = tilegemm::GemmScheme::kStreamK";
+                                                              : "kScheme = tilegemm::GemmScheme::kStreamK";
     EXPECT_NE(spec.source.find(scheme), std::string::npos);
     EXPECT_NE(spec.source.find(desc.deterministic ? "kDeterministic = true" : "kDeterministic = false"),
               std::string::npos);
@@ -272,8 +271,7 @@ TEST_F(SplitKCodegen, EverySchemeModeAndTileShapeCompilesWithoutSpills) {
   };
   for (GemmScheme scheme : {GemmScheme::kSplitK, GemmScheme::kStreamK})
     for (bool deterministic : {false, true})
-      for (Shape s : {Shape{64, 256, 1}, Shape{128, 128, 2}, Shape{256, 128, 2}, Shape{64, 16, 1},
-                       Shape{64, 56, 1}}) {
+      for (Shape s : {Shape{64, 256, 1}, Shape{128, 128, 2}, Shape{256, 128, 2}, Shape{64, 16, 1}, Shape{64, 56, 1}}) {
         GemmDesc desc = desc_of(129, 7168, 7168);
         desc.deterministic = deterministic;
         GemmConfig c = split_config(scheme, scheme == GemmScheme::kSplitK ? 4 : 1, s.bm, s.bn, s.wgs);

@@ -25,15 +25,15 @@ struct Unit {
 
 template <GemmScheme kScheme, GemmType kType>
 void check_schedule(int m, int n, int k, int groups, int grid, int split) {
-  SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k << " groups=" << groups << " grid="
-                                    << grid << " split=" << split);
+  SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n << " k=" << k << " groups=" << groups << " grid=" << grid
+                                    << " split=" << split);
   using Scheduler = sched::SplitTileScheduler<kScheme, kType, kBlockM, kBlockN, 2, kBlockK>;
   GemmParams p{};
   p.m = m, p.n = n, p.k = k, p.num_groups = groups, p.split_k = split;
   gridDim.x = static_cast<unsigned>(grid);
   const int k_blocks = (k + kBlockK - 1) / kBlockK;
-  const int tiles = (m + kBlockM - 1) / kBlockM * ((n + kBlockN - 1) / kBlockN) *
-                    (kType == GemmType::kBatched ? groups : 1);
+  const int tiles =
+      (m + kBlockM - 1) / kBlockM * ((n + kBlockN - 1) / kBlockN) * (kType == GemmType::kBatched ? groups : 1);
 
   std::map<int, std::vector<Unit>> by_tile;
   std::vector<long long> cta_k_blocks(static_cast<std::size_t>(grid), 0);

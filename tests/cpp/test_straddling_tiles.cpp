@@ -19,7 +19,7 @@ using Scheduler = sched::TileScheduler<GemmType::kMGroupedContiguous, kBlockM, k
 
 // (128-row block, n-block) -> (group whose B it was computed with, times computed), over every CTA of a grid.
 std::map<std::pair<int, int>, std::pair<int, int>> walk(const std::vector<int>& rows, int n, int k, int grid,
-                                                          int* two_pass_tiles) {
+                                                        int* two_pass_tiles) {
   GemmParams p{};
   p.m = static_cast<int>(rows.size()), p.n = n, p.k = k, p.num_groups = 8, p.grouped_layout = rows.data();
   std::map<std::pair<int, int>, std::pair<int, int>> seen;

@@ -37,7 +37,7 @@ inline std::vector<DenseCase> deepseek_cases() {
       if (full_level()) {
         for (int combo = 0; combo < 24; ++combo) cases.push_back(with_combo(base, combo));
       } else {
-        cases.push_back(with_combo(base, 0));            // nt, bf16, no C: DeepGEMM's default
+        cases.push_back(with_combo(base, 0));           // nt, bf16, no C: DeepGEMM's default
         cases.push_back(with_combo(base, 1 + i % 23));  // one more combination per shape
       }
       ++i;
@@ -53,7 +53,8 @@ inline std::vector<DenseCase> decode_cases() {
   int i = 0;
   for (auto [n, k] : kDeepSeekNK) {
     for (int j = 0; j < 4; ++j)
-      if (full_level() || j == i % 4) cases.push_back(with_combo({0, ms[j], n, k}, full_level() ? i * 4 + j : i % 2 + 4 * (i / 2)));
+      if (full_level() || j == i % 4)
+        cases.push_back(with_combo({0, ms[j], n, k}, full_level() ? i * 4 + j : i % 2 + 4 * (i / 2)));
     ++i;
   }
   return cases;

@@ -22,17 +22,23 @@ struct DenseCase {
   std::int64_t d_pad = 0;  // extra elements per row of D (and C): must stay untouched
 };
 
-inline std::string dtype_label(DType t) { return t == DType::kFloat32 ? "fp32" : "bf16"; }
+inline std::string dtype_label(DType t) {
+  return t == DType::kFloat32 ? "fp32" : "bf16";
+}
 
 inline std::string case_name(const DenseCase& c) {
   return fmt::format("{}m{}_n{}_k{}_{}_{}_c{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
                      layout_name(c.layout), dtype_label(c.d_dtype),
-                     c.c_mode == CMode::kNone ? "none" : c.c_mode == CMode::kSeparate ? "sep" : "inplace",
+                     c.c_mode == CMode::kNone       ? "none"
+                     : c.c_mode == CMode::kSeparate ? "sep"
+                                                    : "inplace",
                      c.d_pad ? fmt::format("_pad{}", c.d_pad) : "");
 }
 
 // GoogleTest prints parameters with this (readable names in gpu-tests.json instead of raw bytes).
-inline void PrintTo(const DenseCase& c, std::ostream* os) { *os << case_name(c); }
+inline void PrintTo(const DenseCase& c, std::ostream* os) {
+  *os << case_name(c);
+}
 
 // What TMA can describe: every non-contiguous stride a multiple of 16 bytes. A K-major operand needs
 // K % 8 == 0 (bf16), an MN-major A needs M % 8 == 0, an MN-major B N % 8 == 0, D its row stride.
@@ -80,7 +86,8 @@ inline void run_dense_case(const std::string& op, const DenseCase& cs, const Den
     cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     d.download();
     EXPECT_TRUE(d.unchanged_since(before)) << "a rejected call wrote to d";
-    report(op, shape, layout_name(cs.layout), dtype, "rejected (InvalidArgument expected)", !::testing::Test::HasFailure());
+    report(op, shape, layout_name(cs.layout), dtype, "rejected (InvalidArgument expected)",
+           !::testing::Test::HasFailure());
     return;
   }
 
@@ -108,7 +115,8 @@ inline void run_dense_case(const std::string& op, const DenseCase& cs, const Den
       for (std::int64_t j = 0; j < cs.n; ++j) got.push_back(d.get(g, r, j));
   const double diff = tilegemm::calc_diff(got, want);
   EXPECT_LT(diff, kMaxDiff);  // NaN (an unwritten poisoned element) fails too
-  const std::string check = fmt::format("{} | calc_diff {:.3e}", sampled ? fmt::format("{} of {} rows sampled", rows.size(), cs.m) : "all rows", diff);
+  const std::string check = fmt::format(
+      "{} | calc_diff {:.3e}", sampled ? fmt::format("{} of {} rows sampled", rows.size(), cs.m) : "all rows", diff);
   report(op, shape, layout_name(cs.layout), dtype, check, !::testing::Test::HasFailure());
 }
 

@@ -17,7 +17,9 @@ constexpr double kFp8QuantisedDiff = 1e-3;
 
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(std::size_t bytes) { cuda_check(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 16)), "cudaMalloc"); }
+  explicit DeviceBuffer(std::size_t bytes) {
+    cuda_check(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 16)), "cudaMalloc");
+  }
   template <class T>
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size() * sizeof(T)) {
     cuda_check(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
@@ -90,11 +92,12 @@ inline QuantisedOperand make_quantised(std::int64_t batch, std::int64_t rows, st
   } else {
     // MN-major, TMA-aligned: per batch [kb][align(rows, 4)].
     const std::vector<float> sf = tilegemm::to_mn_major_tma_aligned(sf_rowmajor.data(), static_cast<int>(batches),
-                                                                     static_cast<int>(rows), static_cast<int>(kb));
+                                                                    static_cast<int>(rows), static_cast<int>(kb));
     const std::int64_t aligned = tilegemm::get_tma_aligned_size(static_cast<int>(rows), 4);
     q.sf = std::make_unique<DeviceBuffer>(sf);
-    q.sf_view = batch == 0 ? TensorView::matrix(q.sf->get(), DType::kFloat32, rows, kb, 1, aligned)
-                           : TensorView::batched(q.sf->get(), DType::kFloat32, batch, rows, kb, kb * aligned, 1, aligned);
+    q.sf_view = batch == 0
+                    ? TensorView::matrix(q.sf->get(), DType::kFloat32, rows, kb, 1, aligned)
+                    : TensorView::batched(q.sf->get(), DType::kFloat32, batch, rows, kb, kb * aligned, 1, aligned);
   }
   return q;
 }

@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
-#include <memory>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -59,19 +59,20 @@ inline std::string why_no_sm90() {
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
   cuda_check(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-  if (major != 9) return fmt::format("the SM90 kernels need compute capability 9.x, this device is {}.{}", major, minor);
+  if (major != 9)
+    return fmt::format("the SM90 kernels need compute capability 9.x, this device is {}.{}", major, minor);
   return {};
 }
 
-#define GPU_TEST_REQUIRE_GPU()                                        \
-  do {                                                                \
-    const std::string why_ = ::gpu_test::why_no_gpu();                \
-    if (!why_.empty()) GTEST_SKIP() << why_;                          \
+#define GPU_TEST_REQUIRE_GPU()                         \
+  do {                                                 \
+    const std::string why_ = ::gpu_test::why_no_gpu(); \
+    if (!why_.empty()) GTEST_SKIP() << why_;           \
   } while (0)
-#define GPU_TEST_REQUIRE_SM90()                                       \
-  do {                                                                \
-    const std::string why_ = ::gpu_test::why_no_sm90();               \
-    if (!why_.empty()) GTEST_SKIP() << why_;                          \
+#define GPU_TEST_REQUIRE_SM90()                         \
+  do {                                                  \
+    const std::string why_ = ::gpu_test::why_no_sm90(); \
+    if (!why_.empty()) GTEST_SKIP() << why_;            \
   } while (0)
 
 // "full" runs the whole cross product of the case lists; "quick" (default) a covering subset in which every
@@ -192,9 +193,10 @@ class GuardedTensor {
     std::int64_t unwritten = 0, stray_guard = 0, stray_padding = 0, stray_rows = 0;
     bool ok() const { return unwritten == 0 && stray_guard == 0 && stray_padding == 0 && stray_rows == 0; }
     std::string describe() const {
-      return fmt::format("unwritten {}, written guard elements {}, written row-padding elements {}, written "
-                         "excluded-row elements {}",
-                         unwritten, stray_guard, stray_padding, stray_rows);
+      return fmt::format(
+          "unwritten {}, written guard elements {}, written row-padding elements {}, written "
+          "excluded-row elements {}",
+          unwritten, stray_guard, stray_padding, stray_rows);
     }
   };
   Coverage coverage(const std::function<bool(std::int64_t b, std::int64_t r)>& row_written) const {
@@ -268,16 +270,24 @@ enum class Layout { kNT, kNN, kTN, kTT };
 constexpr Layout kAllLayouts[] = {Layout::kNT, Layout::kNN, Layout::kTN, Layout::kTT};
 inline const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::kNT: return "nt";
-    case Layout::kNN: return "nn";
-    case Layout::kTN: return "tn";
-    case Layout::kTT: return "tt";
+    case Layout::kNT:
+      return "nt";
+    case Layout::kNN:
+      return "nn";
+    case Layout::kTN:
+      return "tn";
+    case Layout::kTT:
+      return "tt";
   }
   return "?";
 }
-inline bool a_mn_major(Layout l) { return l == Layout::kTN || l == Layout::kTT; }
+inline bool a_mn_major(Layout l) {
+  return l == Layout::kTN || l == Layout::kTT;
+}
 // DeepGEMM names: first letter a [M,K] (n) or [K,M] (t); second letter b [K,N] (n) or [N,K] (t).
-inline bool b_mn_major(Layout l) { return l == Layout::kNN || l == Layout::kTN; }
+inline bool b_mn_major(Layout l) {
+  return l == Layout::kNN || l == Layout::kTN;
+}
 
 // How C enters: none, a separate tensor, or D itself (D += A·Bᵀ).
 enum class CMode { kNone, kSeparate, kInPlace };
@@ -319,7 +329,8 @@ inline ContiguousGroups contiguous_groups_of(std::vector<std::int64_t> sizes, st
   const int groups = static_cast<int>(sizes.size());
   g.sizes = std::move(sizes);
   g.starts.resize(groups);
-  for (int i = 0; i < groups; ++i) g.starts[i] = g.m_total, g.m_total += (g.sizes[i] + alignment - 1) / alignment * alignment;
+  for (int i = 0; i < groups; ++i)
+    g.starts[i] = g.m_total, g.m_total += (g.sizes[i] + alignment - 1) / alignment * alignment;
   g.row_group.assign(static_cast<std::size_t>(g.m_total), -1);
   g.ends.resize(groups);
   for (int i = 0; i < groups; ++i) {
@@ -340,10 +351,10 @@ inline ContiguousGroups random_contiguous_groups(int groups, int mean_m, std::in
 }
 
 // The case line every GPU test prints: shape | layout | dtype | calc_diff | ok.
-inline void report(const std::string& op, const std::string& shape, const std::string& layout,
-                   const std::string& dtype, const std::string& check, bool ok) {
-  std::printf("[%s] %s | %s | %s | %s | %s\n", op.c_str(), shape.c_str(), layout.c_str(), dtype.c_str(),
-              check.c_str(), ok ? "ok" : "FAIL");
+inline void report(const std::string& op, const std::string& shape, const std::string& layout, const std::string& dtype,
+                   const std::string& check, bool ok) {
+  std::printf("[%s] %s | %s | %s | %s | %s\n", op.c_str(), shape.c_str(), layout.c_str(), dtype.c_str(), check.c_str(),
+              ok ? "ok" : "FAIL");
   std::fflush(stdout);
 }
 

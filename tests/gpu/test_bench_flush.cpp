@@ -2,9 +2,9 @@
 // reads untouched, and bench() measures with either flush.
 #include <vector>
 
-#include "bench/read_flush.hpp"
+#include "bench/bench.hpp"
 #include "gpu_harness.hpp"
-#include "tilegemm/bench.hpp"
+#include "timer/read_flush.hpp"
 
 namespace gpu_test {
 namespace {

@@ -3,8 +3,8 @@
 // launches no kernel is an error, not a zero.
 #include <string>
 
+#include "bench/bench.hpp"
 #include "gpu_harness.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/jit.hpp"
 

@@ -58,7 +58,9 @@ struct ForcedCase {
   const char* filter;  // TILEGEMM_CONFIG_FILTER
 };
 
-void PrintTo(const ForcedCase& c, std::ostream* os) { *os << case_name(c.dense) << " " << c.filter; }
+void PrintTo(const ForcedCase& c, std::ostream* os) {
+  *os << case_name(c.dense) << " " << c.filter;
+}
 
 std::string forced_case_name(const ::testing::TestParamInfo<ForcedCase>& info) {
   std::string filter = info.param.filter;
@@ -82,15 +84,13 @@ TEST_P(Bf16GemmForced, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     OddEighthTiles, Bf16GemmForced,
-    ::testing::Values(ForcedCase{DenseCase{0, 64, 7168, 16384, Layout::kNT}, "block_m=64,block_n=56"},
-                      ForcedCase{DenseCase{0, 64, 7168, 2048, Layout::kNT}, "block_n=56,block_k=128"},
-                      ForcedCase{DenseCase{0, 129, 1000, 1000, Layout::kTN, DType::kBFloat16, CMode::kNone, 8},
-                                    "block_n=56"},
-                      ForcedCase{DenseCase{0, 65, 600, 200, Layout::kNT, DType::kFloat32, CMode::kInPlace},
-                                    "block_n=40"},
-                      ForcedCase{DenseCase{3, 64, 200, 64, Layout::kNT, DType::kBFloat16, CMode::kSeparate},
-                                    "block_n=24"},
-                      ForcedCase{DenseCase{0, 256, 1000, 512, Layout::kNT}, "block_m=128,block_n=120,math_wg=2"}),
+    ::testing::Values(
+        ForcedCase{DenseCase{0, 64, 7168, 16384, Layout::kNT}, "block_m=64,block_n=56"},
+        ForcedCase{DenseCase{0, 64, 7168, 2048, Layout::kNT}, "block_n=56,block_k=128"},
+        ForcedCase{DenseCase{0, 129, 1000, 1000, Layout::kTN, DType::kBFloat16, CMode::kNone, 8}, "block_n=56"},
+        ForcedCase{DenseCase{0, 65, 600, 200, Layout::kNT, DType::kFloat32, CMode::kInPlace}, "block_n=40"},
+        ForcedCase{DenseCase{3, 64, 200, 64, Layout::kNT, DType::kBFloat16, CMode::kSeparate}, "block_n=24"},
+        ForcedCase{DenseCase{0, 256, 1000, 512, Layout::kNT}, "block_m=128,block_n=120,math_wg=2"}),
     forced_case_name);
 
 // Tails, forced: M not a multiple of the tile, so the last m-block loads A through the tail map (a box of just its
@@ -115,14 +115,13 @@ INSTANTIATE_TEST_SUITE_P(
 // (Split-K and stream-K at M = 1: test_split_k.cpp.)
 INSTANTIATE_TEST_SUITE_P(
     Decode, Bf16GemmForced,
-    ::testing::Values(ForcedCase{DenseCase{0, 40, 1000, 1000, Layout::kNT}, "block_m=128,math_wg=2"},
-                      ForcedCase{DenseCase{0, 5, 576, 1000, Layout::kNT, DType::kFloat32, CMode::kInPlace},
-                                 "block_k=256"},
-                      ForcedCase{DenseCase{0, 24, 2112, 7168, Layout::kNT}, "block_m=64,block_n=16,block_k=128"},
-                      ForcedCase{DenseCase{0, 8, 7168, 2048, Layout::kNN}, "block_k=128"},
-                      ForcedCase{DenseCase{3, 17, 200, 512, Layout::kNT, DType::kBFloat16, CMode::kSeparate},
-                                 "block_m=64"},
-                      ForcedCase{DenseCase{0, 16, 2112, 1000, Layout::kTN}, "block_m=64"}),
+    ::testing::Values(
+        ForcedCase{DenseCase{0, 40, 1000, 1000, Layout::kNT}, "block_m=128,math_wg=2"},
+        ForcedCase{DenseCase{0, 5, 576, 1000, Layout::kNT, DType::kFloat32, CMode::kInPlace}, "block_k=256"},
+        ForcedCase{DenseCase{0, 24, 2112, 7168, Layout::kNT}, "block_m=64,block_n=16,block_k=128"},
+        ForcedCase{DenseCase{0, 8, 7168, 2048, Layout::kNN}, "block_k=128"},
+        ForcedCase{DenseCase{3, 17, 200, 512, Layout::kNT, DType::kBFloat16, CMode::kSeparate}, "block_m=64"},
+        ForcedCase{DenseCase{0, 16, 2112, 1000, Layout::kTN}, "block_m=64"}),
     forced_case_name);
 
 INSTANTIATE_TEST_SUITE_P(DeepSeek, Bf16Gemm, ::testing::ValuesIn(deepseek_cases()), CaseNamer());

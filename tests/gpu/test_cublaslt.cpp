@@ -8,10 +8,14 @@ namespace {
 DenseFn named_wrapper(Layout layout) {
   return [layout](const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c) {
     switch (layout) {
-      case Layout::kNT: return tilegemm::cublaslt_gemm_nt(a, b, d, c);
-      case Layout::kNN: return tilegemm::cublaslt_gemm_nn(a, b, d, c);
-      case Layout::kTN: return tilegemm::cublaslt_gemm_tn(a, b, d, c);
-      case Layout::kTT: return tilegemm::cublaslt_gemm_tt(a, b, d, c);
+      case Layout::kNT:
+        return tilegemm::cublaslt_gemm_nt(a, b, d, c);
+      case Layout::kNN:
+        return tilegemm::cublaslt_gemm_nn(a, b, d, c);
+      case Layout::kTN:
+        return tilegemm::cublaslt_gemm_tn(a, b, d, c);
+      case Layout::kTT:
+        return tilegemm::cublaslt_gemm_tt(a, b, d, c);
     }
   };
 }

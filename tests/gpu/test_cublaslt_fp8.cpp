@@ -20,7 +20,9 @@ struct Fp8Case {
   CublasLtFp8Scaling scaling;
 };
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Device memory of `bytes` bytes filled from a host vector.
 class DeviceBytes {
@@ -28,7 +30,8 @@ class DeviceBytes {
   template <class T>
   explicit DeviceBytes(const std::vector<T>& host) : bytes_(std::max<std::size_t>(1, host.size() * sizeof(T))) {
     cuda_check(cudaMalloc(&data_, bytes_), "cudaMalloc");
-    if (!host.empty()) cuda_check(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
+    if (!host.empty())
+      cuda_check(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
   }
   ~DeviceBytes() { cudaFree(data_); }
   DeviceBytes(const DeviceBytes&) = delete;
@@ -155,7 +158,9 @@ std::vector<Fp8Case> fp8_cases() {
 
 class CublasLtFp8 : public ::testing::TestWithParam<Fp8Case> {};
 
-TEST_P(CublasLtFp8, MatchesDequantisedReference) { run_case(GetParam()); }
+TEST_P(CublasLtFp8, MatchesDequantisedReference) {
+  run_case(GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CublasLtFp8, ::testing::ValuesIn(fp8_cases()),
                          [](const ::testing::TestParamInfo<Fp8Case>& info) {

@@ -14,17 +14,19 @@
 namespace gpu_test {
 namespace {
 
-std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+std::int64_t align_up(std::int64_t x, std::int64_t a) {
+  return (x + a - 1) / a * a;
+}
 
 // ---------------- dense and batched ----------------
 enum class Recipe { k1D2D, k1D1D };
 struct Fp8DenseCase {
   std::int64_t batch, m, n, k;
   Recipe recipe;
-  CMode c_mode;  // 1D1D only
-  const char* scheme = "";  // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
+  CMode c_mode;                // 1D1D only
+  const char* scheme = "";     // force a scheme (TILEGEMM_GEMM_SCHEME: "split-k", "stream-k", ...), "" = selector's
   bool deterministic = false;  // the split reduction mode (tilegemm::set_deterministic)
-  const char* filter = "";  // a forced config (TILEGEMM_CONFIG_FILTER), "" = none
+  const char* filter = "";     // a forced config (TILEGEMM_CONFIG_FILTER), "" = none
   PerTokenLayout sf_layout = PerTokenLayout::kMnMajor;  // of the per-token scales (A's; B's too in 1D1D)
 };
 
@@ -74,8 +76,7 @@ std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
       if (ch == '-' || ch == ':' || ch == '=' || ch == ',') ch = '_';
   return fmt::format("{}m{}_n{}_k{}_{}_c{}{}{}", c.batch ? fmt::format("b{}_", c.batch) : "", c.m, c.n, c.k,
                      c.recipe == Recipe::k1D2D ? "1d2d" : "1d1d", static_cast<int>(c.c_mode),
-                     scheme.empty() ? "" : "_" + scheme,
-                     scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
+                     scheme.empty() ? "" : "_" + scheme, scheme.empty() ? "" : (c.deterministic ? "_det" : "_atomic")) +
          (filter.empty() ? "" : "_" + filter) + (c.sf_layout == PerTokenLayout::kRowMajor ? "_rowsf" : "");
 }
 void PrintTo(const Fp8DenseCase& c, std::ostream* os) {
@@ -126,12 +127,13 @@ TEST_P(Fp8Dense, MatchesReferencesAndStaysInBounds) {
   expect_fp8_accuracy(cmp);
   report(one_d_one_d ? "fp8_gemm_1d1d" : "fp8_gemm_1d2d",
          fmt::format("{}{}x{}x{}", cs.batch ? fmt::format("{}x", cs.batch) : "", cs.m, cs.n, cs.k), "nt",
-         fmt::format("d={} c={}", one_d_one_d ? "fp32" : "bf16", c_mode_name(cs.c_mode)), diff_text(cmp), !HasFailure());
+         fmt::format("d={} c={}", one_d_one_d ? "fp32" : "bf16", c_mode_name(cs.c_mode)), diff_text(cmp),
+         !HasFailure());
 }
 
 // DeepSeek-V3's six dense weights (N, K), for the DeepSeek and decode cases.
-constexpr std::pair<std::int64_t, std::int64_t> kDeepSeekNK[] = {{2112, 7168}, {24576, 1536}, {32768, 512},
-                                                                 {7168, 16384}, {4096, 7168}, {7168, 2048}};
+constexpr std::pair<std::int64_t, std::int64_t> kDeepSeekNK[] = {{2112, 7168},  {24576, 1536}, {32768, 512},
+                                                                 {7168, 16384}, {4096, 7168},  {7168, 2048}};
 
 std::vector<Fp8DenseCase> dense_cases() {
   std::vector<Fp8DenseCase> cases;
@@ -140,14 +142,16 @@ std::vector<Fp8DenseCase> dense_cases() {
   int i = 0;
   for (auto m : ms)
     for (auto [n, k] : kDeepSeekNK) {
-      if (full_level() || i % 4 == 0 || (m == 4096 && i % 2 == 1)) cases.push_back({0, m, n, k, Recipe::k1D2D, CMode::kNone});
+      if (full_level() || i % 4 == 0 || (m == 4096 && i % 2 == 1))
+        cases.push_back({0, m, n, k, Recipe::k1D2D, CMode::kNone});
       ++i;
     }
   // Ragged: M not a multiple of any tile, N of 16 bytes of bf16, K not a multiple of 128 (a partial last scale block).
   const std::int64_t ragged_m[] = {1, 7, 65, 129, 4095};
   const std::int64_t ragged_n[] = {8, 24, 576, 2112, 7168};
   const std::int64_t ragged_k[] = {128, 1008, 7168, 272, 3200};
-  for (int j = 0; j < 5; ++j) cases.push_back({0, ragged_m[j], ragged_n[(j + 2) % 5], ragged_k[j], Recipe::k1D2D, CMode::kNone});
+  for (int j = 0; j < 5; ++j)
+    cases.push_back({0, ragged_m[j], ragged_n[(j + 2) % 5], ragged_k[j], Recipe::k1D2D, CMode::kNone});
   // 1D1D with each way C can enter.
   cases.push_back({0, 129, 576, 1008, Recipe::k1D1D, CMode::kNone});
   cases.push_back({0, 4096, 7168, 2048, Recipe::k1D1D, CMode::kSeparate});
@@ -182,10 +186,10 @@ std::vector<Fp8DenseCase> dense_cases() {
 // C in place, a batch, and tiles of 16 to 128 columns.
 std::vector<Fp8DenseCase> k_split_pair_cases() {
   std::vector<Fp8DenseCase> cases = {
-      {0, 64, 2112, 7168, Recipe::k1D2D, CMode::kNone},  {0, 128, 2112, 7168, Recipe::k1D2D, CMode::kNone},
-      {0, 64, 4096, 7168, Recipe::k1D2D, CMode::kNone},  {0, 1, 576, 128, Recipe::k1D2D, CMode::kNone},
-      {0, 65, 24, 1008, Recipe::k1D2D, CMode::kNone},    {0, 129, 7168, 3200, Recipe::k1D2D, CMode::kNone},
-      {0, 64, 32768, 512, Recipe::k1D2D, CMode::kNone},  {0, 65, 2112, 512, Recipe::k1D1D, CMode::kInPlace},
+      {0, 64, 2112, 7168, Recipe::k1D2D, CMode::kNone},      {0, 128, 2112, 7168, Recipe::k1D2D, CMode::kNone},
+      {0, 64, 4096, 7168, Recipe::k1D2D, CMode::kNone},      {0, 1, 576, 128, Recipe::k1D2D, CMode::kNone},
+      {0, 65, 24, 1008, Recipe::k1D2D, CMode::kNone},        {0, 129, 7168, 3200, Recipe::k1D2D, CMode::kNone},
+      {0, 64, 32768, 512, Recipe::k1D2D, CMode::kNone},      {0, 65, 2112, 512, Recipe::k1D1D, CMode::kInPlace},
       {2, 200, 2112, 1024, Recipe::k1D1D, CMode::kSeparate}, {3, 129, 576, 272, Recipe::k1D2D, CMode::kNone}};
   for (auto& c : cases) c.filter = kKSplitPairFilter;
   return cases;
@@ -195,8 +199,10 @@ std::vector<Fp8DenseCase> k_split_pair_cases() {
 // where the split falls for 96, 160 and 192 columns (first columns at every offset the width allows, a partial last
 // tile, a partial last scale block of K, a batch, a 2x1 cluster) and keeps a runtime split for 144.
 std::vector<Fp8DenseCase> scale_straddle_cases() {
-  return {forced_case(0, 200, 2112, 1024, "block_n=160"), forced_case(0, 129, 1000, 1008, "block_m=128,block_n=192"),
-          forced_case(2, 129, 576, 512, "block_n=192"),   forced_case(0, 300, 2112, 512, "block_n=96"),
+  return {forced_case(0, 200, 2112, 1024, "block_n=160"),
+          forced_case(0, 129, 1000, 1008, "block_m=128,block_n=192"),
+          forced_case(2, 129, 576, 512, "block_n=192"),
+          forced_case(0, 300, 2112, 512, "block_n=96"),
           forced_case(0, 65, 2112, 640, "block_n=144"),
           forced_case(0, 512, 2112, 1024, "block_m=128,block_n=192,cluster_m=2")};
 }
@@ -230,13 +236,12 @@ void append_split_cases(std::vector<Fp8DenseCase>& out, std::int64_t m, std::int
 // batch, 1D1D with C in place (32-byte fp32 chunks), a 136-wide tile straddling two scale blocks of B (the K loop's
 // runtime split), and split-K / stream-K fix-ups of 56-wide tiles.
 std::vector<Fp8DenseCase> odd_eighth_cases() {
-  std::vector<Fp8DenseCase> out = {
-      forced_case(0, 64, 7168, 2048, "block_m=64,block_n=56"),
-      forced_case(0, 128, 7168, 1024, "block_m=128,block_n=56,math_wg=2"),
-      forced_case(0, 129, 1000, 1008, "block_n=56"),
-      forced_case(2, 65, 600, 512, "block_n=24"),
-      forced_case(0, 256, 1000, 1008, "block_n=40", Recipe::k1D1D, CMode::kInPlace),
-      forced_case(0, 200, 2112, 1024, "block_m=128,block_n=136,math_wg=2")};
+  std::vector<Fp8DenseCase> out = {forced_case(0, 64, 7168, 2048, "block_m=64,block_n=56"),
+                                   forced_case(0, 128, 7168, 1024, "block_m=128,block_n=56,math_wg=2"),
+                                   forced_case(0, 129, 1000, 1008, "block_n=56"),
+                                   forced_case(2, 65, 600, 512, "block_n=24"),
+                                   forced_case(0, 256, 1000, 1008, "block_n=40", Recipe::k1D1D, CMode::kInPlace),
+                                   forced_case(0, 200, 2112, 1024, "block_m=128,block_n=136,math_wg=2")};
   append_split_cases(out, 129, 1000, 1008, "block_m=64,block_n=56");
   return out;
 }
@@ -245,14 +250,13 @@ std::vector<Fp8DenseCase> odd_eighth_cases() {
 // past K: zero-filled operands, the first block's B scales again), K of one block, a partial last scale block, a
 // batch, the narrow and 64-wide small-M tiles, a 128x192 tile on two warpgroups, split-K and stream-K.
 std::vector<Fp8DenseCase> two_block_stage_cases() {
-  std::vector<Fp8DenseCase> out = {
-      forced_case(0, 64, 2112, 7168, "block_m=64,block_n=16,block_k=256"),
-      forced_case(0, 64, 7168, 16384, "block_m=64,block_n=64,block_k=256"),
-      forced_case(0, 129, 1000, 1152, "block_k=256"),
-      forced_case(0, 65, 576, 128, "block_k=256"),
-      forced_case(0, 129, 1000, 1008, "block_k=256"),
-      forced_case(2, 129, 576, 640, "block_k=256"),
-      forced_case(0, 256, 2112, 1024, "block_m=128,block_n=192,math_wg=2,block_k=256")};
+  std::vector<Fp8DenseCase> out = {forced_case(0, 64, 2112, 7168, "block_m=64,block_n=16,block_k=256"),
+                                   forced_case(0, 64, 7168, 16384, "block_m=64,block_n=64,block_k=256"),
+                                   forced_case(0, 129, 1000, 1152, "block_k=256"),
+                                   forced_case(0, 65, 576, 128, "block_k=256"),
+                                   forced_case(0, 129, 1000, 1008, "block_k=256"),
+                                   forced_case(2, 129, 576, 640, "block_k=256"),
+                                   forced_case(0, 256, 2112, 1024, "block_m=128,block_n=192,math_wg=2,block_k=256")};
   append_split_cases(out, 129, 1000, 1152, "block_m=64,block_k=256");
   return out;
 }
@@ -261,15 +265,14 @@ std::vector<Fp8DenseCase> two_block_stage_cases() {
 // last stage past K (9, 5 and 3 blocks; 1008 also a partial scale block), K of one block, a batch, the small-M tiles
 // of the DeepSeek shapes, split-K and stream-K.
 std::vector<Fp8DenseCase> four_block_stage_cases() {
-  std::vector<Fp8DenseCase> out = {
-      forced_case(0, 64, 2112, 7168, "block_m=64,block_n=16,block_k=512"),
-      forced_case(0, 64, 7168, 16384, "block_m=64,block_n=64,block_k=512"),
-      forced_case(0, 129, 1000, 1152, "block_k=512"),
-      forced_case(0, 65, 576, 128, "block_k=512"),
-      forced_case(0, 129, 1000, 1008, "block_k=512"),
-      forced_case(0, 72, 640, 384, "block_k=512"),
-      forced_case(2, 129, 576, 640, "block_k=512"),
-      forced_case(0, 128, 7168, 7168, "block_m=128,block_n=64,math_wg=2,block_k=512")};
+  std::vector<Fp8DenseCase> out = {forced_case(0, 64, 2112, 7168, "block_m=64,block_n=16,block_k=512"),
+                                   forced_case(0, 64, 7168, 16384, "block_m=64,block_n=64,block_k=512"),
+                                   forced_case(0, 129, 1000, 1152, "block_k=512"),
+                                   forced_case(0, 65, 576, 128, "block_k=512"),
+                                   forced_case(0, 129, 1000, 1008, "block_k=512"),
+                                   forced_case(0, 72, 640, 384, "block_k=512"),
+                                   forced_case(2, 129, 576, 640, "block_k=512"),
+                                   forced_case(0, 128, 7168, 7168, "block_m=128,block_n=64,math_wg=2,block_k=512")};
   append_split_cases(out, 129, 1000, 1152, "block_m=64,block_k=512");
   return out;
 }
@@ -391,7 +394,9 @@ std::string contiguous_name(const ::testing::TestParamInfo<Fp8ContiguousCase>& i
                      c.clustered ? "_cluster2" : "", c.two_pass ? "_two_pass" : "",
                      c.sf_layout == PerTokenLayout::kRowMajor ? "_rowsf" : "");
 }
-void PrintTo(const Fp8ContiguousCase& c, std::ostream* os) { *os << fmt::format("g{} n{} k{} m{}", c.groups, c.n, c.k, c.mean_m); }
+void PrintTo(const Fp8ContiguousCase& c, std::ostream* os) {
+  *os << fmt::format("g{} n{} k{} m{}", c.groups, c.n, c.k, c.mean_m);
+}
 
 class Fp8MGroupedContiguous : public ::testing::TestWithParam<Fp8ContiguousCase> {};
 
@@ -425,7 +430,8 @@ TEST_P(Fp8MGroupedContiguous, MatchesReferencesAndLeavesPaddingAlone) {
   EXPECT_EQ(cov.unwritten, 0) << cov.describe();
   EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
   Fp8Comparison cmp;
-  for (int g = 0; g < cs.groups; ++g) compare_rows(a, 0, starts[g], sizes[g], b, g, d, 0, starts[g], nullptr, 0, cs.k, seed + g, cmp);
+  for (int g = 0; g < cs.groups; ++g)
+    compare_rows(a, 0, starts[g], sizes[g], b, g, d, 0, starts[g], nullptr, 0, cs.k, seed + g, cmp);
   expect_fp8_accuracy(cmp);
   std::string size_list;
   for (auto s : sizes) size_list += fmt::format("{}{}", size_list.empty() ? "" : ",", s);
@@ -442,14 +448,12 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedContiguous,
                                            Fp8ContiguousCase{6, 4096, 7168, 0, false, false, true},
                                            Fp8ContiguousCase{6, 576, 1008, 0, false, false, true}),
                          contiguous_name);
-INSTANTIATE_TEST_SUITE_P(RowMajorScales, Fp8MGroupedContiguous,
-                         ::testing::Values(Fp8ContiguousCase{4, 4096, 7168, 300, false, false, false,
-                                                             PerTokenLayout::kRowMajor},
-                                           Fp8ContiguousCase{7, 2112, 1008, 260, false, true, false,
-                                                             PerTokenLayout::kRowMajor},
-                                           Fp8ContiguousCase{6, 4096, 7168, 0, false, false, true,
-                                                             PerTokenLayout::kRowMajor}),
-                         contiguous_name);
+INSTANTIATE_TEST_SUITE_P(
+    RowMajorScales, Fp8MGroupedContiguous,
+    ::testing::Values(Fp8ContiguousCase{4, 4096, 7168, 300, false, false, false, PerTokenLayout::kRowMajor},
+                      Fp8ContiguousCase{7, 2112, 1008, 260, false, true, false, PerTokenLayout::kRowMajor},
+                      Fp8ContiguousCase{6, 4096, 7168, 0, false, false, true, PerTokenLayout::kRowMajor}),
+    contiguous_name);
 
 // ---------------- M-grouped masked ----------------
 // {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair, 3 = two-block stages,
@@ -486,7 +490,8 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   EXPECT_EQ(cov.unwritten, 0) << cov.describe();
   EXPECT_EQ(cov.stray_guard + cov.stray_padding, 0) << cov.describe();
   Fp8Comparison cmp;
-  for (std::int64_t g = 0; g < groups; ++g) compare_rows(a, g, 0, masked[g], b, g, d, g, 0, nullptr, 0, k, seed + g, cmp);
+  for (std::int64_t g = 0; g < groups; ++g)
+    compare_rows(a, g, 0, masked[g], b, g, d, g, 0, nullptr, 0, k, seed + g, cmp);
   expect_fp8_accuracy(cmp);
   std::string mask_list;
   for (auto m : masked) mask_list += fmt::format("{}{}", mask_list.empty() ? "" : ",", m);
@@ -494,27 +499,21 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
          "1d2d", diff_text(cmp), !HasFailure());
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Fp8MGroupedMasked,
-                         ::testing::Values(std::array<std::int64_t, 5>{4, 256, 4096, 7168, 0},
-                                           std::array<std::int64_t, 5>{6, 192, 2112, 1008, 0},
-                                           std::array<std::int64_t, 5>{2, 64, 24, 272, 0},
-                                           std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1},
-                                           std::array<std::int64_t, 5>{8, 64, 4096, 7168, 2},
-                                           std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2},
-                                           std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3},
-                                           std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3},
-                                           std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4},
-                                           std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4},
-                                           // M_max not a multiple of the tile (tail maps): under one 64-row
-                                           // tile (decode), and 100.
-                                           std::array<std::int64_t, 5>{6, 24, 2112, 1008, 0},
-                                           std::array<std::int64_t, 5>{4, 8, 4096, 7168, 0},
-                                           std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4},
-                                           std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0},
-                                           // Row-major A scales, as DeepGEMM's quantiser returns them.
-                                           std::array<std::int64_t, 5>{4, 256, 4096, 7168, 5},
-                                           std::array<std::int64_t, 5>{6, 100, 2112, 1008, 5},
-                                           std::array<std::int64_t, 5>{4, 100, 2112, 1152, 5}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Fp8MGroupedMasked,
+    ::testing::Values(
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 0}, std::array<std::int64_t, 5>{6, 192, 2112, 1008, 0},
+        std::array<std::int64_t, 5>{2, 64, 24, 272, 0}, std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1},
+        std::array<std::int64_t, 5>{8, 64, 4096, 7168, 2}, std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2},
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3}, std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3},
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4}, std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4},
+        // M_max not a multiple of the tile (tail maps): under one 64-row
+        // tile (decode), and 100.
+        std::array<std::int64_t, 5>{6, 24, 2112, 1008, 0}, std::array<std::int64_t, 5>{4, 8, 4096, 7168, 0},
+        std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4}, std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0},
+        // Row-major A scales, as DeepGEMM's quantiser returns them.
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 5}, std::array<std::int64_t, 5>{6, 100, 2112, 1008, 5},
+        std::array<std::int64_t, 5>{4, 100, 2112, 1152, 5}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 // blocks: a and b as 1-D tensors in DeepGEMM's layout (each group's K-major [rows, k_g] block in turn, read through a
@@ -530,10 +529,10 @@ std::unique_ptr<DeviceBuffer> to_group_blocks(const TensorView& side_by_side, co
   std::int64_t k0 = 0;
   for (int k_g : ks) {
     if (k_g > 0)
-      cuda_check(cudaMemcpy2D(static_cast<char*>(out->get()) + rows * k0, k_g,
-                              static_cast<const char*>(side_by_side.data) + k0, sum_k, k_g, rows,
-                              cudaMemcpyDeviceToDevice),
-                 "cudaMemcpy2D into group blocks");
+      cuda_check(
+          cudaMemcpy2D(static_cast<char*>(out->get()) + rows * k0, k_g,
+                       static_cast<const char*>(side_by_side.data) + k0, sum_k, k_g, rows, cudaMemcpyDeviceToDevice),
+          "cudaMemcpy2D into group blocks");
     k0 += k_g;
   }
   return out;
@@ -607,13 +606,14 @@ std::vector<int> forty_groups() {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Fp8KGrouped,
-    ::testing::Values(std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024}, CMode::kInPlace, false},
-                      std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256}, CMode::kNone, false},
-                      std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024}, CMode::kSeparate, false},
-                      std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024}, CMode::kInPlace, true},
-                      std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256}, CMode::kNone, true},
-                      std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024}, CMode::kSeparate, true},
-                      std::tuple{std::int64_t{136}, std::int64_t{264}, forty_groups(), CMode::kSeparate, true}));
+    ::testing::Values(
+        std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024}, CMode::kInPlace, false},
+        std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256}, CMode::kNone, false},
+        std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024}, CMode::kSeparate, false},
+        std::tuple{std::int64_t{256}, std::int64_t{576}, std::vector<int>{128, 0, 384, 1024}, CMode::kInPlace, true},
+        std::tuple{std::int64_t{129}, std::int64_t{2112}, std::vector<int>{512, 256}, CMode::kNone, true},
+        std::tuple{std::int64_t{4096}, std::int64_t{7168}, std::vector<int>{2048, 1024}, CMode::kSeparate, true},
+        std::tuple{std::int64_t{136}, std::int64_t{264}, forty_groups(), CMode::kSeparate, true}));
 
 }  // namespace
 }  // namespace gpu_test

@@ -55,8 +55,8 @@ TEST_P(KGroupedContiguous, MatchesReferenceAndWritesEveryGroup) {
 
   const TensorView c_view = cs.c_mode == CMode::kInPlace ? d.device_view() : c.device_view();
   const TensorView* c_arg = cs.c_mode == CMode::kNone ? nullptr : &c_view;
-  tilegemm::k_grouped_bf16_gemm_tn_contiguous(a.device_view(), b.device_view(), d.device_view(), ks,
-                                              ks_tensor.view(), c_arg);
+  tilegemm::k_grouped_bf16_gemm_tn_contiguous(a.device_view(), b.device_view(), d.device_view(), ks, ks_tensor.view(),
+                                              c_arg);
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the GEMM");
   d.download();
 

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "dense_case.hpp"
-#include "tilegemm/ladder.hpp"
+#include "ladder/ladder.hpp"
 
 namespace gpu_test {
 namespace {
@@ -14,8 +14,12 @@ struct LadderCase {
   DenseCase dense;
 };
 
-std::string ladder_case_name(const LadderCase& c) { return fmt::format("rung{}_{}", c.rung, case_name(c.dense)); }
-void PrintTo(const LadderCase& c, std::ostream* os) { *os << ladder_case_name(c); }
+std::string ladder_case_name(const LadderCase& c) {
+  return fmt::format("rung{}_{}", c.rung, case_name(c.dense));
+}
+void PrintTo(const LadderCase& c, std::ostream* os) {
+  *os << ladder_case_name(c);
+}
 
 DenseCase nt(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t d_pad = 0) {
   DenseCase c;
@@ -49,9 +53,7 @@ TEST_P(LadderRung, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ladder, LadderRung, ::testing::ValuesIn(ladder_cases()),
-                         [](const ::testing::TestParamInfo<LadderCase>& info) {
-                           return ladder_case_name(info.param);
-                         });
+                         [](const ::testing::TestParamInfo<LadderCase>& info) { return ladder_case_name(info.param); });
 
 // The whole ladder on one problem with short timing budgets: every rung checked, measured and passed.
 TEST(LadderRun, EveryRungPassesAndIsTimed) {

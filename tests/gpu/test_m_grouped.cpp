@@ -12,7 +12,9 @@
 namespace gpu_test {
 namespace {
 
-std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+std::int64_t align_up(std::int64_t x, std::int64_t a) {
+  return (x + a - 1) / a * a;
+}
 
 // Compares the rows each group owns with the float64 reference (a sample of rows for big groups) and
 // appends to got/want.
@@ -45,7 +47,8 @@ std::string contiguous_name(const ::testing::TestParamInfo<ContiguousCase>& info
 }
 
 void PrintTo(const ContiguousCase& c, std::ostream* os) {
-  *os << fmt::format("g{} n{} k{} mean_m{} {}{}", c.groups, c.n, c.k, c.mean_m, c.b_mn ? "nn" : "nt", c.psum ? " psum" : "");
+  *os << fmt::format("g{} n{} k{} mean_m{} {}{}", c.groups, c.n, c.k, c.mean_m, c.b_mn ? "nn" : "nt",
+                     c.psum ? " psum" : "");
 }
 
 class MGroupedContiguous : public ::testing::TestWithParam<ContiguousCase> {};
@@ -88,8 +91,8 @@ void run_contiguous_case(const ContiguousCase& cs) {
   std::string size_list;
   for (auto s : sizes) size_list += fmt::format("{}{}", size_list.empty() ? "" : ",", s);
   report("m_grouped_bf16_gemm_contiguous", fmt::format("M={} [{}] x{} x{}", m_total, size_list, cs.n, cs.k),
-         cs.b_mn ? "nn" : "nt", cs.psum ? "d=bf16 psum" : "d=bf16 per-row",
-         fmt::format("calc_diff {:.3e}", diff), !::testing::Test::HasFailure());
+         cs.b_mn ? "nn" : "nt", cs.psum ? "d=bf16 psum" : "d=bf16 per-row", fmt::format("calc_diff {:.3e}", diff),
+         !::testing::Test::HasFailure());
 }
 
 TEST_P(MGroupedContiguous, MatchesReferenceAndLeavesPaddingAlone) {
@@ -129,9 +132,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MGroupedContiguousTwoAtomStages,
                          contiguous_name);
 
 std::vector<ContiguousCase> contiguous_cases() {
-  const ContiguousCase shapes[] = {
-      {4, 576, 1000, 100, false, false}, {8, 2112, 7168, 200, false, false},
-      {3, 24, 136, 300, false, false},   {16, 7168, 2048, 64, false, false}};
+  const ContiguousCase shapes[] = {{4, 576, 1000, 100, false, false},
+                                   {8, 2112, 7168, 200, false, false},
+                                   {3, 24, 136, 300, false, false},
+                                   {16, 7168, 2048, 64, false, false}};
   std::vector<ContiguousCase> cases;
   for (int i = 0; i < 4; ++i)
     for (int variant = 0; variant < 4; ++variant) {

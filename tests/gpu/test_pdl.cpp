@@ -89,18 +89,19 @@ TEST_P(PdlBf16, WaitsForThePreviousKernelBeforeReadingA) {
   GPU_TEST_REQUIRE_SM90();
   const DenseCase cs = GetParam();
   const PdlScope pdl;
-  run_dense_case("bf16_gemm after a late writer, PDL on", cs,
-                 [&](const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c) {
-                   tilegemm::GemmOptions options;
-                   options.stream = pdl.stream();
-                   warm_up([&] { tilegemm::bf16_gemm(a, b, d, c, options); }, pdl.stream());
-                   const std::size_t bytes = static_cast<std::size_t>(cs.m * cs.k) * 2;
-                   const auto saved = save_and_spoil(a.data, bytes, 0x7f);  // bf16 0x7f7f: 3.4e38
-                   late_write(saved.get(), a.data, bytes, pdl.stream());
-                   tilegemm::bf16_gemm(a, b, d, c, options);
-                   cuda_check(cudaStreamSynchronize(pdl.stream()), "cudaStreamSynchronize");
-                 },
-                 false, true);
+  run_dense_case(
+      "bf16_gemm after a late writer, PDL on", cs,
+      [&](const TensorView& a, const TensorView& b, const TensorView& d, const TensorView* c) {
+        tilegemm::GemmOptions options;
+        options.stream = pdl.stream();
+        warm_up([&] { tilegemm::bf16_gemm(a, b, d, c, options); }, pdl.stream());
+        const std::size_t bytes = static_cast<std::size_t>(cs.m * cs.k) * 2;
+        const auto saved = save_and_spoil(a.data, bytes, 0x7f);  // bf16 0x7f7f: 3.4e38
+        late_write(saved.get(), a.data, bytes, pdl.stream());
+        tilegemm::bf16_gemm(a, b, d, c, options);
+        cuda_check(cudaStreamSynchronize(pdl.stream()), "cudaStreamSynchronize");
+      },
+      false, true);
 }
 
 // Small M (the decode shapes PDL is for) and a large problem on the 2-CTA cluster kernel.
@@ -138,8 +139,8 @@ TEST_P(PdlFp8, WaitsForThePreviousKernelBeforeReadingA) {
   Fp8Comparison cmp;
   compare_rows(a, 0, 0, m, b, 0, d, 0, 0, nullptr, 0, k, seed, cmp);
   expect_fp8_accuracy(cmp);
-  report("fp8_gemm_1d2d after a late writer, PDL on", fmt::format("{}x{}x{}", m, n, k), "nt", "d=bf16",
-         diff_text(cmp), !HasFailure());
+  report("fp8_gemm_1d2d after a late writer, PDL on", fmt::format("{}x{}x{}", m, n, k), "nt", "d=bf16", diff_text(cmp),
+         !HasFailure());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PdlFp8,

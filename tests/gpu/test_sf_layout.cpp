@@ -114,7 +114,8 @@ std::string compare_padded(const GuardedBytes& out, const void* reference, int g
         if (m >= mn) {
           padding_written += got != 0xFFFFFFFFu;
         } else if (got != ref[i]) {
-          if (mismatches++ == 0) first = fmt::format(" first at (g {}, col {}, m {}): {:#010x} != {:#010x}", g, c, m, got, ref[i]);
+          if (mismatches++ == 0)
+            first = fmt::format(" first at (g {}, col {}, m {}): {:#010x} != {:#010x}", g, c, m, got, ref[i]);
         }
       }
   if (mismatches || padding_written)
@@ -167,14 +168,15 @@ TEST_F(SfLayout, MnMajorTmaAlignedMatchesCpuReference) {
         for (int gi = 0; gi < g; ++gi)
           for (int m = 0; m < s.mn; ++m)
             for (int k = 0; k < s.kb; ++k)
-              stored[(static_cast<std::size_t>(gi) * s.kb + k) * s.mn + m] = sf[(static_cast<std::size_t>(gi) * s.mn + m) * s.kb + k];
+              stored[(static_cast<std::size_t>(gi) * s.kb + k) * s.mn + m] =
+                  sf[(static_cast<std::size_t>(gi) * s.mn + m) * s.kb + k];
       GuardedBytes in(count * 4), out(static_cast<std::size_t>(g) * s.kb * tilegemm::get_tma_aligned_size(s.mn, 4) * 4);
       in.upload(stored.data(), count * 4);
       const TensorView in_view = transposed_input
                                      ? sf_view(in.data(), s.groups, s.mn, s.kb, 1, s.mn, std::int64_t{s.mn} * s.kb)
                                      : sf_view(in.data(), s.groups, s.mn, s.kb, s.kb, 1, std::int64_t{s.mn} * s.kb);
-      tilegemm::get_mn_major_tma_aligned_tensor(in_view, mn_major_view(out.data(), DType::kFloat32, s.groups, s.mn, s.kb),
-                                                stream_);
+      tilegemm::get_mn_major_tma_aligned_tensor(
+          in_view, mn_major_view(out.data(), DType::kFloat32, s.groups, s.mn, s.kb), stream_);
       sync();
       const std::vector<float> reference = tilegemm::to_mn_major_tma_aligned(sf.data(), g, s.mn, s.kb);
       const std::string problem = compare_padded(out, reference.data(), g, s.mn, s.kb);
@@ -240,7 +242,8 @@ TEST_F(SfLayout, TransformSfIntoRequiredLayout) {
   // SFA 1x128 → MN-major TMA-aligned fp32 (SM90).
   {
     const std::vector<float> sf = random_bits(static_cast<std::size_t>(groups) * mn * kb, gpu_test::next_seed());
-    GuardedBytes in(sf.size() * 4), out(static_cast<std::size_t>(groups) * kb * tilegemm::get_tma_aligned_size(mn, 4) * 4);
+    GuardedBytes in(sf.size() * 4),
+        out(static_cast<std::size_t>(groups) * kb * tilegemm::get_tma_aligned_size(mn, 4) * 4);
     in.upload(sf.data(), sf.size() * 4);
     tilegemm::transform_sf_into_required_layout(sf_view(in.data(), groups, mn, kb, kb, 1, std::int64_t{mn} * kb),
                                                 mn_major_view(out.data(), DType::kFloat32, groups, mn, kb), mn, k,
@@ -248,8 +251,8 @@ TEST_F(SfLayout, TransformSfIntoRequiredLayout) {
     sync();
     const std::vector<float> reference = tilegemm::to_mn_major_tma_aligned(sf.data(), groups, mn, kb);
     const std::string problem = compare_padded(out, reference.data(), groups, mn, kb);
-    gpu_test::report("transform_sf", "3x4097x7232", "sfa (1,128) -> fp32", "fp32", problem.empty() ? "bit-exact" : problem,
-                     problem.empty());
+    gpu_test::report("transform_sf", "3x4097x7232", "sfa (1,128) -> fp32", "fp32",
+                     problem.empty() ? "bit-exact" : problem, problem.empty());
     EXPECT_TRUE(problem.empty()) << problem;
   }
   // SFB 128x128 → the same dense K-contiguous fp32 (a copy).
@@ -258,10 +261,9 @@ TEST_F(SfLayout, TransformSfIntoRequiredLayout) {
     const std::vector<float> sf = random_bits(static_cast<std::size_t>(groups) * rows * kb, gpu_test::next_seed());
     GuardedBytes in(sf.size() * 4), out(sf.size() * 4);
     in.upload(sf.data(), sf.size() * 4);
-    tilegemm::transform_sf_into_required_layout(
-        sf_view(in.data(), groups, rows, kb, kb, 1, std::int64_t{rows} * kb),
-        sf_view(out.data(), groups, rows, kb, kb, 1, std::int64_t{rows} * kb), mn, k, {1, 128, 128}, false, groups,
-        false, stream_);
+    tilegemm::transform_sf_into_required_layout(sf_view(in.data(), groups, rows, kb, kb, 1, std::int64_t{rows} * kb),
+                                                sf_view(out.data(), groups, rows, kb, kb, 1, std::int64_t{rows} * kb),
+                                                mn, k, {1, 128, 128}, false, groups, false, stream_);
     sync();
     const std::vector<std::uint8_t> all = out.download();
     const bool ok = out.guards_intact(all) && std::memcmp(all.data() + kGuardBytes, sf.data(), sf.size() * 4) == 0;
@@ -282,7 +284,8 @@ TEST_F(SfLayout, TransformSfIntoRequiredLayout) {
     for (int g = 0; g < groups; ++g)
       for (int m = 0; m < mn; ++m)
         for (int kk = 0; kk < kb; ++kk)
-          broadcast[(static_cast<std::size_t>(g) * mn + m) * kb + kk] = sf[(static_cast<std::size_t>(g) * rows + m / 128) * kb + kk];
+          broadcast[(static_cast<std::size_t>(g) * mn + m) * kb + kk] =
+              sf[(static_cast<std::size_t>(g) * rows + m / 128) * kb + kk];
     const std::vector<std::int32_t> reference = tilegemm::pack_ue8m0_sm100(broadcast.data(), groups, mn, kb);
     const std::string problem = compare_padded(out, reference.data(), groups, mn, packed_k);
     gpu_test::report("transform_sf", "3x4097x7232", "sfb (128,128) -> packed", "ue8m0",
@@ -294,8 +297,7 @@ TEST_F(SfLayout, TransformSfIntoRequiredLayout) {
 TEST_F(SfLayout, UnalignedOutputTakesThePerRowStores) {
   // The output view starts 4 bytes past a 16-byte boundary, so the kernels cannot use 16-byte stores.
   const int groups = 2, mn = 129, kb = 9;
-  const std::vector<float> sf =
-      random_bits(static_cast<std::size_t>(groups) * mn * kb, gpu_test::next_seed());
+  const std::vector<float> sf = random_bits(static_cast<std::size_t>(groups) * mn * kb, gpu_test::next_seed());
   const int aligned = tilegemm::get_tma_aligned_size(mn, 4);
   GuardedBytes in(sf.size() * 4), out((static_cast<std::size_t>(groups) * kb * aligned + 1) * 4);
   in.upload(sf.data(), sf.size() * 4);
@@ -320,16 +322,14 @@ TEST_F(SfLayout, PsumPackZeroesTheGapRows) {
   const int mn = 4097, kb = 57, alignment = 128;
   const std::vector<int> ends = {100, 300, 300, 1000, 4000};  // groups start at 0, 128, 384, 384 and 1024
   const std::vector<float> sf = random_ue8m0(static_cast<std::size_t>(mn) * kb, gpu_test::next_seed());
-  GuardedBytes in(sf.size() * 4), out(tilegemm::sm100_packed_ue8m0_size(1, mn, kb) * 4),
-      layout(ends.size() * 4);
+  GuardedBytes in(sf.size() * 4), out(tilegemm::sm100_packed_ue8m0_size(1, mn, kb) * 4), layout(ends.size() * 4);
   in.upload(sf.data(), sf.size() * 4);
   layout.upload(ends.data(), ends.size() * 4);
-  TensorView psum =
-      TensorView::matrix(layout.data(), DType::kInt32, static_cast<std::int64_t>(ends.size()), 1, 1);
+  TensorView psum = TensorView::matrix(layout.data(), DType::kInt32, static_cast<std::int64_t>(ends.size()), 1, 1);
   psum.ndim = 1;
-  tilegemm::get_mn_major_tma_aligned_packed_ue8m0_tensor(
-      sf_view(in.data(), 0, mn, kb, kb, 1, 0), mn_major_view(out.data(), DType::kInt32, 0, mn, (kb + 3) / 4),
-      psum, alignment, stream_);
+  tilegemm::get_mn_major_tma_aligned_packed_ue8m0_tensor(sf_view(in.data(), 0, mn, kb, kb, 1, 0),
+                                                         mn_major_view(out.data(), DType::kInt32, 0, mn, (kb + 3) / 4),
+                                                         psum, alignment, stream_);
   sync();
   // The reference: every row packed, then the words of the rows outside every group zeroed.
   std::vector<std::int32_t> reference = tilegemm::pack_ue8m0_sm100(sf.data(), 1, mn, kb);
@@ -378,30 +378,27 @@ TEST_F(SfLayout, KGroupedPackMatchesCpuReference) {
     const std::vector<float> sf = random_ue8m0(static_cast<std::size_t>(rows) * c.mn, gpu_test::next_seed());
     const std::vector<std::int32_t> reference =
         tilegemm::pack_ue8m0_k_grouped(sf.data(), rows, c.mn, layout_values, c.gran_k, c.k_alignment, c.psum);
-    const int packed_rows =
-        static_cast<int>(reference.size() / c.mn) + 2;  // two more: an upper bound's spare rows
+    const int packed_rows = static_cast<int>(reference.size() / c.mn) + 2;  // two more: an upper bound's spare rows
     GuardedBytes in(sf.size() * 4), out(static_cast<std::size_t>(packed_rows) * c.mn * 4),
         layout(layout_values.size() * 4);
     in.upload(sf.data(), sf.size() * 4);
     layout.upload(layout_values.data(), layout_values.size() * 4);
-    TensorView grouped =
-        TensorView::matrix(layout.data(), DType::kInt32, static_cast<std::int64_t>(c.ks.size()), 1, 1);
+    TensorView grouped = TensorView::matrix(layout.data(), DType::kInt32, static_cast<std::int64_t>(c.ks.size()), 1, 1);
     grouped.ndim = 1;
     tilegemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(
         TensorView::matrix(in.data(), DType::kFloat32, rows, c.mn, c.mn),
-        TensorView::matrix(out.data(), DType::kInt32, packed_rows, c.mn, c.mn), grouped, c.gran_k,
-        c.k_alignment, c.psum, stream_);
+        TensorView::matrix(out.data(), DType::kInt32, packed_rows, c.mn, c.mn), grouped, c.gran_k, c.k_alignment,
+        c.psum, stream_);
     sync();
     const std::vector<std::uint8_t> all = out.download();
-    bool ok = out.guards_intact(all) &&
-              std::memcmp(all.data() + kGuardBytes, reference.data(), reference.size() * 4) == 0;
+    bool ok =
+        out.guards_intact(all) && std::memcmp(all.data() + kGuardBytes, reference.data(), reference.size() * 4) == 0;
     // The spare rows no group owns are not written.
-    for (std::size_t i = reference.size() * 4; ok && i < static_cast<std::size_t>(packed_rows) * c.mn * 4;
-         ++i)
+    for (std::size_t i = reference.size() * 4; ok && i < static_cast<std::size_t>(packed_rows) * c.mn * 4; ++i)
       ok = all[kGuardBytes + i] == kPoison;
     const std::string shape = fmt::format("{} groups x {} (sf_k {})", c.ks.size(), c.mn, rows);
-    gpu_test::report("sf_pack_k_grouped", shape, c.psum ? "psum" : "sizes",
-                     fmt::format("gran_k {}", c.gran_k), ok ? "bit-exact" : "differs", ok);
+    gpu_test::report("sf_pack_k_grouped", shape, c.psum ? "psum" : "sizes", fmt::format("gran_k {}", c.gran_k),
+                     ok ? "bit-exact" : "differs", ok);
     EXPECT_TRUE(ok) << shape;
   }
 }

@@ -47,7 +47,9 @@ std::string split_case_name(const SplitCase& c) {
     if (ch == '-' || ch == ':') ch = '_';
   return case_name(c.dense) + "_" + s + (c.deterministic ? "_det" : "_atomic");
 }
-void PrintTo(const SplitCase& c, std::ostream* os) { *os << split_case_name(c); }
+void PrintTo(const SplitCase& c, std::ostream* os) {
+  *os << split_case_name(c);
+}
 
 // The desc bf16_gemm builds for a case (for printing the selector's choice).
 tilegemm::GemmDesc desc_of(const DenseCase& c, bool deterministic) {
@@ -98,8 +100,8 @@ void run_split_case(const SplitCase& c) {
       /*storage_operands=*/false, tma_legal(c.dense) && splittable(c));
 }
 
-DenseCase dense(std::int64_t m, std::int64_t n, std::int64_t k, Layout layout = Layout::kNT,
-                DType d = DType::kBFloat16, CMode c = CMode::kNone) {
+DenseCase dense(std::int64_t m, std::int64_t n, std::int64_t k, Layout layout = Layout::kNT, DType d = DType::kBFloat16,
+                CMode c = CMode::kNone) {
   DenseCase x;
   x.m = m, x.n = n, x.k = k, x.layout = layout, x.d_dtype = d, x.c_mode = c;
   return x;
@@ -114,10 +116,10 @@ std::vector<DenseCase> ragged_shapes() {
       for (std::int64_t n : {8, 576, 7168})
         for (std::int64_t k : {64, 1000, 7168, 16384}) out.push_back(dense(m, n, k));
   } else {
-    for (auto [m, n, k] : {std::tuple{1, 8, 64}, std::tuple{1, 576, 1000}, std::tuple{1, 7168, 16384},
-                           std::tuple{1, 576, 7168}, std::tuple{64, 7168, 7168}, std::tuple{64, 8, 16384},
-                           std::tuple{64, 576, 64}, std::tuple{64, 7168, 1000}, std::tuple{129, 576, 16384},
-                           std::tuple{129, 7168, 64}, std::tuple{129, 8, 1000}, std::tuple{129, 576, 7168}})
+    for (auto [m, n, k] :
+         {std::tuple{1, 8, 64}, std::tuple{1, 576, 1000}, std::tuple{1, 7168, 16384}, std::tuple{1, 576, 7168},
+          std::tuple{64, 7168, 7168}, std::tuple{64, 8, 16384}, std::tuple{64, 576, 64}, std::tuple{64, 7168, 1000},
+          std::tuple{129, 576, 16384}, std::tuple{129, 7168, 64}, std::tuple{129, 8, 1000}, std::tuple{129, 576, 7168}})
       out.push_back(dense(m, n, k));
   }
   out.push_back(dense(129, 576, 1000, Layout::kTN, DType::kFloat32, CMode::kInPlace));
@@ -137,9 +139,7 @@ std::vector<SplitCase> cases_for(std::initializer_list<const char*> schemes) {
 }
 
 struct SplitNamer {
-  std::string operator()(const ::testing::TestParamInfo<SplitCase>& info) const {
-    return split_case_name(info.param);
-  }
+  std::string operator()(const ::testing::TestParamInfo<SplitCase>& info) const { return split_case_name(info.param); }
 };
 
 class SplitK : public ::testing::TestWithParam<SplitCase> {};
@@ -205,8 +205,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SplitOddEighthTiles,
                          ::testing::Values(SplitCase{dense(64, 7168, 7168), "split-k:4", false},
                                            SplitCase{dense(129, 1000, 1000), "split-k:3", true},
                                            SplitCase{dense(64, 7168, 2048), "stream-k", true},
-                                           SplitCase{dense(129, 1000, 1000, Layout::kTN, DType::kFloat32,
-                                                           CMode::kInPlace), "stream-k", false}),
+                                           SplitCase{
+                                               dense(129, 1000, 1000, Layout::kTN, DType::kFloat32, CMode::kInPlace),
+                                               "stream-k", false}),
                          SplitNamer());
 
 // Ten calls into the same D (no C): the bytes must not change in deterministic mode. The atomic mode is run
@@ -233,8 +234,8 @@ void check_bit_identical(const std::string& scheme, const DenseCase& cs, bool de
     }
   }
   if (deterministic) EXPECT_EQ(identical, 9) << "deterministic mode changed D between runs";
-  report("bf16_gemm " + scheme + (deterministic ? " det" : " atomic"), fmt::format("{}x{}x{}", cs.m, cs.n, cs.k),
-         "nt", dtype_label(cs.d_dtype), fmt::format("{} of 9 reruns bit-identical to the first", identical),
+  report("bf16_gemm " + scheme + (deterministic ? " det" : " atomic"), fmt::format("{}x{}x{}", cs.m, cs.n, cs.k), "nt",
+         dtype_label(cs.d_dtype), fmt::format("{} of 9 reruns bit-identical to the first", identical),
          !::testing::Test::HasFailure());
 }
 

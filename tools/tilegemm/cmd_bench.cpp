@@ -1,8 +1,8 @@
 // `tilegemm bench`: times our BF16 (--dtype bf16) or FP8 1D2D (--dtype fp8) GEMMs against cuBLASLt on a suite
-// of shapes (or one --m/--n/--k shape) and prints a Markdown report; --json / --md / --report also write it to files (--report adds the
-// roofline plot). --from-json re-renders a recorded report and --compare A.json B.json compares two, both
-// without a GPU. Arguments are checked before the GPU is looked for, so a bad argument is exit 2 on any
-// machine and a missing GPU is exit 1.
+// of shapes (or one --m/--n/--k shape) and prints a Markdown report; --json / --md / --report also write it to files
+// (--report adds the roofline plot). --from-json re-renders a recorded report and --compare A.json B.json compares two,
+// both without a GPU. Arguments are checked before the GPU is looked for, so a bad argument is exit 2 on any machine
+// and a missing GPU is exit 1.
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -13,10 +13,10 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench.hpp"
 #include "bench/progress.hpp"
 #include "command.hpp"
 #include "input_file.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm::cli {
@@ -48,10 +48,10 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
   if (custom) {
     TILEGEMM_REQUIRE(args.suite.empty(), "--suite", "no suite when --m/--n/--k give a shape",
                      fmt::format("'{}'", args.suite));
-    TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes together",
-                     fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
-                                 args.n ? std::to_string(*args.n) : "(missing)",
-                                 args.k ? std::to_string(*args.k) : "(missing)"));
+    TILEGEMM_REQUIRE(
+        args.m && args.n && args.k, "--m/--n/--k", "all three sizes together",
+        fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
+                    args.n ? std::to_string(*args.n) : "(missing)", args.k ? std::to_string(*args.k) : "(missing)"));
     options.suite_name = "custom";
     options.shapes = {BenchShape{GemmType::kNormal, 1, *args.m, *args.n, *args.k}};
   } else {
@@ -107,13 +107,13 @@ std::string shape_label(const BenchShape& s) {
 }
 
 std::string row_detail(const BenchRow& row) {
-  return fmt::format("bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}{}{}", row.kind, row.shape_label(),
-                     row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"),
-                     row.cublas.median_us,
-                     row.has_cublas_per_tensor() ? fmt::format("  per-tensor {:.1f} µs", row.cublas_per_tensor.median_us)
-                                                 : std::string(),
-                     row.has_b_read() ? fmt::format("  read B {:.1f} µs", row.b_read.median_us) : std::string(),
-                     row.error.empty() ? "" : "  (error: " + row.error + ")");
+  return fmt::format(
+      "bench: {:<10} {:<22} ours {:>9} µs  cuBLAS {:>9.1f} µs{}{}{}", row.kind, row.shape_label(),
+      row.has_ours() ? fmt::format("{:.1f}", row.ours.median_us) : std::string("-"), row.cublas.median_us,
+      row.has_cublas_per_tensor() ? fmt::format("  per-tensor {:.1f} µs", row.cublas_per_tensor.median_us)
+                                  : std::string(),
+      row.has_b_read() ? fmt::format("  read B {:.1f} µs", row.b_read.median_us) : std::string(),
+      row.error.empty() ? "" : "  (error: " + row.error + ")");
 }
 
 void run_compare(const BenchArgs& args) {
@@ -122,11 +122,11 @@ void run_compare(const BenchArgs& args) {
   const BenchReport a = read_report(args.compare[0], "--compare");
   const BenchReport b = read_report(args.compare[1], "--compare");
   const auto describe = [](const std::string& path, const BenchReport& r) {
-    return fmt::format("{} (suite {}, {}, commit {}, {}, {})", path, r.suite, r.env.gpu_name, r.env.commit,
-                       r.env.timer, r.env.date_utc);
+    return fmt::format("{} (suite {}, {}, commit {}, {}, {})", path, r.suite, r.env.gpu_name, r.env.commit, r.env.timer,
+                       r.env.date_utc);
   };
-  fmt::print("{}", comparison_to_markdown(compare_reports(a, b), describe(args.compare[0], a),
-                                          describe(args.compare[1], b)));
+  fmt::print("{}",
+             comparison_to_markdown(compare_reports(a, b), describe(args.compare[0], a), describe(args.compare[1], b)));
 }
 
 // Prints the report and writes every file asked for.
@@ -138,8 +138,7 @@ void emit_report(const BenchArgs& args, const BenchReport& report) {
   if (args.report_dir.empty()) return;
   const ReportFiles files = write_report_dir(report, args.report_dir, "--report");
   if (files.plotted)
-    fmt::print(stderr, "bench: report in {}: report.json, report.md, roofline.png, roofline.svg\n",
-               args.report_dir);
+    fmt::print(stderr, "bench: report in {}: report.json, report.md, roofline.png, roofline.svg\n", args.report_dir);
   else
     fmt::print(stderr, "bench: warning: roofline plot skipped ({}); report.json and report.md are in {}\n",
                files.plot_skipped, args.report_dir);
@@ -155,9 +154,7 @@ void run_bench(const BenchArgs& args) {
   if (!args.report_dir.empty()) ensure_report_dir(args.report_dir);
   auto progress = std::make_shared<bench_detail::Progress>(static_cast<int>(options.shapes.size()), stderr,
                                                            bench_detail::Progress::is_terminal(stderr));
-  options.on_shape_start = [progress](std::size_t, const BenchShape& shape) {
-    progress->begin(shape_label(shape));
-  };
+  options.on_shape_start = [progress](std::size_t, const BenchShape& shape) { progress->begin(shape_label(shape)); };
   options.on_row = [progress](const BenchRow& row) { progress->end(row_detail(row)); };
   const BenchReport report = run_suite(options);
   emit_report(args, report);
@@ -172,7 +169,9 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   CLI::App* cmd = root.add_subcommand(
       "bench",
       "Time our BF16 or FP8 GEMMs and cuBLASLt on a suite of shapes (L2 flushed, medians); compare two reports");
-  auto* suite = cmd->add_option("--suite", args->suite, "deepseek (default), decode (the same weights at M = 1, 8, 16, 32), grouped, masked or all (deepseek + grouped + masked)");
+  auto* suite = cmd->add_option("--suite", args->suite,
+                                "deepseek (default), decode (the same weights at M = 1, 8, 16, 32), grouped, masked or "
+                                "all (deepseek + grouped + masked)");
   auto* m = cmd->add_option("--m", args->m, "One custom shape: rows of A and D (with --n and --k)");
   auto* n = cmd->add_option("--n", args->n, "One custom shape: columns of D");
   auto* k = cmd->add_option("--k", args->k, "One custom shape: the reduction size");
@@ -180,13 +179,12 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
                                 "Input dtype: bf16, or fp8 (e4m3 with 1x128/128x128 fp32 scales; vs cuBLASLt "
                                 "block-scaled, plus cuBLASLt per-tensor)")
                     ->capture_default_str();
-  auto* layout = cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")
-                     ->capture_default_str();
+  auto* layout =
+      cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (grouped shapes: nt or nn)")->capture_default_str();
   auto* out_dtype = cmd->add_option("--out-dtype", args->out_dtype, "bf16 or fp32")->capture_default_str();
-  auto* warmup = cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")
-                     ->capture_default_str();
-  auto* rep =
-      cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
+  auto* warmup =
+      cmd->add_option("--warmup-ms", args->warmup_ms, "Warm-up budget per measurement, ms")->capture_default_str();
+  auto* rep = cmd->add_option("--rep-ms", args->rep_ms, "Timed budget per measurement, ms")->capture_default_str();
   auto* timer = cmd->add_option("--timer", args->timer,
                                 "cuda-events (events: flush + events around each call), cuda-graph "
                                 "(graph: calls replayed from a CUDA graph, no launch gaps) or cupti-kernel "
@@ -213,9 +211,9 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
                         ->capture_default_str();
   auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
   // Options that measure make no sense when nothing is measured.
-  const std::vector<CLI::Option*> measuring = {
-      suite, m, n, k, dtype, layout, out_dtype, warmup, rep, timer, flush, baseline_only, read_b, num_sms, sf_layout,
-      device};
+  const std::vector<CLI::Option*> measuring = {suite,     m,       n,         k,     dtype, layout,
+                                               out_dtype, warmup,  rep,       timer, flush, baseline_only,
+                                               read_b,    num_sms, sf_layout, device};
   auto* from_json = cmd->add_option("--from-json", args->from_json,
                                     "Re-render a recorded report (FILE) instead of measuring: no GPU needed");
   auto* compare = cmd->add_option("--compare", args->compare,

@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "bench/bench.hpp"
 #include "command.hpp"
-#include "shared_checks.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "kernels/sm90_fp8_gemm.hpp"
-#include "tilegemm/bench.hpp"
+#include "shared_checks.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -57,7 +57,8 @@ GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, Layout layout
 std::vector<jit::KernelSpec> gemm_specs(const PrecompileArgs& a) {
   std::vector<BenchShape> shapes;
   if (!a.suite.empty()) {
-    TILEGEMM_REQUIRE(!a.m && !a.n && !a.k, "--suite", "no --m/--n/--k alongside a suite", fmt::format("'{}' with a shape", a.suite));
+    TILEGEMM_REQUIRE(!a.m && !a.n && !a.k, "--suite", "no --m/--n/--k alongside a suite",
+                     fmt::format("'{}' with a shape", a.suite));
     shapes = suite_shapes(a.suite, "--suite");
   } else {
     TILEGEMM_REQUIRE(a.m && a.n && a.k, "--m/--n/--k", "all three sizes (or --suite, or --test-kernels)",
@@ -118,7 +119,8 @@ void run_precompile(const PrecompileArgs& a) {
   fmt::print("precompiled {} kernels in {:.1f} s: {} compiled, {} already cached, {} failed; cache {}\n", r.total,
              r.elapsed_s, r.compiled, r.cached, r.failures.size(), env().jit_cache_dir);
   for (const auto& f : r.failures) fmt::print(stderr, "  failed: {}\n", f);
-  if (!r.failures.empty()) throw RuntimeError(fmt::format("jit precompile: {} of {} kernels failed", r.failures.size(), r.total));
+  if (!r.failures.empty())
+    throw RuntimeError(fmt::format("jit precompile: {} of {} kernels failed", r.failures.size(), r.total));
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -191,7 +193,8 @@ static CommandRegistrar registrar([](CLI::App& root) {
   pre->add_option("--dtype", args->dtype, "Input dtype")->capture_default_str();
   pre->add_option("--out-dtype", args->out_dtype, "Output dtype (bf16 or fp32)")->capture_default_str();
   pre->add_option("--layout", args->layouts, "Layouts to compile (nt nn tn tt)")->capture_default_str();
-  pre->add_option("--hw", args->hw, "Hopper preset the heuristics plan for (h200, h100-sxm, h800, h20)")->capture_default_str();
+  pre->add_option("--hw", args->hw, "Hopper preset the heuristics plan for (h200, h100-sxm, h800, h20)")
+      ->capture_default_str();
   pre->add_option("--num-sms", args->num_sms, "SMs the kernels will run on (0 = the preset's)")->capture_default_str();
   pre->add_flag("--test-kernels", args->test_kernels, "Compile the JIT's small test kernels instead");
   pre->add_option("--salt", args->salt, "With --test-kernels: makes the kernels' keys unique (tests)");

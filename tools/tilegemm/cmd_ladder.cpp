@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "ladder/ladder.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
-#include "tilegemm/ladder.hpp"
 
 namespace tilegemm::cli {
 namespace {
@@ -34,10 +34,10 @@ void write_file(const std::string& path, const std::string& text, const char* ar
 }
 
 void run_ladder_command(const LadderArgs& args) {
-  TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes",
-                   fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
-                               args.n ? std::to_string(*args.n) : "(missing)",
-                               args.k ? std::to_string(*args.k) : "(missing)"));
+  TILEGEMM_REQUIRE(
+      args.m && args.n && args.k, "--m/--n/--k", "all three sizes",
+      fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
+                  args.n ? std::to_string(*args.n) : "(missing)", args.k ? std::to_string(*args.k) : "(missing)"));
   ladder::LadderOptions options;
   options.m = *args.m, options.n = *args.n, options.k = *args.k;
   options.warmup_ms = args.warmup_ms;

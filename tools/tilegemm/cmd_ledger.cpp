@@ -74,7 +74,8 @@ HardwareModel hardware_from(const LedgerArgs& a) {
   } else {
     hw = hardware_preset(a.hw, "--hw");
   }
-  if (!a.hw_json.empty()) apply_hardware_overrides_json(hw, read_input_file(a.hw_json, "--hw-json", "a readable JSON file"), "--hw-json");
+  if (!a.hw_json.empty())
+    apply_hardware_overrides_json(hw, read_input_file(a.hw_json, "--hw-json", "a readable JSON file"), "--hw-json");
   if (a.hbm_gbps) {
     TILEGEMM_REQUIRE(std::isfinite(*a.hbm_gbps) && *a.hbm_gbps > 0, "--hbm-gbps", "a finite bandwidth > 0 GB/s",
                      fmt::format("{}", *a.hbm_gbps));
@@ -115,8 +116,8 @@ OperandDtypes dtypes_from(const LedgerArgs& a) {
 
 std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) {
   // --l0-k only refines a tile (Ascend), it does not ask for one.
-  const bool any = !a.tile.empty() || a.block_m || a.block_n || a.block_k || a.stages || a.threads || a.split_k ||
-                   a.regs;
+  const bool any =
+      !a.tile.empty() || a.block_m || a.block_n || a.block_k || a.stages || a.threads || a.split_k || a.regs;
   if (!any) return std::nullopt;
   TileShape t;
   t.block_k = dtype_bits(d.a) >= 16 ? 64 : 128;  // 128 bytes of K per row, the TMA swizzle width
@@ -133,7 +134,8 @@ std::optional<TileShape> tile_from(const LedgerArgs& a, const OperandDtypes& d) 
   if (a.split_k) t.split_k = *a.split_k;
   if (a.regs) {
     // TileShape's 0 means "estimate"; a --regs 0 typed by the user would silently mean the same.
-    TILEGEMM_REQUIRE(*a.regs > 0, "--regs", "a register count > 0 (leave --regs out for the estimate: accumulators + 32)",
+    TILEGEMM_REQUIRE(*a.regs > 0, "--regs",
+                     "a register count > 0 (leave --regs out for the estimate: accumulators + 32)",
                      std::to_string(*a.regs));
     t.regs_per_thread = *a.regs;
   }
@@ -161,7 +163,8 @@ std::vector<ProblemShape> shapes_from(const LedgerArgs& a) {
     TILEGEMM_REQUIRE(!a.time_us, "--time-us", "a single shape (one time cannot belong to a whole suite)",
                      fmt::format("--suite {}", a.suite));
     std::vector<ProblemShape> shapes = a.suite == "decode" ? deepseek_decode_suite() : deepseek_suite();
-    for (auto& s : shapes) s.m = all_rows(s.m, a), s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
+    for (auto& s : shapes)
+      s.m = all_rows(s.m, a), s.batch = a.batch, s.grouped = a.grouped, s.extra_bytes = a.extra_bytes;
     return shapes;
   }
   auto size = [](const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : std::string("(missing)"); };
@@ -200,7 +203,9 @@ struct Row {
   std::optional<AscendTilingCheck> ascend;
 };
 
-bool is_ascend(const HardwareModel& hw) { return hw.ascend_l1_bytes > 0; }
+bool is_ascend(const HardwareModel& hw) {
+  return hw.ascend_l1_bytes > 0;
+}
 
 // The SM90 kernels' problem for a ledger row (K-major operands), when they run it: bf16 or e4m3 A and B of one
 // dtype, bf16 or fp32 D, on an NVIDIA preset; nothing otherwise.
@@ -241,12 +246,12 @@ Row compute_row(const ProblemShape& s, const OperandDtypes& d, const std::option
     r.tile = tile_ledger(s, d, *tile, hw);
     if (is_ascend(hw)) {
       const int k0 = a.l0_k.value_or(std::min(tile->block_k, 64));
-      r.ascend = ascend_tiling_check(d, tile->block_m, tile->block_n, tile->block_k, k0,
-                                     a.stages.value_or(2), hw, "--hw");
+      r.ascend =
+          ascend_tiling_check(d, tile->block_m, tile->block_n, tile->block_k, k0, a.stages.value_or(2), hw, "--hw");
       if (!r.ascend->ok())
         throw InvalidArgument("--tile", fmt::format("a tile within the L1/L0 buffers of {}", hw.name),
-                              fmt::format("{}x{}x{} with k0={}: {}", tile->block_m, tile->block_n, tile->block_k,
-                                          k0, r.ascend->why_not()));
+                              fmt::format("{}x{}x{} with k0={}: {}", tile->block_m, tile->block_n, tile->block_k, k0,
+                                          r.ascend->why_not()));
     } else if (!r.tile->fits()) {
       throw InvalidArgument("--tile", fmt::format("a tile that fits one SM of {}", hw.name),
                             fmt::format("{}x{}x{} with {} stages and {} threads: {}", tile->block_m, tile->block_n,
@@ -269,7 +274,7 @@ nlohmann::ordered_json row_json(const Row& r) {
   j["c_dtype"] = p.dtypes.with_c ? nlohmann::ordered_json(dtype_name(p.dtypes.c)) : nlohmann::ordered_json();
   j["math_dtype"] = dtype_name(p.math);
   j["flops"] = p.flops;
-  j["bytes"] = {{"a", p.bytes.a}, {"b", p.bytes.b}, {"sf_a", p.bytes.sf_a}, {"sf_b", p.bytes.sf_b},
+  j["bytes"] = {{"a", p.bytes.a}, {"b", p.bytes.b}, {"sf_a", p.bytes.sf_a},   {"sf_b", p.bytes.sf_b},
                 {"c", p.bytes.c}, {"d", p.bytes.d}, {"extra", p.bytes.extra}, {"total", p.min_bytes}};
   j["intensity_ab"] = p.intensity_ab, j["intensity_all"] = p.intensity_all;
   j["peak_tflops"] = p.peak_flops / 1e12, j["bandwidth_gbps"] = p.bandwidth / 1e9;
@@ -278,46 +283,78 @@ nlohmann::ordered_json row_json(const Row& r) {
   j["compute_floor_us"] = p.compute_floor_s * 1e6, j["memory_floor_us"] = p.memory_floor_s * 1e6;
   j["time_floor_us"] = p.time_floor_s * 1e6;
   j["naive_ab_bytes"] = p.naive_ab_bytes;
-  j["variant"] = {{"variant", variant_name(r.variant.variant)}, {"tiles", r.variant.tiles},
-                  {"k_iters", r.variant.k_iters}, {"suggested_split_k", r.variant.suggested_split_k},
-                  {"reason", r.variant.reason},
-                  {"rule_tile", fmt::format("{}x{}x{}", r.variant_tile.block_m, r.variant_tile.block_n,
-                                            r.variant_tile.block_k)}};
+  j["variant"] = {
+      {"variant", variant_name(r.variant.variant)},
+      {"tiles", r.variant.tiles},
+      {"k_iters", r.variant.k_iters},
+      {"suggested_split_k", r.variant.suggested_split_k},
+      {"reason", r.variant.reason},
+      {"rule_tile", fmt::format("{}x{}x{}", r.variant_tile.block_m, r.variant_tile.block_n, r.variant_tile.block_k)}};
   if (r.selection) {
     const GemmConfig& c = r.selection->config;
-    j["selector"] = {{"block_m", c.block_m}, {"block_n", c.block_n}, {"block_k", c.block_k},
-                     {"scheme", scheme_name(c.scheme)}, {"split_k", c.split_k}, {"tiles", r.selection->cost.tiles},
+    j["selector"] = {{"block_m", c.block_m},
+                     {"block_n", c.block_n},
+                     {"block_k", c.block_k},
+                     {"scheme", scheme_name(c.scheme)},
+                     {"split_k", c.split_k},
+                     {"tiles", r.selection->cost.tiles},
                      {"dram_floor_us", r.selection->cost.dram_floor_us},
                      {"compute_floor_us", r.selection->cost.compute_floor_us},
                      {"dram_bytes", r.selection->cost.dram_bytes}};
   }
   if (r.tile) {
     const TileLedger& t = *r.tile;
-    j["tile"] = {{"block_m", t.tile.block_m}, {"block_n", t.tile.block_n}, {"block_k", t.tile.block_k},
-                 {"stages", t.tile.stages}, {"threads", t.tile.threads}, {"split_k", t.tile.split_k},
-                 {"ab_bytes", t.ab_bytes}, {"output_bytes", t.output_bytes}, {"dram_bytes", t.dram_bytes},
-                 {"traffic_over_minimum", t.traffic_over_minimum}, {"smem_per_stage", t.smem_per_stage},
-                 {"smem_total", t.smem_total}, {"smem_limit", t.smem_limit},
+    j["tile"] = {{"block_m", t.tile.block_m},
+                 {"block_n", t.tile.block_n},
+                 {"block_k", t.tile.block_k},
+                 {"stages", t.tile.stages},
+                 {"threads", t.tile.threads},
+                 {"split_k", t.tile.split_k},
+                 {"ab_bytes", t.ab_bytes},
+                 {"output_bytes", t.output_bytes},
+                 {"dram_bytes", t.dram_bytes},
+                 {"traffic_over_minimum", t.traffic_over_minimum},
+                 {"smem_per_stage", t.smem_per_stage},
+                 {"smem_total", t.smem_total},
+                 {"smem_limit", t.smem_limit},
                  {"accum_regs_per_thread", t.accum_regs_per_thread},
                  {"regs_per_thread", t.occupancy.regs_per_thread},
-                 {"blocks_per_sm", t.occupancy.blocks_per_sm}, {"occupancy_limiter", t.occupancy.limiter},
-                 {"tiles_m", t.tiles_m}, {"tiles_n", t.tiles_n}, {"tiles", t.tiles},
-                 {"waves", t.waves.waves}, {"last_wave_units", t.waves.last_wave_units},
-                 {"last_wave_utilisation", t.waves.last_wave_utilisation}, {"wave_efficiency", t.waves.efficiency},
+                 {"blocks_per_sm", t.occupancy.blocks_per_sm},
+                 {"occupancy_limiter", t.occupancy.limiter},
+                 {"tiles_m", t.tiles_m},
+                 {"tiles_n", t.tiles_n},
+                 {"tiles", t.tiles},
+                 {"waves", t.waves.waves},
+                 {"last_wave_units", t.waves.last_wave_units},
+                 {"last_wave_utilisation", t.waves.last_wave_utilisation},
+                 {"wave_efficiency", t.waves.efficiency},
                  {"splitk_extra_write_bytes", t.splitk_extra_write_bytes},
                  {"splitk_extra_read_bytes", t.splitk_extra_read_bytes}};
   }
   if (r.ascend) {
     const AscendTilingCheck& c = *r.ascend;
-    j["ascend"] = {{"m1", c.m1}, {"n1", c.n1}, {"k1", c.k1}, {"k0", c.k0}, {"l1_stages", c.l1_stages},
-                   {"l1_bytes", c.l1_bytes}, {"l1_limit", c.l1_limit}, {"l0a_bytes", c.l0a_bytes},
-                   {"l0a_limit", c.l0a_limit}, {"l0b_bytes", c.l0b_bytes}, {"l0b_limit", c.l0b_limit},
-                   {"l0c_bytes", c.l0c_bytes}, {"l0c_limit", c.l0c_limit}, {"ok", c.ok()}};
+    j["ascend"] = {{"m1", c.m1},
+                   {"n1", c.n1},
+                   {"k1", c.k1},
+                   {"k0", c.k0},
+                   {"l1_stages", c.l1_stages},
+                   {"l1_bytes", c.l1_bytes},
+                   {"l1_limit", c.l1_limit},
+                   {"l0a_bytes", c.l0a_bytes},
+                   {"l0a_limit", c.l0a_limit},
+                   {"l0b_bytes", c.l0b_bytes},
+                   {"l0b_limit", c.l0b_limit},
+                   {"l0c_bytes", c.l0c_bytes},
+                   {"l0c_limit", c.l0c_limit},
+                   {"ok", c.ok()}};
   }
   if (r.timing) {
     const TimingLedger& t = *r.timing;
-    j["timing"] = {{"time_us", t.time_s * 1e6}, {"tflops", t.tflops}, {"gbps", t.gbps},
-                   {"fraction_of_peak", t.fraction_of_peak}, {"fraction_of_bandwidth", t.fraction_of_bandwidth},
+    j["timing"] = {{"time_us", t.time_s * 1e6},
+                   {"tflops", t.tflops},
+                   {"gbps", t.gbps},
+                   {"fraction_of_peak", t.fraction_of_peak},
+                   {"fraction_of_bandwidth", t.fraction_of_bandwidth},
                    {"fraction_of_floor", t.fraction_of_floor}};
   }
   return j;
@@ -331,9 +368,10 @@ void print_detail(const Row& r, const HardwareModel& hw) {
                                 : fmt::format(" x{} batch", p.shape.batch),
              dtype_label(p.dtypes), hw.name, hw.num_sms, hw.sm_clock_mhz, hw.hbm_gbps);
   fmt::print("  FLOPs              {:.6g} ({:.3f} GFLOP)\n", p.flops, p.flops / 1e9);
-  fmt::print("  minimum bytes      {:.6g} ({:.2f} MB): A {:.4g}  B {:.4g}  SF {:.4g}  C {:.4g}  D {:.4g}  extra {:.4g}\n",
-             p.min_bytes, p.min_bytes / 1e6, p.bytes.a, p.bytes.b, p.bytes.sf_a + p.bytes.sf_b, p.bytes.c, p.bytes.d,
-             p.bytes.extra);
+  fmt::print(
+      "  minimum bytes      {:.6g} ({:.2f} MB): A {:.4g}  B {:.4g}  SF {:.4g}  C {:.4g}  D {:.4g}  extra {:.4g}\n",
+      p.min_bytes, p.min_bytes / 1e6, p.bytes.a, p.bytes.b, p.bytes.sf_a + p.bytes.sf_b, p.bytes.c, p.bytes.d,
+      p.bytes.extra);
   fmt::print("  intensity          {:.1f} FLOP/B over all operands, {:.1f} over A+B\n", p.intensity_all,
              p.intensity_ab);
   fmt::print("  machine balance    {:.1f} FLOP/B ({:.1f} TFLOP/s {} / {:.0f} GB/s) -> {}-bound\n", p.machine_balance,
@@ -344,15 +382,16 @@ void print_detail(const Row& r, const HardwareModel& hw) {
              p.naive_ab_bytes / p.min_bytes);
   if (r.timing) {
     const TimingLedger& t = *r.timing;
-    fmt::print("  at {:<15} {:.1f} TFLOP/s ({:.1f}% of peak), {:.0f} GB/s ({:.1f}% of HBM), {:.1f}% of "
-               "the time floor\n",
-               fmt::format("{:.2f} us", t.time_s * 1e6), t.tflops, 100 * t.fraction_of_peak, t.gbps, 100 * t.fraction_of_bandwidth,
-               100 * t.fraction_of_floor);
+    fmt::print(
+        "  at {:<15} {:.1f} TFLOP/s ({:.1f}% of peak), {:.0f} GB/s ({:.1f}% of HBM), {:.1f}% of "
+        "the time floor\n",
+        fmt::format("{:.2f} us", t.time_s * 1e6), t.tflops, 100 * t.fraction_of_peak, t.gbps,
+        100 * t.fraction_of_bandwidth, 100 * t.fraction_of_floor);
   }
   if (r.tile) {
     const TileLedger& t = *r.tile;
-    fmt::print("  tile {}x{}x{}, {} stages, {} threads, split-K {}\n", t.tile.block_m, t.tile.block_n,
-               t.tile.block_k, t.tile.stages, t.tile.threads, t.tile.split_k);
+    fmt::print("  tile {}x{}x{}, {} stages, {} threads, split-K {}\n", t.tile.block_m, t.tile.block_n, t.tile.block_k,
+               t.tile.stages, t.tile.threads, t.tile.split_k);
     fmt::print("    DRAM traffic     {:.4g} B (A+B {:.4g}, out {:.4g}, split-K {:.4g}) = {:.2f}x the minimum\n",
                t.dram_bytes, t.ab_bytes, t.output_bytes, t.splitk_extra_write_bytes + t.splitk_extra_read_bytes,
                t.traffic_over_minimum);
@@ -365,15 +404,16 @@ void print_detail(const Row& r, const HardwareModel& hw) {
       fmt::print("    registers        not modelled on {} (the accumulator lives in L0C)\n", hw.name);
     fmt::print("    occupancy        {} blocks/SM (limited by {})\n", t.occupancy.blocks_per_sm, t.occupancy.limiter);
     fmt::print("    tiles            {} x {} = {}; {} work units in {} waves on {} SMs, last wave {}/{} ({:.1f}%)\n",
-               t.tiles_m, t.tiles_n, t.tiles, t.waves.work_units, t.waves.waves, t.waves.slots,
-               t.waves.last_wave_units, t.waves.slots, 100 * t.waves.last_wave_utilisation);
+               t.tiles_m, t.tiles_n, t.tiles, t.waves.work_units, t.waves.waves, t.waves.slots, t.waves.last_wave_units,
+               t.waves.slots, 100 * t.waves.last_wave_utilisation);
   }
   if (r.ascend) {
     const AscendTilingCheck& c = *r.ascend;
-    fmt::print("    CATLASS L1/L0    L1 {:.0f}/{}  L0A {:.0f}/{}  L0B {:.0f}/{}  L0C {:.0f}/{} B (k0={}, {} L1 stages): "
-               "ok\n",
-               c.l1_bytes, c.l1_limit, c.l0a_bytes, c.l0a_limit, c.l0b_bytes, c.l0b_limit, c.l0c_bytes, c.l0c_limit,
-               c.k0, c.l1_stages);
+    fmt::print(
+        "    CATLASS L1/L0    L1 {:.0f}/{}  L0A {:.0f}/{}  L0B {:.0f}/{}  L0C {:.0f}/{} B (k0={}, {} L1 stages): "
+        "ok\n",
+        c.l1_bytes, c.l1_limit, c.l0a_bytes, c.l0a_limit, c.l0b_bytes, c.l0b_limit, c.l0c_bytes, c.l0c_limit, c.k0,
+        c.l1_stages);
   }
   fmt::print("  variant            {} (textbook rule, tile {}x{}x{}): {}\n", variant_name(r.variant.variant),
              r.variant_tile.block_m, r.variant_tile.block_n, r.variant_tile.block_k, r.variant.reason);
@@ -383,10 +423,11 @@ void print_detail(const Row& r, const HardwareModel& hw) {
     fmt::print("  selector           {}x{}x{} {}{}, {} tiles: what `tilegemm plan` launches\n", c.block_m, c.block_n,
                c.block_k, scheme_name(c.scheme), c.split_k > 1 ? fmt::format(" split_k={}", c.split_k) : "",
                cost.tiles);
-    fmt::print("  planner floors     DRAM {:.2f} us ({:.2f} MB its tiles read and write, at the measured HBM efficiency), "
-               "compute {:.2f} us (derated tensor peak); the floors above use the datasheet's peaks and the minimum "
-               "bytes\n",
-               cost.dram_floor_us, cost.dram_bytes / 1e6, cost.compute_floor_us);
+    fmt::print(
+        "  planner floors     DRAM {:.2f} us ({:.2f} MB its tiles read and write, at the measured HBM efficiency), "
+        "compute {:.2f} us (derated tensor peak); the floors above use the datasheet's peaks and the minimum "
+        "bytes\n",
+        cost.dram_floor_us, cost.dram_bytes / 1e6, cost.compute_floor_us);
   }
 }
 
@@ -422,7 +463,7 @@ void run_ledger(const LedgerArgs& a) {
 
   // The peak of the math type is looked up on the hardware model ("math dtype" in the library): the dtype
   // options chose it and --hw (with --hw-json) has no FLOP/cycle for it.
-  const std::string dtype_option = a.math_dtype              ? "--math-dtype"
+  const std::string dtype_option = a.math_dtype             ? "--math-dtype"
                                    : a.a_dtype || a.b_dtype ? "--a-dtype/--b-dtype"
                                                             : "--dtype";
   const std::string hw_option = a.hw_json.empty() ? "--hw " + a.hw : "--hw " + a.hw + " with --hw-json";
@@ -446,12 +487,14 @@ void run_ledger(const LedgerArgs& a) {
 
 const CommandRegistrar kRegistrar([](CLI::App& root) {
   auto a = std::make_shared<LedgerArgs>();
-  CLI::App* cmd = root.add_subcommand("ledger", "The performance ledger of a GEMM: FLOPs, bytes, intensity, bound, "
-                                                "floors, tile resources and waves (no GPU needed)");
+  CLI::App* cmd = root.add_subcommand("ledger",
+                                      "The performance ledger of a GEMM: FLOPs, bytes, intensity, bound, "
+                                      "floors, tile resources and waves (no GPU needed)");
   cmd->add_option("--m", a->m, "Rows of A and D (grouped: rows per group)");
   cmd->add_option("--n", a->n, "Columns of D");
   cmd->add_option("--k", a->k, "Reduction size");
-  cmd->add_option("--batch", a->batch, "Number of problems (batched) or groups (with --grouped)")->capture_default_str();
+  cmd->add_option("--batch", a->batch, "Number of problems (batched) or groups (with --grouped)")
+      ->capture_default_str();
   cmd->add_flag("--grouped", a->grouped, "M-grouped: --batch groups of --m rows each, B holds --batch matrices");
   cmd->add_option("--extra-bytes", a->extra_bytes, "Other DRAM bytes the operator moves (e.g. an fp32 [M] row sum)");
   cmd->add_option("--dtype", a->dtype, "Dtype of A, B and D unless overridden")->capture_default_str();
@@ -480,7 +523,8 @@ const CommandRegistrar kRegistrar([](CLI::App& root) {
   cmd->add_option("--regs", a->regs, "Registers per thread if known (default: accumulators + 32)");
   cmd->add_option("--l0-k", a->l0_k, "Ascend: L0 K step k0 (default min(block_k, 64))");
   cmd->add_option("--time-us", a->time_us, "A measured time: report TFLOP/s, GB/s and fractions of the floors");
-  cmd->add_option("--suite", a->suite, "Every shape of a suite: deepseek, or decode (the same weights at M = 1, 8, 16, 32)");
+  cmd->add_option("--suite", a->suite,
+                  "Every shape of a suite: deepseek, or decode (the same weights at M = 1, 8, 16, 32)");
   cmd->add_flag("--json", a->json, "Print JSON instead of text");
   cmd->callback([a] { run_ledger(*a); });
 });

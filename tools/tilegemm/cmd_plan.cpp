@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench.hpp"
 #include "command.hpp"
 #include "shared_checks.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/heuristics.hpp"
 
@@ -49,9 +49,10 @@ GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, const PlanArg
   // The ledger's size contract (every size below 2^31) applied to the rows of all groups, which m * groups
   // would otherwise wrap into a wrong or negative M.
   if (type == GemmType::kMGroupedContiguous)
-    TILEGEMM_REQUIRE(std::int64_t{m} * groups <= INT_MAX, "--num-groups",
-                     fmt::format("at most {} groups of --m = {} rows (all groups' rows at most 2^31 - 1)", INT_MAX / m, m),
-                     std::to_string(groups));
+    TILEGEMM_REQUIRE(
+        std::int64_t{m} * groups <= INT_MAX, "--num-groups",
+        fmt::format("at most {} groups of --m = {} rows (all groups' rows at most 2^31 - 1)", INT_MAX / m, m),
+        std::to_string(groups));
   GemmDesc desc;
   desc.type = type;
   desc.num_groups = groups;
@@ -83,10 +84,10 @@ std::vector<GemmDesc> descs_from(const PlanArgs& args) {
       descs.push_back(make_desc(s.type, s.groups, s.m, s.n, s.k, args));
     return descs;
   }
-  TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes (or --suite)",
-                   fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
-                               args.n ? std::to_string(*args.n) : "(missing)",
-                               args.k ? std::to_string(*args.k) : "(missing)"));
+  TILEGEMM_REQUIRE(
+      args.m && args.n && args.k, "--m/--n/--k", "all three sizes (or --suite)",
+      fmt::format("--m {} --n {} --k {}", args.m ? std::to_string(*args.m) : "(missing)",
+                  args.n ? std::to_string(*args.n) : "(missing)", args.k ? std::to_string(*args.k) : "(missing)"));
   if (type == GemmType::kNormal)
     TILEGEMM_REQUIRE(args.num_groups == 1, "--num-groups", "1 for --gemm-type normal", std::to_string(args.num_groups));
   return {make_desc(type, args.num_groups, *args.m, *args.n, *args.k, args)};
@@ -143,7 +144,9 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"threads", c.num_threads()},
           {"cluster_m", c.cluster_m},
           {"cluster_n", c.cluster_n},
-          {"multicast", c.multicast == MulticastSide::kA ? "A" : c.multicast == MulticastSide::kB ? "B" : "none"},
+          {"multicast", c.multicast == MulticastSide::kA   ? "A"
+                        : c.multicast == MulticastSide::kB ? "B"
+                                                           : "none"},
           {"swizzle_d_bytes", c.swizzle_d_bytes},
           {"num_sms", c.num_sms},
           {"raster_group", c.raster_group},
@@ -165,9 +168,10 @@ void print_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vect
              r.smem_per_stage_bytes, best.config.stages, r.acc_regs_per_thread, best.config.num_threads());
   fmt::print("per tile  mma {:.2f} us (efficiency {:.2f}), load {:.2f} us, issue {:.2f} us, overhead {:.2f} us\n",
              r.tile_compute_us, r.mma_efficiency, r.tile_load_us, r.tile_issue_us, r.tile_overhead_us);
-  fmt::print("time      tiles {:.2f} us, DRAM floor {:.2f} us, compute floor {:.2f} us -> predicted {:.2f} us "
-             "({} bound), {:.1f} TFLOP/s\n",
-             r.mainloop_us, r.dram_floor_us, r.compute_floor_us, r.predicted_us, r.bound, r.predicted_tflops);
+  fmt::print(
+      "time      tiles {:.2f} us, DRAM floor {:.2f} us, compute floor {:.2f} us -> predicted {:.2f} us "
+      "({} bound), {:.1f} TFLOP/s\n",
+      r.mainloop_us, r.dram_floor_us, r.compute_floor_us, r.predicted_us, r.bound, r.predicted_tflops);
   fmt::print("searched  {} candidates, {} legal\n", enumerated, ranked.size());
   if (top > 0) {
     fmt::print("\n{:>4}  {:<24} {:>6} {:>5} {:>6} {:>10} {:>8}  {}\n", "rank", "config", "tiles", "waves", "util",

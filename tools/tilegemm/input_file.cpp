@@ -19,9 +19,9 @@ std::string read_input_file(const std::string& path, const std::string& argument
   if (ec || !std::filesystem::exists(status))
     throw InvalidArgument(argument, expected, fmt::format("'{}' (cannot open: no such file)", path));
   if (!std::filesystem::is_regular_file(status))
-    throw InvalidArgument(argument, expected,
-                          fmt::format("'{}' ({})", path, std::filesystem::is_directory(status) ? "a directory"
-                                                                                                : "not a regular file"));
+    throw InvalidArgument(
+        argument, expected,
+        fmt::format("'{}' ({})", path, std::filesystem::is_directory(status) ? "a directory" : "not a regular file"));
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw InvalidArgument(argument, expected, fmt::format("'{}' (cannot open: {})", path, ec.message()));
   if (size > max_bytes) throw InvalidArgument(argument, expected, fmt::format("'{}' ({} bytes)", path, size));

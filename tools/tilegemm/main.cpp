@@ -36,10 +36,10 @@ std::string command_path(const CLI::App& app) {
 
 // `app` needs a subcommand and `given` (nullptr: nothing) is none of them: one line listing them.
 tilegemm::InvalidArgument no_subcommand(const CLI::App& app, const char* given) {
-  return tilegemm::InvalidArgument(app.get_parent() ? command_path(app) : "command",
-                                   app.get_parent() ? "a subcommand, one of " + subcommand_names(app)
-                                                    : "one of " + subcommand_names(app),
-                                   given ? fmt::format("'{}'", given) : "nothing");
+  return tilegemm::InvalidArgument(
+      app.get_parent() ? command_path(app) : "command",
+      app.get_parent() ? "a subcommand, one of " + subcommand_names(app) : "one of " + subcommand_names(app),
+      given ? fmt::format("'{}'", given) : "nothing");
 }
 
 // The deepest subcommand the parse reached (the root when none).
@@ -102,17 +102,19 @@ int main(int argc, char** argv) {
     // argument, anything; the arguments are listed quoted, in the order given.
     const CLI::App& cmd = deepest_parsed(app);
     std::vector<std::string> extras = app.remaining(true);
-    fmt::print(stderr, "tilegemm: error: {}: expected options only (each --option with its value; see tilegemm {} "
-                       "--help), got the unexpected argument{} {}\n",
-               cmd.get_parent() ? command_path(cmd) : "command", command_path(cmd),
-               extras.size() == 1 ? "" : "s", quoted_list(extras));
+    fmt::print(stderr,
+               "tilegemm: error: {}: expected options only (each --option with its value; see tilegemm {} "
+               "--help), got the unexpected argument{} {}\n",
+               cmd.get_parent() ? command_path(cmd) : "command", command_path(cmd), extras.size() == 1 ? "" : "s",
+               quoted_list(extras));
     return 2;
   } catch (const CLI::RequiredError& e) {
     // "A subcommand is required" (tilegemm jit without precompile/info/...): list the subcommands.
     const CLI::App& cmd = deepest_parsed(app);
     if (cmd.get_require_subcommand_min() > 0 && cmd.get_subcommands().empty()) {
       const std::vector<std::string> rest = cmd.remaining();
-      fmt::print(stderr, "tilegemm: error: {}\n", no_subcommand(cmd, rest.empty() ? nullptr : rest.front().c_str()).what());
+      fmt::print(stderr, "tilegemm: error: {}\n",
+                 no_subcommand(cmd, rest.empty() ? nullptr : rest.front().c_str()).what());
     } else {
       fmt::print(stderr, "tilegemm: error: {}\n", e.what());
     }

@@ -11,8 +11,7 @@ namespace tilegemm::cli {
 std::string check_decimal_integer(const std::string& text) {
   const std::size_t start = !text.empty() && text[0] == '-' ? 1 : 0;
   const std::string digits = text.substr(start);
-  const bool all_digits =
-      !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+  const bool all_digits = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
   // A leading zero is refused rather than read: CLI11 would take "010" as octal 8.
   const bool leading_zero = digits.size() > 1 && digits[0] == '0';
   if (all_digits && !leading_zero) {
@@ -26,8 +25,8 @@ std::string check_decimal_integer(const std::string& text) {
 }
 
 std::string check_not_an_option(const std::string& text) {
-  const bool option = text.size() > 2 && text[0] == '-' && text[1] == '-' &&
-                      std::isalpha(static_cast<unsigned char>(text[2]));
+  const bool option =
+      text.size() > 2 && text[0] == '-' && text[1] == '-' && std::isalpha(static_cast<unsigned char>(text[2]));
   if (!option) return "";
   return fmt::format("expected a value, got the option '{}' (is the value missing?)", text);
 }
@@ -41,8 +40,8 @@ void require_values_not_options(CLI::App& app) {
 }
 
 void require_decimal_integers(CLI::App& app) {
-  static const CLI::Validator decimal(
-      [](std::string& text) { return check_decimal_integer(text); }, "", "decimal integer");
+  static const CLI::Validator decimal([](std::string& text) { return check_decimal_integer(text); }, "",
+                                      "decimal integer");
   for (CLI::Option* option : app.get_options())
     if (option->get_type_name() == "INT" || option->get_type_name() == "UINT") option->check(decimal);
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) require_decimal_integers(*sub);

@@ -12,7 +12,9 @@
 namespace tilegemm::cli {
 namespace {
 
-std::string cuda_version(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+std::string cuda_version(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
 
 }  // namespace
 

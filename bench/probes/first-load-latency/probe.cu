@@ -22,13 +22,13 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                        \
-  do {                                                                                  \
-    auto e = (x);                                                                       \
-    if (e != 0) {                                                                       \
-      std::printf("%s failed: %d at line %d\n", #x, static_cast<int>(e), __LINE__);    \
-      return 1;                                                                         \
-    }                                                                                   \
+#define CHECK(x)                                                                    \
+  do {                                                                              \
+    auto e = (x);                                                                   \
+    if (e != 0) {                                                                   \
+      std::printf("%s failed: %d at line %d\n", #x, static_cast<int>(e), __LINE__); \
+      return 1;                                                                     \
+    }                                                                               \
   } while (0)
 
 constexpr int kRows = 2112, kCols = 7168, kBoxRows = 16, kBoxCols = 128;

@@ -14,8 +14,8 @@
 // Build here (no GPU needed), run on the device:
 //   nvcc -gencode arch=compute_90a,code=sm_90a -O3 -std=c++20 -I device \
 //        bench/probes/fp8-promotion-overlap/probe.cu -o .exp/fp8_promotion_overlap
-#include <cstdio>
 #include <cuda_runtime.h>
+#include <cstdio>
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/wgmma.cuh"

@@ -24,8 +24,7 @@ __device__ __forceinline__ void arrive(u64* b) {
 }
 __device__ __forceinline__ void wait(u64* b, uint32_t par) {
   asm volatile(
-      "{\n.reg .pred d;\nW_%=:\nmbarrier.try_wait.parity.shared::cta.b64 d, [%0], %1;\n@!d bra W_%=;\n}\n" ::
-          "r"(sa(b)),
+      "{\n.reg .pred d;\nW_%=:\nmbarrier.try_wait.parity.shared::cta.b64 d, [%0], %1;\n@!d bra W_%=;\n}\n" ::"r"(sa(b)),
       "r"(par)
       : "memory");
 }

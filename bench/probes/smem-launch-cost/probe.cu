@@ -26,13 +26,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 constexpr int kSmemBytes = 213 * 1024;
@@ -75,23 +75,23 @@ __device__ __forceinline__ void read_body(const uint4* __restrict__ data, long l
   }
 }
 
-__global__ void __launch_bounds__(kThreads) read_kernel(const uint4* __restrict__ data, long long count, int* sink,
-                                                        unsigned long long* span) {
+__global__ void __launch_bounds__(kThreads)
+    read_kernel(const uint4* __restrict__ data, long long count, int* sink, unsigned long long* span) {
   read_body(data, count, sink, span);
 }
 
 template <int kBytes, bool kRead>
-__global__ void __launch_bounds__(kThreads) read_kernel_params(const __grid_constant__ Params<kBytes> p,
-                                                               const uint4* __restrict__ data, long long count,
-                                                               int* sink, unsigned long long* span) {
+__global__ void __launch_bounds__(kThreads)
+    read_kernel_params(const __grid_constant__ Params<kBytes> p, const uint4* __restrict__ data, long long count,
+                       int* sink, unsigned long long* span) {
   if (kRead && p.bytes[threadIdx.x % kBytes] == 0xff) *sink = 1;  // reads the block; never true
   read_body(data, count, sink, span);
 }
 
 // The same block kept in global memory, the kernel given its address.
-__global__ void __launch_bounds__(kThreads) read_kernel_global_block(const unsigned char* block,
-                                                                     const uint4* __restrict__ data, long long count,
-                                                                     int* sink, unsigned long long* span) {
+__global__ void __launch_bounds__(kThreads)
+    read_kernel_global_block(const unsigned char* block, const uint4* __restrict__ data, long long count, int* sink,
+                             unsigned long long* span) {
   if (block[threadIdx.x % 1024] == 0xff) *sink = 1;  // never true
   read_body(data, count, sink, span);
 }
@@ -156,44 +156,50 @@ int main() {
   const int reps = 400;
   const auto* words = static_cast<const uint4*>(data);
 
-  std::printf("| before each call | B bytes (fp8 N x K) | variant | events µs | span µs | events - span µs |\n"
-              "|---|---|---|---:|---:|---:|\n");
-  struct Shape { int n, k; };
+  std::printf(
+      "| before each call | B bytes (fp8 N x K) | variant | events µs | span µs | events - span µs |\n"
+      "|---|---|---|---:|---:|---:|\n");
+  struct Shape {
+    int n, k;
+  };
   for (const size_t before_bytes : {flush_bytes, size_t(4096)})
-  for (const Shape s : {Shape{2112, 7168}, Shape{2112, 512}}) {
-    const long long count = static_cast<long long>(s.n) * s.k / 16;
-    const char* before = before_bytes == flush_bytes ? "256 MiB memset (L2 flush)" : "4 KiB memset (no flush)";
-    auto row = [&](const char* name, Timing t) {
-      std::printf("| %s | %d x %d | %s | %.2f | %.2f | %.2f |\n", before, s.n, s.k, name, t.events_us, t.span_us,
-                  t.events_us - t.span_us);
-    };
-    auto nothing = [] {};
-    auto read_with = [&](int smem) { return [&, smem] { read_kernel<<<sms, kThreads, smem>>>(words, count, sink, span); }; };
-    row("read", median(read_with(0), nothing, flush, before_bytes, span, sms, reps));
-    row("read+smem", median(read_with(kSmemBytes), nothing, flush, before_bytes, span, sms, reps));
-    auto params_row = [&]<int kBytes, bool kRead>() {
-      char name[64];
-      std::snprintf(name, sizeof(name), "read+%d B params%s", kBytes, kRead ? "" : " (unread)");
-      const Params<kBytes> p{};
-      row(name, median([&] { read_kernel_params<kBytes, kRead><<<sms, kThreads>>>(p, words, count, sink, span); },
-                       nothing, flush, before_bytes, span, sms, reps));
-    };
-    params_row.template operator()<32, true>();
-    params_row.template operator()<64, true>();
-    params_row.template operator()<96, true>();
-    params_row.template operator()<128, true>();
-    params_row.template operator()<192, true>();
-    params_row.template operator()<256, true>();
-    params_row.template operator()<1024, true>();
-    params_row.template operator()<1024, false>();
-    row("read+1024 B block in global memory (pointer param)",
-        median([&] { read_kernel_global_block<<<sms, kThreads>>>(global_block, words, count, sink, span); }, nothing,
-               flush, before_bytes, span, sms, reps));
-    if (before_bytes == flush_bytes)
-      row("read+smem, warm (empty smem kernel between)",
-          median(read_with(kSmemBytes), [&] { empty_kernel<<<sms, kThreads, kSmemBytes>>>(); }, flush, before_bytes,
-                 span, sms, reps));
-  }
+    for (const Shape s : {Shape{2112, 7168}, Shape{2112, 512}}) {
+      const long long count = static_cast<long long>(s.n) * s.k / 16;
+      const char* before = before_bytes == flush_bytes ? "256 MiB memset (L2 flush)" : "4 KiB memset (no flush)";
+      auto row = [&](const char* name, Timing t) {
+        std::printf("| %s | %d x %d | %s | %.2f | %.2f | %.2f |\n", before, s.n, s.k, name, t.events_us, t.span_us,
+                    t.events_us - t.span_us);
+      };
+      auto nothing = [] {};
+      auto read_with = [&](int smem) {
+        return [&, smem] { read_kernel<<<sms, kThreads, smem>>>(words, count, sink, span); };
+      };
+      row("read", median(read_with(0), nothing, flush, before_bytes, span, sms, reps));
+      row("read+smem", median(read_with(kSmemBytes), nothing, flush, before_bytes, span, sms, reps));
+      auto params_row = [&]<int kBytes, bool kRead>() {
+        char name[64];
+        std::snprintf(name, sizeof(name), "read+%d B params%s", kBytes, kRead ? "" : " (unread)");
+        const Params<kBytes> p{};
+        row(name, median([&] { read_kernel_params<kBytes, kRead><<<sms, kThreads>>>(p, words, count, sink, span); },
+                         nothing, flush, before_bytes, span, sms, reps));
+      };
+      params_row.template operator()<32, true>();
+      params_row.template operator()<64, true>();
+      params_row.template operator()<96, true>();
+      params_row.template operator()<128, true>();
+      params_row.template operator()<192, true>();
+      params_row.template operator()<256, true>();
+      params_row.template operator()<1024, true>();
+      params_row.template operator()<1024, false>();
+      row("read+1024 B block in global memory (pointer param)",
+          median([&] { read_kernel_global_block<<<sms, kThreads>>>(global_block, words, count, sink, span); }, nothing,
+                 flush, before_bytes, span, sms, reps));
+      if (before_bytes == flush_bytes)
+        row("read+smem, warm (empty smem kernel between)",
+            median(
+                read_with(kSmemBytes), [&] { empty_kernel<<<sms, kThreads, kSmemBytes>>>(); }, flush, before_bytes,
+                span, sms, reps));
+    }
   CHECK(cudaGetLastError());
   return 0;
 }

@@ -12,13 +12,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 __global__ void empty_kernel() {}
@@ -90,11 +90,15 @@ int main() {
     std::printf("| empty | %d x 384 | %.2f |\n", grid, t);
   }
 
-  struct Shape { int n, k; };
+  struct Shape {
+    int n, k;
+  };
   const Shape shapes[] = {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
-  std::printf("\nRead B only (N x K elements; fp8 = 1 byte, bf16 = 2), best of several grids; floor = bytes / 4814 GB/s "
-              "(the ledger's); %% floor = floor / median.\n\n");
-  std::printf("| B (N x K) | dtype | MB | median µs | GB/s | %% floor | best grid |\n|---|---|---:|---:|---:|---:|---|\n");
+  std::printf(
+      "\nRead B only (N x K elements; fp8 = 1 byte, bf16 = 2), best of several grids; floor = bytes / 4814 GB/s "
+      "(the ledger's); %% floor = floor / median.\n\n");
+  std::printf(
+      "| B (N x K) | dtype | MB | median µs | GB/s | %% floor | best grid |\n|---|---|---:|---:|---:|---:|---|\n");
   for (const Shape& s : shapes)
     for (int bytes_per : {1, 2}) {
       const size_t bytes = size_t(s.n) * s.k * bytes_per;
@@ -104,14 +108,15 @@ int main() {
       for (int blocks_per_sm : {1, 2, 4})
         for (int threads : {256, 512}) {
           const int grid = sms * blocks_per_sm;
-          const double t = median_us(
-              [&] { read_kernel<4><<<grid, threads>>>(static_cast<const uint4*>(data), count, sink); }, flush,
-              flush_bytes, reps / 4);
+          const double t =
+              median_us([&] { read_kernel<4><<<grid, threads>>>(static_cast<const uint4*>(data), count, sink); }, flush,
+                        flush_bytes, reps / 4);
           if (t < best) best = t, best_blocks = blocks_per_sm, best_threads = threads;
         }
       const double floor_us = bytes / 4814e3;
-      std::printf("| %d x %d | %s | %.1f | %.2f | %.0f | %.0f%% | %d/SM x %d |\n", s.n, s.k, bytes_per == 1 ? "fp8" : "bf16",
-                  bytes / 1e6, best, bytes / best / 1e3, 100.0 * floor_us / best, best_blocks, best_threads);
+      std::printf("| %d x %d | %s | %.1f | %.2f | %.0f | %.0f%% | %d/SM x %d |\n", s.n, s.k,
+                  bytes_per == 1 ? "fp8" : "bf16", bytes / 1e6, best, bytes / best / 1e3, 100.0 * floor_us / best,
+                  best_blocks, best_threads);
     }
   CHECK(cudaGetLastError());
   return 0;

@@ -30,17 +30,16 @@ struct SfLayoutParams {
   const float* in;  // fp32 scales, element (g, r, k) at g·in_group_stride + r·in_row_stride + k·in_k_stride
   void* out;        // fp32 or int32, element (g, c, m) at (g·out_cols + c)·aligned_mn + m
   long long in_group_stride, in_row_stride, in_k_stride;
-  int mn;             // output rows (MN)
-  int aligned_mn;     // output column pitch: mn rounded up to 4 (16 bytes)
-  int kb;             // scale blocks along K
-  int out_cols;       // kb (fp32) or ceil(kb / 4) (packed)
-  int rows_in;        // input rows per group
-  int row_div;        // output row m reads input row m / row_div (128 broadcasts per-block scales)
-  int tile_k_log2;    // log2 of the K blocks per tile (sf_tile_k_log2)
-  int mn_fast_loads;  // 1: the input is MN-contiguous, so the loads walk MN first (else K first)
-  int vector_stores;  // 1: out is 16-byte aligned, so 4 MN rows go out in one 16-byte store
-  unsigned long long*
-      first_bad;  // packed only, may be null: min over non-UE8M0 inputs of (g·rows_in + r)·kb + k
+  int mn;                         // output rows (MN)
+  int aligned_mn;                 // output column pitch: mn rounded up to 4 (16 bytes)
+  int kb;                         // scale blocks along K
+  int out_cols;                   // kb (fp32) or ceil(kb / 4) (packed)
+  int rows_in;                    // input rows per group
+  int row_div;                    // output row m reads input row m / row_div (128 broadcasts per-block scales)
+  int tile_k_log2;                // log2 of the K blocks per tile (sf_tile_k_log2)
+  int mn_fast_loads;              // 1: the input is MN-contiguous, so the loads walk MN first (else K first)
+  int vector_stores;              // 1: out is 16-byte aligned, so 4 MN rows go out in one 16-byte store
+  unsigned long long* first_bad;  // packed only, may be null: min over non-UE8M0 inputs of (g·rows_in + r)·kb + k
   // Packed only, may be null: DeepGEMM's prefix-sum layout of an M-grouped A. Row m is valid when it lies in
   // [align(psum_layout[g - 1], m_alignment), psum_layout[g]) of some group g (group 0 starts at 0); the rows
   // in the gaps between groups are never read and pack to 0.
@@ -130,8 +129,7 @@ __device__ __forceinline__ void sf_store4(float* out, long long offset, int vali
     if (j < valid) out[offset + j] = v[j];
 }
 
-__device__ __forceinline__ void sf_store4(unsigned int* out, long long offset, int valid, bool vector,
-                                          uint4 x) {
+__device__ __forceinline__ void sf_store4(unsigned int* out, long long offset, int valid, bool vector, uint4 x) {
   if (valid == 4 && vector) {
     *reinterpret_cast<uint4*>(out + offset) = x;
     return;
@@ -154,8 +152,7 @@ __device__ __forceinline__ void sf_layout_transform(const SfLayoutParams& p) {
 
   const bool psum = kPack && p.psum_layout != nullptr;
   if (psum) {
-    for (int r = threadIdx.x; r < tmn; r += kSfThreads)
-      row_valid[r] = m0 + r < p.mn && sf_psum_row_valid(p, m0 + r);
+    for (int r = threadIdx.x; r < tmn; r += kSfThreads) row_valid[r] = m0 + r < p.mn && sf_psum_row_valid(p, m0 + r);
     __syncthreads();
   }
 
@@ -196,8 +193,7 @@ __device__ __forceinline__ void sf_layout_transform(const SfLayoutParams& p) {
       const int m = m0 + 4 * q, k = k0 + c;
       if (k >= p.kb || m >= p.mn) continue;
       const float4 x = sf_read4(tile, tmn, c, q, sf_swizzle(c, rows_per_warp_log2));
-      sf_store4(out, (static_cast<long long>(g) * p.out_cols + k) * p.aligned_mn + m, min(4, p.mn - m),
-                vector, x);
+      sf_store4(out, (static_cast<long long>(g) * p.out_cols + k) * p.aligned_mn + m, min(4, p.mn - m), vector, x);
     }
   } else {
     unsigned int* out = static_cast<unsigned int*>(p.out);
@@ -215,8 +211,8 @@ __device__ __forceinline__ void sf_layout_transform(const SfLayoutParams& p) {
         packed.z |= sf_ue8m0_byte(x.z) << (8 * b);
         packed.w |= sf_ue8m0_byte(x.w) << (8 * b);
       }
-      sf_store4(out, (static_cast<long long>(g) * p.out_cols + word) * p.aligned_mn + m, min(4, p.mn - m),
-                vector, packed);
+      sf_store4(out, (static_cast<long long>(g) * p.out_cols + word) * p.aligned_mn + m, min(4, p.mn - m), vector,
+                packed);
     }
   }
 }
@@ -286,9 +282,8 @@ __device__ __forceinline__ void sf_k_grouped_pack(const SfKGroupedPackParams& p)
   uint4 x[4];
 #pragma unroll
   for (int j = 0; j < 4; ++j)
-    x[j] = j < rows
-               ? __ldg(reinterpret_cast<const uint4*>(p.in + static_cast<long long>(row0 + j) * p.mn + col))
-               : make_uint4(0, 0, 0, 0);
+    x[j] = j < rows ? __ldg(reinterpret_cast<const uint4*>(p.in + static_cast<long long>(row0 + j) * p.mn + col))
+                    : make_uint4(0, 0, 0, 0);
   uint4 packed = make_uint4(0, 0, 0, 0);
 #pragma unroll
   for (int j = 0; j < 4; ++j) {

@@ -147,8 +147,7 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
               pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
                                                  tile.share_b);
             else
-              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(stage), tile.n0, k0,
-                                                             b_batch);
+              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(stage), tile.n0, k0, b_batch);
           });
     }
   };
@@ -162,7 +161,9 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     // BLOCK_K rows and step 16 rows (2048 bytes) per K slice.
     constexpr u32 kPanelBytes = BLOCK_K * 128;
     constexpr int kSlicesPerAtom = kBf16SwizzleAtomK / 16;
-    auto k_major_offset = [](int rows, int kk) { return (kk / kSlicesPerAtom) * rows * 128 + (kk % kSlicesPerAtom) * 32; };
+    auto k_major_offset = [](int rows, int kk) {
+      return (kk / kSlicesPerAtom) * rows * 128 + (kk % kSlicesPerAtom) * 32;
+    };
     auto a_desc = [&](int stage, int sub, int kk) {
       const int row = row_base + sub * 64;
       const u32 addr = kAMNMajor ? smem_addr(smem_a(stage)) + (row / 64) * kPanelBytes + kk * 2048
@@ -219,7 +220,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
       // -------- cut tile: publish this part; only the part that completes the tile goes on --------
       if constexpr (kSplit) {
-        if (tile.parts > 1 && !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, warpgroup_barrier(math_wg)))
+        if (tile.parts > 1 &&
+            !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, warpgroup_barrier(math_wg)))
           continue;
       }
 
@@ -228,8 +230,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
       // -------- epilogue: registers → swizzled shared memory → TMA store --------
       Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(params, tile.m0 + row_base), smem_d, acc,
-                                                      thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base, tile.n0, params.n,
-                                                      tile.d_batch);
+                                                      thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base,
+                                                      tile.n0, params.n, tile.d_batch);
     }
   };
   sm90_persistent_cta<kMathWGs, Pair>(init, produce, consume);

@@ -20,8 +20,8 @@ struct Sm90Epilogue {
   static constexpr int kElemBytes = kDIsFloat ? 4 : 2;
   static constexpr int kChunkBytes = d_chunk_bytes(BLOCK_N, kElemBytes);
   static constexpr int kChunkCols = kChunkBytes / kElemBytes;
-  static constexpr int kUnitsPerChunkRow = kChunkBytes / 16;  // 16-byte units in one chunk row
-  static constexpr int kRowsPerSwizzleStep = 128 / kChunkBytes;  // 16-byte chunks: unit ^ 0, no swizzle
+  static constexpr int kUnitsPerChunkRow = kChunkBytes / 16;               // 16-byte units in one chunk row
+  static constexpr int kRowsPerSwizzleStep = 128 / kChunkBytes;            // 16-byte chunks: unit ^ 0, no swizzle
   static constexpr int kStagingBytes = kRowsPerWG * BLOCK_N * kElemBytes;  // per warpgroup
 
   // Byte offset of 16-byte unit `unit` (along N) of row `row` in the staged tile, with the TMA swizzle of the

@@ -63,7 +63,8 @@ struct Sm90Fp8Smem {
   static constexpr int kSfaBytes = fp8_sfa_stage_bytes(Cfg::kSfaLayout, Cfg::BLOCK_M, kScaleBlocks);
   // 1D1D: BLOCK_N per-token scales; 1D2D: the tile's (at most two) block scales of each K block ([K block][column
   // block]).
-  static constexpr int kSfbBytes = Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : fp8_1d2d_sfb_stage_bytes(kScaleBlocks);
+  static constexpr int kSfbBytes =
+      Cfg::kSfbPerToken ? align128(Cfg::BLOCK_N * 4) : fp8_1d2d_sfb_stage_bytes(kScaleBlocks);
   static constexpr int kAOffset = 0;
   static constexpr int kBOffset = kAOffset + Cfg::kStages * kABytes;
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
@@ -82,7 +83,8 @@ struct Sm90Fp8Smem {
     const int sfa = Cfg::kSfaLayout == ScaleLayout::kMnMajor    ? kScaleBlocks * sfa_rows * 4
                     : Cfg::kSfaLayout == ScaleLayout::kRowMajor ? Cfg::BLOCK_M * 4 * kRowMajorScaleBoxBlocks
                                                                 : 0;
-    return kScaleBlocks * a_rows * 128 + sfa + kBBytes + (Cfg::kSfbPerToken && !Cfg::kSfbStrided ? Cfg::BLOCK_N * 4 : 0);
+    return kScaleBlocks * a_rows * 128 + sfa + kBBytes +
+           (Cfg::kSfbPerToken && !Cfg::kSfbStrided ? Cfg::BLOCK_N * 4 : 0);
   }
   // NOTE: every 128B-swizzled buffer must start on a 1024-byte boundary.
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0 && kDBytes % 1024 == 0,
@@ -164,7 +166,7 @@ struct Sm90Fp8Traits {
   // 64x7168x16384 on 64x64x256 39.7 -> 39.1. The extra registers (one fp32 copy of the tile per K block) bound it
   // to at most 64 per thread; one consumer warpgroup only (what was measured: 128x64 tiles on two warpgroups keep
   // one block at a time).
-  static constexpr bool kOverlapStageBlocks = BLOCK_K > kScaleBlock && kMathWGs == 1 && kSubM == 1 && kNParts == 1 &&
+  static constexpr bool kOverlapStageBlocks = BLOCK_K > kScaleBlock&& kMathWGs == 1 && kSubM == 1 && kNParts == 1 &&
                                               !kPerTokenB && !kKSplitPair && kScaleBlocksPerStage * BLOCK_N / 2 <= 64;
   // 1D2D: a tile's columns fall into at most two 128-wide scale blocks of B (checked below); when BLOCK_N divides
   // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
@@ -195,12 +197,13 @@ struct Sm90Fp8Traits {
                 "B multicast splits the B tile into two halves of whole 8-row swizzle atoms");
   static_assert(Cfg::kClusterN == 1 || (kMulticastA && kClusterM == 1 && BLOCK_M % 16 == 0),
                 "A multicast (1x2 clusters) splits the A tile into two halves of whole 8-row swizzle atoms");
-  static_assert(!kTwoPassTiles || (kRowsPerWG == kContiguousGroupRowAlignment && !Cfg::kPsumLayout &&
-                                   kClusterM == 1 && !kPerTokenB),
+  static_assert(!kTwoPassTiles ||
+                    (kRowsPerWG == kContiguousGroupRowAlignment && !Cfg::kPsumLayout && kClusterM == 1 && !kPerTokenB),
                 "256-row contiguous tiles: 1D2D, per-row group index, no cluster, one 128-row half per warpgroup");
   static_assert(BLOCK_K == kScaleBlock || BLOCK_K == 2 * kScaleBlock || BLOCK_K == 4 * kScaleBlock,
                 "one, two or four 128-wide scale blocks of K per stage");
-  static_assert(BLOCK_K == kScaleBlock || (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
+  static_assert(BLOCK_K == kScaleBlock ||
+                    (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
                 "several K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(!kGroupMaps || (Cfg::kGemmType == GemmType::kKGroupedContiguous && BLOCK_K == kScaleBlock &&
@@ -287,7 +290,7 @@ TG_DEVICE void sm90_fp8_load_stages(const Fp8GemmParams& params, const Fp8GroupM
         if constexpr (T::kSfaLayout == ScaleLayout::kRowMajor)
           prim::tma_load_3d(&params.tma_sfa, full, buffers.sfa(stage), k_scale0 & ~(kRowMajorScaleBoxBlocks - 1),
                             tile.m0, tile.a_batch);
-        // Per K block of the stage: one 128-byte atom of A and of B, one column of MN-major scales.
+      // Per K block of the stage: one 128-byte atom of A and of B, one column of MN-major scales.
 #pragma unroll
         for (int h = 0; h < T::kScaleBlocksPerStage; ++h) {
           const int k = k_local0 + h * kScaleBlock;
@@ -302,8 +305,8 @@ TG_DEVICE void sm90_fp8_load_stages(const Fp8GemmParams& params, const Fp8GroupM
           else
             prim::tma_load_3d(tma_b, full, buffers.b(stage) + h * BLOCK_N * 128, k, tile.n0, b_batch);
           if constexpr (T::kSfaLayout == ScaleLayout::kMnMajor)
-            prim::tma_load_3d(tma_sfa, full, buffers.sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0,
-                              k_scale0 + h, tile.a_batch);
+            prim::tma_load_3d(tma_sfa, full, buffers.sfa(stage) + h * Smem::kSfaBlockBytes / 4, tile.m0, k_scale0 + h,
+                              tile.a_batch);
           if constexpr (T::kPerTokenB && !Cfg::kSfbStrided)  // (one K block per stage: checked above)
             prim::tma_load_3d(&params.tma_sfb, full, buffers.sfb(stage), tile.n0, k_scale0, tile.b_batch);
         }
@@ -334,7 +337,7 @@ TG_DEVICE void sm90_fp8_copy_scales(const Fp8GemmParams& params, const Fp8GroupM
           if constexpr (T::kSfaLayout == ScaleLayout::kStrided) {
             const float* a_column = sfa.data + tile.a_batch * sfa.group_stride + kb * sfa.k_stride;
             float* a_dst = buffers.sfa(stage) + h * T::Smem::kSfaBlockBytes / 4;
-            // (Not unrolled: this warp has 40 registers when two consumer warpgroups take the rest.)
+        // (Not unrolled: this warp has 40 registers when two consumer warpgroups take the rest.)
 #pragma unroll 1
             for (int r = lane; r < BLOCK_M; r += T::kScaleWarpLanes)
               prim::cp_async_4(a_dst + r, a_column + min(tile.m0 + r, sfa.rows - 1) * sfa.row_stride);
@@ -352,7 +355,8 @@ TG_DEVICE void sm90_fp8_copy_scales(const Fp8GemmParams& params, const Fp8GroupM
             const int first = min(tile.n0 / kScaleBlock, sfb.rows - 1);
             prim::cp_async_4(buffers.sfb(stage) + 2 * h, b_column + first * sfb.row_stride);
             if constexpr (!T::kOneScaleBlockB)
-              prim::cp_async_4(buffers.sfb(stage) + 2 * h + 1, b_column + min(first + 1, sfb.rows - 1) * sfb.row_stride);
+              prim::cp_async_4(buffers.sfb(stage) + 2 * h + 1,
+                               b_column + min(first + 1, sfb.rows - 1) * sfb.row_stride);
           }
         }
         prim::cp_async_mbarrier_arrive_noinc(full);
@@ -368,15 +372,15 @@ struct Sm90Fp8Consumer {
   using T = Sm90Fp8Traits<Cfg>;
   static constexpr int BLOCK_M = T::BLOCK_M, BLOCK_N = T::BLOCK_N, kSubM = T::kSubM, kPartN = T::kPartN;
   static constexpr int kScaleBlock = T::kScaleBlock, kBlocks = T::kScaleBlocksPerStage;
-  using Acc = float[kSubM][BLOCK_N / 2];                                  // the scaled fp32 result
-  using Part = float[BLOCK_N / 2];                                        // one K block of one sub-block
+  using Acc = float[kSubM][BLOCK_N / 2];                                        // the scaled fp32 result
+  using Part = float[BLOCK_N / 2];                                              // one K block of one sub-block
   using BlockParts = float[T::kOverlapStageBlocks ? kBlocks : 1][BLOCK_N / 2];  // each K block's, overlapped
   using State = prim::PipelineState<T::kStages>;
 
   // This thread's scales of every K block of a stage, read before the stage can be released.
   struct StageScales {
     float sb_first[kBlocks] = {}, sb_second[kBlocks] = {};  // 1D2D: B's (at most two) block scales of the tile
-    float sa[kBlocks][kSubM][2];                             // A's, rows thread_row and thread_row + 8
+    float sa[kBlocks][kSubM][2];                            // A's, rows thread_row and thread_row + 8
   };
 
   const Fp8GemmParams& params;
@@ -385,8 +389,8 @@ struct Sm90Fp8Consumer {
   const int math_wg, thread_in_wg;
   const int lane = threadIdx.x % 32;
   const int row_base = T::kKSplitPair ? 0 : math_wg * T::kRowsPerWG;  // first tile row of this warpgroup
-  const int thread_row = (thread_in_wg / 32) * 16 + lane / 4;  // accumulator rows thread_row and thread_row + 8
-  const int thread_col = 2 * (lane % 4);                       // accumulator columns 8j + thread_col (+1)
+  const int thread_row = (thread_in_wg / 32) * 16 + lane / 4;         // accumulator rows thread_row and thread_row + 8
+  const int thread_col = 2 * (lane % 4);                              // accumulator columns 8j + thread_col (+1)
 
   TG_DEVICE void release(u32 stage) const { pair.release(buffers.barriers(), stage); }
 
@@ -641,7 +645,6 @@ struct Sm90Fp8Consumer {
     }
   }
 };
-
 
 // group_maps: Cfg::kGroupMaps kernels only (K-grouped operands in DeepGEMM's layout, fp8_params.hpp).
 template <class Cfg>

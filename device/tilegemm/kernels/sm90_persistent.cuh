@@ -19,7 +19,9 @@ inline constexpr int kConsumerRegisters = 232;
 // 1 + w; kConsumersBarrier spans both consumer warpgroups (a K-split pair's hand-over).
 inline constexpr u32 kFirstWarpgroupBarrier = 1;
 inline constexpr u32 kConsumersBarrier = 3;
-TG_DEVICE constexpr u32 warpgroup_barrier(int math_wg) { return kFirstWarpgroupBarrier + math_wg; }
+TG_DEVICE constexpr u32 warpgroup_barrier(int math_wg) {
+  return kFirstWarpgroupBarrier + math_wg;
+}
 
 // init(): thread 0, before any other thread touches a barrier. produce(pair, thread_in_wg): warpgroup 0.
 // consume(pair, math_wg, thread_in_wg): warpgroups 1..kMathWGs; their last TMA store is waited for here.

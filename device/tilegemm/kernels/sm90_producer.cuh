@@ -32,11 +32,11 @@ TG_DEVICE void sm90_walk_stages(const GemmParams& gemm, prim::StageBarriers<kSta
 template <class Scheduler, int kStages, int BLOCK_K, class TxBytes, class LoadStage>
 TG_DEVICE void sm90_produce(const GemmParams& gemm, prim::StageBarriers<kStages>* barriers, TxBytes&& tx_bytes,
                             LoadStage&& load_stage) {
-  sm90_walk_stages<Scheduler, kStages, BLOCK_K>(gemm, barriers, [&](const sched::Tile& tile, int k0, int stage,
-                                                                     u64* full) {
-    prim::mbarrier_arrive_expect_tx(full, tx_bytes(tile));
-    load_stage(tile, k0, stage, full);
-  });
+  sm90_walk_stages<Scheduler, kStages, BLOCK_K>(gemm, barriers,
+                                                [&](const sched::Tile& tile, int k0, int stage, u64* full) {
+                                                  prim::mbarrier_arrive_expect_tx(full, tx_bytes(tile));
+                                                  load_stage(tile, k0, stage, full);
+                                                });
 }
 
 }  // namespace tilegemm

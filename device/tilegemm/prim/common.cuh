@@ -15,12 +15,18 @@ using i64 = long long;
 #define TG_DEVICE __device__ __forceinline__
 
 template <typename T>
-TG_DEVICE constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
+TG_DEVICE constexpr T ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
 
 // Address of a shared-memory object in the shared state space (what PTX `.shared` operands take).
-TG_DEVICE u32 smem_addr(const void* ptr) { return static_cast<u32>(__cvta_generic_to_shared(ptr)); }
+TG_DEVICE u32 smem_addr(const void* ptr) {
+  return static_cast<u32>(__cvta_generic_to_shared(ptr));
+}
 
 // Broadcasts lane 0's value so the compiler knows it is warp-uniform (keeps it in a uniform register).
-TG_DEVICE u32 warp_uniform(u32 value) { return __shfl_sync(0xffffffffu, value, 0); }
+TG_DEVICE u32 warp_uniform(u32 value) {
+  return __shfl_sync(0xffffffffu, value, 0);
+}
 
 }  // namespace tilegemm

@@ -29,7 +29,9 @@ TG_DEVICE void cp_async_mbarrier_arrive_noinc(u64* bar) {
 }
 
 // cp.async.commit_group: closes the group of this thread's copies issued since the last commit.
-TG_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+TG_DEVICE void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
 
 // cp.async.wait_group N: waits until at most N of this thread's committed groups are still in flight.
 template <int N>

@@ -23,8 +23,7 @@ TG_DEVICE void ld_global_cg_f32x4(const float* addr, float& a, float& b, float& 
 // red.global.add.v4.f32 [addr], {a, b, c, d};  four relaxed gpu-scope fp32 atomic adds performed in L2,
 // no value returned (16-byte aligned addr).                                                        sm_90
 TG_DEVICE void red_add_global_f32x4(float* addr, float a, float b, float c, float d) {
-  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(addr), "f"(a), "f"(b), "f"(c), "f"(d)
-               : "memory");
+  asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
 
 // atom.acq_rel.gpu.global.add.s32 old, [addr], v;  returns the previous value. Release: this thread's

@@ -9,15 +9,14 @@ namespace tilegemm::prim {
 // Lane l gives the address of row (l % 8) of matrix (l / 8); register i of every lane holds two b16 of
 // matrix i at row (lane / 4), columns 2·(lane % 4) and +1 — the mma accumulator fragment layout.
 TG_DEVICE void stmatrix_x4(void* smem_row, u32 r0, u32 r1, u32 r2, u32 r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(smem_row)),
-               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(smem_row)), "r"(r0),
+               "r"(r1), "r"(r2), "r"(r3)
                : "memory");
 }
 
 // stmatrix.sync.aligned.m8n8.x2.shared.b16 [addr], {r0, r1};  (lanes 0-15 give addresses)      sm_90
 TG_DEVICE void stmatrix_x2(void* smem_row, u32 r0, u32 r1) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr(smem_row)), "r"(r0),
-               "r"(r1)
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};" ::"r"(smem_addr(smem_row)), "r"(r0), "r"(r1)
                : "memory");
 }
 

@@ -14,7 +14,9 @@ TG_DEVICE void mbarrier_init(u64* bar, u32 arrive_count) {
 }
 
 // fence.mbarrier_init.release.cluster;  makes initialised barriers visible to the async proxy.  sm_90
-TG_DEVICE void fence_barrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+TG_DEVICE void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
 
 // mbarrier.arrive.shared::cta.b64 _, [addr];                          sm_80+
 TG_DEVICE void mbarrier_arrive(u64* bar) {
@@ -24,8 +26,7 @@ TG_DEVICE void mbarrier_arrive(u64* bar) {
 // mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], tx_bytes;      sm_90
 // Arrives once and tells the barrier to also wait for `bytes` of TMA transactions.
 TG_DEVICE void mbarrier_arrive_expect_tx(u64* bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 
 // mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity;         sm_90
@@ -78,7 +79,9 @@ struct StageBarriers {
   TG_DEVICE void consumer_wait(const PipelineState<kStages>& st) {
     mbarrier_wait(&inputs_arrived[st.index], st.phase);
   }
-  TG_DEVICE void consumer_release(u32 index) { mbarrier_arrive(&inputs_consumed[index]); }
+  TG_DEVICE void consumer_release(u32 index) {
+    mbarrier_arrive(&inputs_consumed[index]);
+  }
 };
 
 // bar.sync id, count;  a barrier over `count` threads (a multiple of 32) using hardware barrier `id`.  sm_70+
@@ -88,10 +91,14 @@ TG_DEVICE void named_barrier_sync(u32 id, u32 count) {
 
 // fence.proxy.async.shared::cta;  orders this thread's generic-proxy shared-memory writes before later
 // async-proxy (TMA, wgmma) accesses.                                   sm_90
-TG_DEVICE void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+TG_DEVICE void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 
 // fence.acq_rel.gpu / threadfence analogue kept explicit for readability.
-TG_DEVICE void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+TG_DEVICE void fence_acq_rel_gpu() {
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+}
 
 // elect.sync _|p, membermask;  true in exactly one active lane of the warp.          sm_90
 TG_DEVICE bool elect_one_sync() {
@@ -121,8 +128,12 @@ TG_DEVICE void setmaxnreg_dec() {
 }
 
 // griddepcontrol.wait / launch_dependents: programmatic dependent launch (PDL).      sm_90
-TG_DEVICE void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
-TG_DEVICE void grid_dependency_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" :::); }
+TG_DEVICE void grid_dependency_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+TG_DEVICE void grid_dependency_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+}
 
 // Where a GEMM kernel's prologue (barrier init, tensor-map prefetch: nothing another kernel writes) ends. Launched
 // with PDL, the kernel may have started while the previous kernel in the stream still runs: it waits here until
@@ -131,7 +142,9 @@ TG_DEVICE void grid_dependency_launch_dependents() { asm volatile("griddepcontro
 // The GEMMs do not release their own dependents early (launch_dependents): the next PDL launch then starts as this
 // kernel's CTAs exit. Released at the start or after the producer's last load, back-to-back GEMMs ran 1-2.6 µs
 // slower on long-K and some BF16 shapes, while the gains elsewhere were at most 0.3 µs over this.
-TG_DEVICE void pdl_prologue_done() { grid_dependency_wait(); }
+TG_DEVICE void pdl_prologue_done() {
+  grid_dependency_wait();
+}
 
 }  // namespace tilegemm::prim
 

@@ -45,15 +45,16 @@ TG_DEVICE void tma_store_3d(const TmaDescriptor* desc, const void* smem_src, int
 // cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [map, {c0,c1,c2}], [src];
 // global += shared for one box (fp32, fp16, bf16 element types).                                 sm_90
 TG_DEVICE void tma_reduce_add_3d(const TmaDescriptor* desc, const void* smem_src, int c0, int c1, int c2) {
-  asm volatile(
-      "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
-          reinterpret_cast<u64>(desc)),
-      "r"(smem_addr(smem_src)), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<u64>(desc)),
+               "r"(smem_addr(smem_src)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
 }
 
 // cp.async.bulk.commit_group;  closes the group of bulk stores issued by this thread.           sm_90
-TG_DEVICE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+TG_DEVICE void tma_store_commit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
 
 // cp.async.bulk.wait_group.read N;  waits until at most N groups still read their shared-memory source.
 template <int N>

@@ -16,8 +16,7 @@ enum class SmemSwizzle : u32 { kNone = 0, k128B = 1, k64B = 2, k32B = 3 };
 // With 128-byte swizzle and a K-major tile (rows of 64 bf16 along K): SBO = 1024 (8 rows × 128 B between
 // 8-row core-matrix groups) and LBO is unused. With an MN-major tile stored as 64-element-wide column
 // panels of BLOCK_K rows: SBO = 1024 (8 K-rows) and LBO = the byte size of one panel.
-TG_DEVICE u64 make_smem_desc(u32 smem_byte_addr, u32 leading_byte_offset, u32 stride_byte_offset,
-                             SmemSwizzle swizzle) {
+TG_DEVICE u64 make_smem_desc(u32 smem_byte_addr, u32 leading_byte_offset, u32 stride_byte_offset, SmemSwizzle swizzle) {
   u64 desc = 0;
   desc |= static_cast<u64>((smem_byte_addr & 0x3FFFF) >> 4);
   desc |= static_cast<u64>((leading_byte_offset >> 4) & 0x3FFF) << 16;
@@ -35,13 +34,19 @@ TG_DEVICE u64 advance_smem_desc(u64 desc, u32 bytes) {
 
 // Makes the compiler compute `value` before the next volatile asm statement (a barrier wait, say) instead of
 // sinking it to its first use after it.
-TG_DEVICE void compute_before_next_asm(u64& value) { asm volatile("" : "+l"(value)); }
+TG_DEVICE void compute_before_next_asm(u64& value) {
+  asm volatile("" : "+l"(value));
+}
 
 // wgmma.fence.sync.aligned;  orders register/shared accesses before the next wgmma.        sm_90a
-TG_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TG_DEVICE void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
 
 // wgmma.commit_group.sync.aligned;  closes the group of wgmma issued since the last commit.  sm_90a
-TG_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+TG_DEVICE void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
 
 // wgmma.wait_group.sync.aligned N;  waits until at most N committed groups are in flight.     sm_90a
 template <int N>
@@ -50,6 +55,8 @@ TG_DEVICE void wgmma_wait() {
 }
 
 // Tells the compiler the accumulator register is live across an in-flight wgmma (no reordering).
-TG_DEVICE void wgmma_fence_operand(float& reg) { asm volatile("" : "+f"(reg)::"memory"); }
+TG_DEVICE void wgmma_fence_operand(float& reg) {
+  asm volatile("" : "+f"(reg)::"memory");
+}
 
 }  // namespace tilegemm::prim

@@ -85,8 +85,8 @@ struct TileScheduler {
   static constexpr bool kKGrouped = kType == GemmType::kKGroupedContiguous;
   static_assert(kClusterM == 1 || (kClusterM == 2 && !kPsumLayout && kType != GemmType::kKGroupedContiguous),
                 "2-CTA clusters pair m-blocks of dense, batched, masked and per-row contiguous problems");
-  static_assert(kClusterN == 1 || (kClusterN == 2 && kClusterM == 1 &&
-                                   (kType == GemmType::kNormal || kType == GemmType::kBatched)),
+  static_assert(kClusterN == 1 ||
+                    (kClusterN == 2 && kClusterM == 1 && (kType == GemmType::kNormal || kType == GemmType::kBatched)),
                 "2-CTA clusters pair n-blocks of dense and batched problems");
   static constexpr int kClusterSize = kClusterM * kClusterN;
 
@@ -105,7 +105,9 @@ struct TileScheduler {
   int ahead_g0 = -1, ahead_g1 = -1;
 
   TG_DEVICE explicit TileScheduler(const GemmParams& params)
-      : p(params), num_m_blocks(ceil_div(params.m, BLOCK_M)), num_n_blocks(ceil_div(params.n, BLOCK_N)),
+      : p(params),
+        num_m_blocks(ceil_div(params.m, BLOCK_M)),
+        num_n_blocks(ceil_div(params.n, BLOCK_N)),
         next_index(blockIdx.x / kClusterSize + (kGroupCursor ? 0 : params.unit_begin)) {
     // A chunked launch (GemmParams::unit_begin): the cursor starts at its first group, the others at its
     // first tile.
@@ -196,7 +198,7 @@ struct TileScheduler {
         int m_block, n_block;
         // The raster group counts m-blocks; a cluster walks pairs of them.
         raster<(kRasterGroup / kClusterM > 0 ? kRasterGroup / kClusterM : 1)>(index - g * tiles_per_group, m_units,
-                                                                             n_units, m_block, n_block);
+                                                                              n_units, m_block, n_block);
         if constexpr (kClusterM > 1) m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
         if constexpr (kClusterN > 1) n_block = n_block * kClusterN + static_cast<int>(blockIdx.x % kClusterN);
         const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
@@ -214,8 +216,7 @@ struct TileScheduler {
           }
           if constexpr (BLOCK_M > kContiguousGroupRowAlignment) {
             // The two 128-row halves may belong to different groups, or one may be padding.
-            static_assert(BLOCK_M == 2 * kContiguousGroupRowAlignment,
-                          "a tile spans at most two aligned group blocks");
+            static_assert(BLOCK_M == 2 * kContiguousGroupRowAlignment, "a tile spans at most two aligned group blocks");
             if (g0 < 0 && g1 < 0) continue;
             const int k_blocks = ceil_div(p.k, BLOCK_K);
             if (g0 >= 0 && g1 >= 0 && g0 != g1) {

@@ -13,8 +13,12 @@ namespace tilegemm::ladder {
 constexpr int kNaiveBlock = 16;  // 16x16 threads, one output element each
 
 // The two bf16 of a u32 as floats (bf16 is the top half of an fp32).
-TG_DEVICE float bf16_lo(u32 x) { return __uint_as_float(x << 16); }
-TG_DEVICE float bf16_hi(u32 x) { return __uint_as_float(x & 0xffff0000u); }
+TG_DEVICE float bf16_lo(u32 x) {
+  return __uint_as_float(x << 16);
+}
+TG_DEVICE float bf16_hi(u32 x) {
+  return __uint_as_float(x & 0xffff0000u);
+}
 
 TG_DEVICE float dot8(uint4 a, uint4 b, float acc) {
   const u32 av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};

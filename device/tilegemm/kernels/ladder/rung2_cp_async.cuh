@@ -12,7 +12,7 @@
 namespace tilegemm::ladder {
 
 constexpr int kLadderStages = 4;
-constexpr int kStageBytes = 2 * kTileBytes;                   // A + B tile of one K-slice
+constexpr int kStageBytes = 2 * kTileBytes;                      // A + B tile of one K-slice
 constexpr int kPipelineSmemBytes = kLadderStages * kStageBytes;  // 64 KiB of dynamic shared memory
 
 // Issues this thread's cp.async copies of one 128x32 tile (zero-filled outside the matrix).

@@ -12,13 +12,13 @@
 namespace tilegemm::ladder {
 
 constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 32;
-constexpr int kThreads = 256;                 // 8 warps: 2 along M x 4 along N
+constexpr int kThreads = 256;  // 8 warps: 2 along M x 4 along N
 constexpr int kWarpsN = 4;
 constexpr int kWarpTileM = 64, kWarpTileN = 32;
-constexpr int kMmaTilesM = kWarpTileM / 16;   // 4 m16 tiles per warp
-constexpr int kMmaTilesN = kWarpTileN / 8;    // 4 n8 tiles per warp
-constexpr int kRowBytes = kBlockK * 2;        // 64 bytes of one tile row (bf16)
-constexpr int kChunksPerRow = kRowBytes / 16; // 4 16-byte chunks
+constexpr int kMmaTilesM = kWarpTileM / 16;      // 4 m16 tiles per warp
+constexpr int kMmaTilesN = kWarpTileN / 8;       // 4 n8 tiles per warp
+constexpr int kRowBytes = kBlockK * 2;           // 64 bytes of one tile row (bf16)
+constexpr int kChunksPerRow = kRowBytes / 16;    // 4 16-byte chunks
 constexpr int kTileBytes = kBlockM * kRowBytes;  // 8 KiB; A and B tiles have the same size (BM == BN)
 constexpr int kChunksPerThread = kBlockM * kChunksPerRow / kThreads;  // 2 chunks of A and 2 of B
 static_assert(kBlockM == kBlockN, "A and B tiles share one size and one loader");
@@ -40,8 +40,8 @@ struct SwizzledTile {
 
 // Output tile and warp of this thread.
 struct TileCoord {
-  int m0, n0;            // first row / column of the CTA's output tile
-  int warp_m, warp_n;    // warp position in the 2x4 warp grid
+  int m0, n0;          // first row / column of the CTA's output tile
+  int warp_m, warp_n;  // warp position in the 2x4 warp grid
   int lane;
 };
 
@@ -52,8 +52,12 @@ TG_DEVICE TileCoord tile_coord(int m_block, int n_block) {
 
 // The c-th 16-byte chunk of this thread (c < kChunksPerThread) of a 128x32 tile: its row and chunk. 32
 // consecutive threads cover 8 whole rows, so global reads are 64-byte runs and shared writes 512-byte runs.
-TG_DEVICE int chunk_row(int c) { return (static_cast<int>(threadIdx.x) + c * kThreads) / kChunksPerRow; }
-TG_DEVICE int chunk_col(int c) { return (static_cast<int>(threadIdx.x) + c * kThreads) % kChunksPerRow; }
+TG_DEVICE int chunk_row(int c) {
+  return (static_cast<int>(threadIdx.x) + c * kThreads) / kChunksPerRow;
+}
+TG_DEVICE int chunk_col(int c) {
+  return (static_cast<int>(threadIdx.x) + c * kThreads) % kChunksPerRow;
+}
 
 // Element (row, k) of a K-major operand with `rows` rows, or nullptr when the 16-byte chunk starting there
 // lies outside the matrix (K % 8 == 0: a chunk is wholly in or wholly out).

@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "tilegemm/bench.hpp"
+#include "tilegemm/timer.hpp"
 
 namespace tilegemm::bench_detail {
 

@@ -3,16 +3,15 @@
 #include <cmath>
 #include <numeric>
 
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/timer.hpp"
 
 namespace tilegemm {
 
 IterationCounts iteration_counts(double estimate_ms, double warmup_ms, double rep_ms) {
   TILEGEMM_REQUIRE(std::isfinite(warmup_ms) && warmup_ms >= 0, "--warmup-ms", "a finite number >= 0",
                    fmt::format("{}", warmup_ms));
-  TILEGEMM_REQUIRE(std::isfinite(rep_ms) && rep_ms > 0, "--rep-ms", "a finite number > 0",
-                   fmt::format("{}", rep_ms));
+  TILEGEMM_REQUIRE(std::isfinite(rep_ms) && rep_ms > 0, "--rep-ms", "a finite number > 0", fmt::format("{}", rep_ms));
   TILEGEMM_REQUIRE(std::isfinite(estimate_ms) && estimate_ms >= 0, "estimate_ms", "a finite number >= 0",
                    fmt::format("{}", estimate_ms));
   // A call too fast for the event resolution (estimate 0) gets the cap rather than a division by zero.

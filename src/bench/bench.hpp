@@ -1,116 +1,19 @@
 #pragma once
-// Benchmark harness. The timing method is triton's do_bench: estimate the per-call time, derive warm-up and
-// timed iteration counts from millisecond budgets, zero a buffer of at least twice the L2 before every timed call
-// (outside the timed region), time each call with a pair of CUDA events, and report the median. A suite runner times our kernel and cuBLASLt
-// on the same shapes in the same process, and pure writers turn the report into JSON and Markdown.
+// The benchmark's suites, rows, reports and comparisons (tilegemm_tools): which shapes `tilegemm bench` measures,
+// how it times ours against cuBLASLt in the same process (with tilegemm/timer.hpp), and the pure writers that turn
+// a report into JSON and Markdown.
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "tilegemm/dtype.hpp"
 #include "tilegemm/gemm_config.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/ledger.hpp"
+#include "tilegemm/timer.hpp"
 
 namespace tilegemm {
-
-// ---------------------------------------------------------------------------------------------------------
-// Timing one callable.
-
-// How the timed calls are measured.
-//  - kCudaEvents (default, do_bench's method): flush, event, one call, event; one sample per call, so each
-//    sample includes the launch gap between the start event and the kernel.
-//  - kCudaGraph: the timed calls are captured back to back into a CUDA graph and the graph is replayed; one
-//    sample = one replay's event time / the calls in it. Launch gaps are gone, and so is the per-call flush:
-//    the buffer is zeroed once before each replay (outside the timed region), so only the first call of a
-//    replay starts with a cold L2 — the graph numbers are closer to a steady-state stream of GEMMs.
-//  - kKernel: flush, one call, as with events, but a sample is the GPU's own duration of the kernels the call
-//    launched (summed when there are several), read from CUPTI activity records: what PyTorch's profiler and
-//    DeepGEMM's bench_kineto report. The launch gap (~3.7 µs of an empty kernel under events on the H200) is
-//    not in it. Needs libcupti at run time (TILEGEMM_CUPTI_LIBRARY).
-enum class TimerBackend : int { kCudaEvents = 0, kCudaGraph = 1, kKernel = 2 };
-std::string_view timer_backend_name(TimerBackend timer);  // "cuda-events" / "cuda-graph" / "cupti-kernel"
-// Accepts "cuda-events"/"events", "cuda-graph"/"graph" and "cupti-kernel"/"kernel"; throws InvalidArgument
-// naming `argument`.
-TimerBackend parse_timer_backend(std::string_view name, const std::string& argument = "--timer");
-// How the L2 is flushed before a timed call (always outside the timed region).
-//  - kZero (default, do_bench's `cache.zero_()`): a memset of the flush buffer. It leaves the L2 full of dirty
-//    lines, which a memory-bound call then writes back to HBM inside its timed region (10–30 MB measured on
-//    the H200, docs/bench.md).
-//  - kRead: a kernel reads the buffer without writing it: the operands are just as cold, and the L2 is clean.
-enum class FlushMode : int { kZero = 0, kRead = 1 };
-std::string_view flush_mode_name(FlushMode mode);  // "zero" / "read"
-// Accepts "zero" and "read"; throws InvalidArgument naming `argument`.
-FlushMode parse_flush_mode(std::string_view name, const std::string& argument = "--flush");
-// One sentence on how and when the L2 flush happens under `timer`, recorded in reports.
-std::string flush_policy(TimerBackend timer, std::int64_t flush_bytes, FlushMode mode = FlushMode::kZero);
-
-struct BenchOptions {
-  TimerBackend timer = TimerBackend::kCudaEvents;
-  double warmup_ms = 25;         // warm-up budget (do_bench's `warmup`)
-  double rep_ms = 200;           // timed budget (do_bench's `rep`)
-  std::int64_t flush_bytes = 0;  // buffer flushed through L2 before each timed call; 0 = max(256 MiB, 2 × L2)
-  FlushMode flush = FlushMode::kZero;
-  int estimate_calls = 5;        // calls (each after a flush) used to estimate the per-call time
-  cudaStream_t stream = nullptr;
-};
-
-struct BenchStats {
-  int samples = 0;  // 0 = not measured
-  double median_us = 0, mean_us = 0, min_us = 0, max_us = 0;
-  double stddev_us = 0;  // population standard deviation: the spread of the samples
-};
-
-struct IterationCounts {
-  int warmup = 0;
-  int rep = 0;
-};
-
-// Upper bound on timed iterations: every timed call holds two CUDA events until the end of the run.
-inline constexpr int kMaxBenchIterations = 100000;
-
-// do_bench's rule: warmup = max(1, floor(warmup_ms / estimate_ms)), rep likewise, capped at
-// kMaxBenchIterations. Throws InvalidArgument for a negative warm-up, a non-positive rep budget or a
-// non-finite estimate.
-IterationCounts iteration_counts(double estimate_ms, double warmup_ms, double rep_ms);
-
-// Median (mean of the two middle values for an even count), mean, min, max and spread of the samples.
-// Throws InvalidArgument when `samples_us` is empty.
-BenchStats summarize(std::vector<double> samples_us);
-
-// The relative run-to-run spread of a measurement: stddev / median (0 without samples). --compare treats a
-// difference smaller than the larger spread of the two rows as noise.
-double relative_spread(const BenchStats& stats);
-
-// The graph backend's split of `rep` timed calls: `replays` samples (at most kGraphReplays) of
-// `calls_per_graph` calls each (at most kMaxGraphCalls, so a graph stays a reasonable size). rep >= 1.
-inline constexpr int kGraphReplays = 20;
-inline constexpr int kMaxGraphCalls = 1000;
-struct GraphPlan {
-  int calls_per_graph = 1;
-  int replays = 1;
-};
-GraphPlan graph_plan(int rep);
-
-struct BenchResult {
-  BenchStats stats;
-  IterationCounts iterations;    // rep = timed calls (graph: calls_per_graph × replays)
-  double estimate_ms = 0;        // per-call time estimate (flush included, as in do_bench)
-  std::int64_t flush_bytes = 0;  // bytes actually zeroed before each timed call
-};
-
-// Default flush size for an L2 of `l2_bytes`: at least 2 × L2 and never less than 256 MiB (do_bench's size).
-std::int64_t default_flush_bytes(std::int64_t l2_bytes);
-
-// Times `fn` with options.timer. Events and kernel: on options.stream. Graph: on options.stream, or on a stream of its
-// own when that is the legacy default stream (which cannot be captured); `fn` must then be capturable (no
-// synchronisation inside). Throws RuntimeError when no GPU is present or a CUDA call fails,
-// InvalidArgument for bad budgets.
-BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------------------
 // Suites: which shapes are measured.
@@ -177,7 +80,7 @@ struct BenchEnvironment {
   std::string tilegemm_version;
   std::string commit;  // `git rev-parse --short HEAD` (+ "-dirty"), "unknown" when git is unavailable
   std::string timer = "cuda-events";
-  std::string flush_policy;  // flush_policy(timer, flush_bytes, flush mode)
+  std::string flush_policy;    // flush_policy(timer, flush_bytes, flush mode)
   std::string flush = "zero";  // flush_mode_name(): "zero" or "read"
   std::int64_t flush_bytes = 0;
   double warmup_ms = 0, rep_ms = 0;
@@ -209,7 +112,7 @@ BenchEnvironment capture_environment(int device, const BenchOptions& timing, int
 struct BenchRow {
   std::string kind = "dense";  // "dense", "m_grouped_contiguous" or "m_grouped_masked"
   int groups = 1;
-  int m = 0, n = 0, k = 0;  // m = total rows (groups × rows per group)
+  int m = 0, n = 0, k = 0;     // m = total rows (groups × rows per group)
   std::string dtype = "bf16";  // input type: "bf16" or "fp8" (e4m3)
   std::string out_dtype = "bf16";
   std::string layout = "nt";
@@ -220,7 +123,7 @@ struct BenchRow {
   double min_bytes = 0;
   double floor_us = 0;  // the ledger's time floor: max(FLOPs / peak, min bytes / HBM bandwidth)
   BenchStats ours;      // samples == 0 when ours was not run (baseline-only or an error)
-  BenchStats cublas;  // the baseline; fp8 rows: cuBLASLt with 1×128/128×128 block scales (the ratio's)
+  BenchStats cublas;    // the baseline; fp8 rows: cuBLASLt with 1×128/128×128 block scales (the ratio's)
   // fp8 rows only: cuBLASLt with per-tensor scales on the same data, an extra reference (samples == 0 when
   // not measured; never part of the ratio).
   BenchStats cublas_per_tensor;
@@ -238,9 +141,9 @@ struct BenchRow {
   bool has_cublas() const { return cublas.samples > 0; }
   bool has_cublas_per_tensor() const { return cublas_per_tensor.samples > 0; }
   bool has_b_read() const { return b_read.samples > 0; }
-  double ours_tflops() const;     // flops / median, 0 without numbers
-  double ours_gbps() const;       // min bytes / median
-  double ours_pct_floor() const;  // 100 × floor / median
+  double ours_tflops() const;      // flops / median, 0 without numbers
+  double ours_gbps() const;        // min bytes / median
+  double ours_pct_floor() const;   // 100 × floor / median
   double ours_pct_b_read() const;  // 100 × B-read median / ours median (100%: as fast as reading B); 0 without
   double cublas_tflops() const;
   double cublas_per_tensor_tflops() const;
@@ -254,8 +157,8 @@ struct BenchSummary {
   double geomean_ratio = 0;  // geometric mean of BenchRow::ratio over those rows
   double min_ratio = 0;
   std::string min_ratio_shape;
-  int errors = 0;  // rows with a non-empty error
-  int b_read_compared = 0;     // rows without error that have our numbers and a read of B
+  int errors = 0;                 // rows with a non-empty error
+  int b_read_compared = 0;        // rows without error that have our numbers and a read of B
   double geomean_pct_b_read = 0;  // geometric mean of BenchRow::ours_pct_b_read over those rows
 };
 BenchSummary summarize_rows(const std::vector<BenchRow>& rows);

@@ -1,11 +1,11 @@
 // CUDA-graph timing: the calls of one sample run back to back from a graph, so the CPU launch overhead
 // and the gaps between launches are not in the numbers.
-#include "bench/graph_timer.hpp"
+#include "timer/graph_timer.hpp"
 
 #include <map>
 #include <mutex>
 
-#include "bench/device_buffer.hpp"
+#include "timer/device_buffer.hpp"
 
 namespace tilegemm::bench_detail {
 

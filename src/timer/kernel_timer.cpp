@@ -1,6 +1,6 @@
 // Kernel durations from CUPTI activity records. CUPTI hands records over in buffers, through two callbacks
 // that may run on its own thread; the completed-buffer callback keeps only what the timer needs.
-#include "bench/kernel_timer.hpp"
+#include "timer/kernel_timer.hpp"
 
 #include <cstdlib>
 #include <mutex>
@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "bench/cupti_api.hpp"
-#include "bench/device_buffer.hpp"
 #include "tilegemm/errors.hpp"
+#include "timer/cupti_api.hpp"
+#include "timer/device_buffer.hpp"
 
 namespace tilegemm::bench_detail {
 

@@ -1,9 +1,9 @@
-#include "bench/read_flush.hpp"
+#include "timer/read_flush.hpp"
 
 #include <fmt/format.h>
 
-#include "bench/device_buffer.hpp"
 #include "tilegemm/errors.hpp"
+#include "timer/device_buffer.hpp"
 
 namespace tilegemm::bench_detail {
 

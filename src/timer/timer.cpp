@@ -4,14 +4,14 @@
 // to time_with_graph(), the kernel timer to time_kernels().
 #include <vector>
 
-#include "bench/graph_timer.hpp"
-#include "bench/kernel_timer.hpp"
+#include "timer/graph_timer.hpp"
+#include "timer/kernel_timer.hpp"
 
-#include "bench/device_buffer.hpp"
-#include "bench/read_flush.hpp"
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
+#include "tilegemm/timer.hpp"
+#include "timer/device_buffer.hpp"
+#include "timer/read_flush.hpp"
 
 namespace tilegemm {
 
@@ -21,8 +21,7 @@ using bench_detail::EventPool;
 
 BenchResult bench(const std::function<void(cudaStream_t)>& fn, const BenchOptions& options) {
   TILEGEMM_REQUIRE(static_cast<bool>(fn), "fn", "a callable", "an empty std::function");
-  TILEGEMM_REQUIRE(options.estimate_calls >= 1, "estimate_calls", ">= 1",
-                   std::to_string(options.estimate_calls));
+  TILEGEMM_REQUIRE(options.estimate_calls >= 1, "estimate_calls", ">= 1", std::to_string(options.estimate_calls));
   TILEGEMM_REQUIRE(options.flush_bytes >= 0, "--flush-bytes", ">= 0 (0 = 2 × L2, at least 256 MiB)",
                    std::to_string(options.flush_bytes));
   iteration_counts(1.0, options.warmup_ms, options.rep_ms);  // validates the budgets before any GPU work

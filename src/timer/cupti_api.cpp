@@ -1,4 +1,4 @@
-#include "bench/cupti_api.hpp"
+#include "timer/cupti_api.hpp"
 
 #include <dlfcn.h>
 
@@ -14,8 +14,12 @@ std::vector<std::string> cupti_library_candidates() {
   if (!chosen.empty()) return {chosen};
   const std::string lib = TILEGEMM_CUDA_LIBRARY_DIR;
   const std::string toolkit = lib.substr(0, lib.find_last_of('/'));  // <toolkit>/lib64 or .../targets/<arch>/lib
-  return {"libcupti.so.13", "libcupti.so.12", "libcupti.so", lib + "/libcupti.so",
-          toolkit + "/extras/CUPTI/lib64/libcupti.so", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
+  return {"libcupti.so.13",
+          "libcupti.so.12",
+          "libcupti.so",
+          lib + "/libcupti.so",
+          toolkit + "/extras/CUPTI/lib64/libcupti.so",
+          "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so"};
 }
 
 #if TILEGEMM_HAVE_CUPTI_HEADERS
@@ -49,14 +53,15 @@ CuptiApi load_cupti(const std::vector<std::string>& candidates) {
     bind(handle, path, "cuptiGetResultString", api.get_result_string);
     return api;  // the handle stays open for the life of the process
   }
-  throw RuntimeError(fmt::format(
-      "the kernel timer needs CUPTI (libcupti), and none loaded; set TILEGEMM_CUPTI_LIBRARY to its path. "
-      "Tried:{}",
-      tried));
+  throw RuntimeError(
+      fmt::format("the kernel timer needs CUPTI (libcupti), and none loaded; set TILEGEMM_CUPTI_LIBRARY to its path. "
+                  "Tried:{}",
+                  tried));
 }
 
 const CuptiApi& cupti_api() {
-  static const CuptiApi api = load_cupti(cupti_library_candidates());  // a failed load throws and is retried on the next call
+  static const CuptiApi api =
+      load_cupti(cupti_library_candidates());  // a failed load throws and is retried on the next call
   return api;
 }
 

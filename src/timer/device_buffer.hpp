@@ -13,8 +13,7 @@ namespace tilegemm::bench_detail {
 
 inline void cuda_check(cudaError_t status, const char* what) {
   if (status != cudaSuccess)
-    throw RuntimeError(
-        fmt::format("{} failed: {} ({})", what, cudaGetErrorString(status), static_cast<int>(status)));
+    throw RuntimeError(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(status), static_cast<int>(status)));
 }
 
 class DeviceBuffer {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "tilegemm/bench.hpp"
+#include "bench/bench.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
 #include "tilegemm/ledger.hpp"
@@ -27,13 +27,13 @@ inline constexpr int kRasterGroup = 16;
 
 struct RungInfo {
   int index = 0;
-  std::string name;        // "naive", "smem+mma", "cp.async", "swizzle+raster", "tma+wgmma"
-  std::string idea;        // what this rung adds, one phrase
-  std::string removes;     // the bottleneck of the previous rung it removes (empty for rung 0)
+  std::string name;                           // "naive", "smem+mma", "cp.async", "swizzle+raster", "tma+wgmma"
+  std::string idea;                           // what this rung adds, one phrase
+  std::string removes;                        // the bottleneck of the previous rung it removes (empty for rung 0)
   int block_m = 0, block_n = 0, block_k = 0;  // CTA tile (rung 0: 16x16 outputs, block_k = 8 per load)
   int stages = 1;
   int threads = 0;
-  int smem_bytes = 0;      // dynamic + static shared memory per CTA (rung 4: from its config)
+  int smem_bytes = 0;  // dynamic + static shared memory per CTA (rung 4: from its config)
 };
 
 // Rungs 0-3 as fixed tables; rung 4's tile comes from the heuristics for the shape (rung_info_for).
@@ -54,11 +54,11 @@ void run_rung(int rung, const TensorView& a, const TensorView& b, const TensorVi
 
 // ---- The ledger's view of each rung (no GPU) ------------------------------------------------------------
 struct RungTraffic {
-  double load_bytes = 0;   // operand bytes the CTAs ask the memory system for (L2 -> SM): rung 0 2·M·N·K·b,
-                           // tiled rungs b·M·N·K·(1/bm + 1/bn) (ledger tiled_ab_bytes)
-  double dram_bytes = 0;   // HBM estimate: A/B panels of one wave of resident CTAs read once per wave, + D
+  double load_bytes = 0;     // operand bytes the CTAs ask the memory system for (L2 -> SM): rung 0 2·M·N·K·b,
+                             // tiled rungs b·M·N·K·(1/bm + 1/bn) (ledger tiled_ab_bytes)
+  double dram_bytes = 0;     // HBM estimate: A/B panels of one wave of resident CTAs read once per wave, + D
   double minimum_bytes = 0;  // every operand once (problem_ledger)
-  int resident_ctas = 0;   // CTAs of one wave (num_sms × blocks per SM from the ledger's occupancy)
+  int resident_ctas = 0;     // CTAs of one wave (num_sms × blocks per SM from the ledger's occupancy)
   int wave_m_blocks = 0, wave_n_blocks = 0;  // the output panel a wave covers (tiled rungs)
 };
 RungTraffic predicted_traffic(int rung, const ProblemShape& shape, const HardwareModel& hw);
@@ -79,18 +79,18 @@ struct LadderRow {
   bool measured = false;
   BenchStats stats;
   double tflops = 0;
-  double speedup = 0;      // previous rung's median / this one's (0 for rung 0 or when unmeasured)
-  double calc_diff = -1;   // -1 = not checked
+  double speedup = 0;     // previous rung's median / this one's (0 for rung 0 or when unmeasured)
+  double calc_diff = -1;  // -1 = not checked
   bool passed = false;
-  std::string error;       // why there are no numbers, or why the check failed
+  std::string error;  // why there are no numbers, or why the check failed
 };
 
 struct LadderReport {
   ProblemShape shape;
-  std::string hw_name;     // the ledger's hardware
-  std::string gpu_name;    // empty when nothing was measured
+  std::string hw_name;   // the ledger's hardware
+  std::string gpu_name;  // empty when nothing was measured
   std::string commit, date_utc;
-  std::string note;        // e.g. why nothing was measured
+  std::string note;               // e.g. why nothing was measured
   std::int64_t checked_rows = 0;  // rows of D compared with the float64 reference
   double max_diff = 0;
   std::vector<LadderRow> rows;

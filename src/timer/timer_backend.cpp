@@ -1,8 +1,8 @@
 // Names of the timer backends and the flush policy each implies (recorded in every report).
 #include <fmt/format.h>
 
-#include "tilegemm/bench.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/timer.hpp"
 
 namespace tilegemm {
 
@@ -20,7 +20,9 @@ TimerBackend parse_timer_backend(std::string_view name, const std::string& argum
                         fmt::format("'{}'", name));
 }
 
-std::string_view flush_mode_name(FlushMode mode) { return mode == FlushMode::kRead ? "read" : "zero"; }
+std::string_view flush_mode_name(FlushMode mode) {
+  return mode == FlushMode::kRead ? "read" : "zero";
+}
 
 FlushMode parse_flush_mode(std::string_view name, const std::string& argument) {
   if (name == "zero") return FlushMode::kZero;
