@@ -30,6 +30,7 @@
 #include "tilegemm/timer.hpp"
 
 #include "_device_scope.hpp"
+#include "_plan.hpp"
 #include "_view.hpp"
 
 #include "api/launch_plan.hpp"
@@ -41,24 +42,14 @@ using namespace nb::literals;
 namespace {
 
 using deep_gemm_ext::DeviceScope;
+using deep_gemm_ext::g_plan_declines;
+using deep_gemm_ext::g_plan_hits;
+using deep_gemm_ext::PyPlan;
+using deep_gemm_ext::Renames;
 using deep_gemm_ext::require_device;
+using deep_gemm_ext::rethrow_renamed;
 using deep_gemm_ext::to_view;
 using deep_gemm_ext::View;
-
-// The C++ API names some arguments after its own parameters; users see DeepGEMM's names.
-using Renames = std::vector<std::pair<std::string, std::string>>;
-
-[[noreturn]] void rethrow_renamed(const tilegemm::InvalidArgument& e, const Renames& renames) {
-  std::string message = e.what();
-  for (const auto& [ours, theirs] : renames) {
-    const std::string& arg = e.argument();
-    if (arg == ours || arg.rfind(ours + "[", 0) == 0) {
-      message = theirs + message.substr(ours.size());
-      break;
-    }
-  }
-  throw nb::value_error(message.c_str());
-}
 
 // Runs `fn` with the tensors' device current in this module's CUDA runtime (cudart is linked statically,
 // so torch's current device is not ours) and the caller's stream. Without a GPU nothing is switched: the
@@ -74,52 +65,6 @@ void on_device(int device, const Renames& renames, Fn&& fn) {
     nb::gil_scoped_acquire acquire;
     rethrow_renamed(e, renames);
   }
-}
-
-tilegemm::GemmOptions options_for(std::uintptr_t stream, int num_sms) {
-  tilegemm::GemmOptions options;
-  options.stream = reinterpret_cast<void*>(stream);
-  options.num_sms = num_sms;
-  return options;
-}
-
-void bf16_gemm(const View& a, const View& b, const View& d, const std::optional<View>& c, int device,
-               std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
-  std::optional<tilegemm::TensorView> vc;
-  if (c) vc = to_view(*c, "c");
-  on_device(device, {}, [&] { tilegemm::bf16_gemm(va, vb, vd, vc ? &*vc : nullptr, options_for(stream, num_sms)); });
-}
-
-void m_grouped_contiguous(const View& a, const View& b, const View& d, const View& grouped_layout, bool use_psum_layout,
-                          int device, std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
-  const auto vl = to_view(grouped_layout, "grouped_layout");
-  on_device(device, {}, [&] {
-    tilegemm::m_grouped_bf16_gemm_contiguous(va, vb, vd, vl, use_psum_layout, options_for(stream, num_sms));
-  });
-}
-
-void m_grouped_masked(const View& a, const View& b, const View& d, const View& masked_m, int expected_m, int device,
-                      std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
-  const auto vm = to_view(masked_m, "masked_m");
-  on_device(device, {},
-            [&] { tilegemm::m_grouped_bf16_gemm_masked(va, vb, vd, vm, expected_m, options_for(stream, num_sms)); });
-}
-
-void k_grouped_tn(const View& a, const View& b, const View& d, const std::vector<int>& ks_cpu,
-                  const View& grouped_layout, const std::optional<View>& c, int device, std::uintptr_t stream,
-                  int num_sms) {
-  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d");
-  const auto vl = to_view(grouped_layout, "grouped_layout");
-  std::optional<tilegemm::TensorView> vc;
-  if (c) vc = to_view(*c, "c");
-  const Renames renames{{"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
-  on_device(device, renames, [&] {
-    tilegemm::k_grouped_bf16_gemm_tn_contiguous(va, vb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
-                                                options_for(stream, num_sms));
-  });
 }
 
 void cublaslt(const std::string& layout, const View& a, const View& b, const View& d, const std::optional<View>& c,
@@ -138,57 +83,6 @@ void cublaslt(const std::string& layout, const View& a, const View& b, const Vie
   on_device(device, {}, [&] { fn(va, vb, vd, vc ? &*vc : nullptr, reinterpret_cast<void*>(stream)); });
 }
 
-// FP8: the Python layer has checked shapes and dtypes, converted the scales into the layouts of
-// tilegemm/fp8_gemm.hpp and (K-grouped) laid the groups side by side; these only forward. Errors the
-// library raises about sfa/sfb name DeepGEMM's a[1]/b[1], the scales' place in the (tensor, sf) pairs.
-const Renames kFp8Renames{{"sfa", "a[1]"}, {"sfb", "b[1]"}, {"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
-
-void fp8_gemm(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
-              const std::optional<View>& c, bool one_d_one_d, int device, std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
-  const auto vd = to_view(d, "d");
-  std::optional<tilegemm::TensorView> vc;
-  if (c) vc = to_view(*c, "c");
-  on_device(device, kFp8Renames, [&] {
-    if (one_d_one_d)
-      tilegemm::fp8_gemm_1d1d(va, vsa, vb, vsb, vd, vc ? &*vc : nullptr, options_for(stream, num_sms));
-    else
-      tilegemm::fp8_gemm_1d2d(va, vsa, vb, vsb, vd, options_for(stream, num_sms));
-  });
-}
-
-void m_grouped_fp8_contiguous(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
-                              const View& grouped_layout, bool use_psum_layout, int device, std::uintptr_t stream,
-                              int num_sms) {
-  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
-  const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
-  on_device(device, kFp8Renames, [&] {
-    tilegemm::m_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, vl, use_psum_layout, options_for(stream, num_sms));
-  });
-}
-
-void m_grouped_fp8_masked(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
-                          const View& masked_m, int expected_m, int device, std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
-  const auto vd = to_view(d, "d"), vm = to_view(masked_m, "masked_m");
-  on_device(device, kFp8Renames, [&] {
-    tilegemm::m_grouped_fp8_gemm_masked(va, vsa, vb, vsb, vd, vm, expected_m, options_for(stream, num_sms));
-  });
-}
-
-void k_grouped_fp8(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
-                   const std::vector<int>& ks_cpu, const View& grouped_layout, const std::optional<View>& c, int device,
-                   std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
-  const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
-  std::optional<tilegemm::TensorView> vc;
-  if (c) vc = to_view(*c, "c");
-  on_device(device, kFp8Renames, [&] {
-    tilegemm::k_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, ks_cpu, vl, vc ? &*vc : nullptr,
-                                            options_for(stream, num_sms));
-  });
-}
-
 // Per-token scales into the MN-major, TMA-aligned layout with tilegemm's GPU kernel; `out` is allocated (and
 // its padding zeroed) by the Python layer.
 void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uintptr_t stream) {
@@ -196,37 +90,9 @@ void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uint
   on_device(device, {}, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, reinterpret_cast<void*>(stream)); });
 }
 
-// Launch plans (src/api/launch_plan.hpp): the plan_* functions check a call as the entry points above do and
-// return its plan without launching anything; Plan.launch runs it on a later call's pointers and stream. The
+// Launch plans (src/api/launch_plan.hpp, _plan.hpp): the plan_* functions check a call and return its plan without
+// launching anything; Plan.launch, or _C.run_kept (_C_kept.cpp), runs it on a later call's pointers and stream. The
 // Python layer keeps plans per argument signature (deep_gemm/_plans.py).
-
-// Runs served by a kept plan (Plan.launch) and runs a kept plan turned down (pointers or settings not those it
-// was checked with), for deep_gemm._plan_cache_info().
-std::atomic<std::uint64_t> g_plan_hits{0}, g_plan_declines{0};
-
-struct PyPlan {
-  tilegemm::api::Plan plan;
-  int device = 0;
-  const Renames* renames = nullptr;
-
-  // Runs the plan if it admits these pointers; false (nothing run) when it does not: then the call needs the
-  // full checks and a new plan. `kept`: a run of a kept plan (counted in the statistics, before the run, which may
-  // raise, e.g. without a GPU).
-  bool run(std::uintptr_t stream, int num_sms, const std::uintptr_t* pointers, bool kept) const {
-    const bool admitted = plan->admits(pointers, num_sms);
-    if (kept) (admitted ? g_plan_hits : g_plan_declines).fetch_add(1, std::memory_order_relaxed);
-    if (!admitted) return false;
-    const DeviceScope scope(device);
-    nb::gil_scoped_release release;
-    try {
-      plan->run(pointers, reinterpret_cast<void*>(stream));
-    } catch (const tilegemm::InvalidArgument& e) {
-      nb::gil_scoped_acquire acquire;
-      rethrow_renamed(e, *renames);
-    }
-    return true;
-  }
-};
 
 template <typename Factory>
 PyPlan make_plan(int device, const Renames& renames, Factory&& factory) {
@@ -240,6 +106,8 @@ PyPlan make_plan(int device, const Renames& renames, Factory&& factory) {
 
 const Renames kNoRenames{};
 const Renames kKGroupedRenames{{"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
+// FP8: errors the library raises about sfa/sfb name DeepGEMM's a[1]/b[1], the scales' place in the (tensor, sf) pairs.
+const Renames kFp8Renames{{"sfa", "a[1]"}, {"sfb", "b[1]"}, {"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
 
 PyPlan plan_bf16_gemm(const View& a, const View& b, const View& d, const std::optional<View>& c, int device,
                       int num_sms) {
@@ -441,6 +309,8 @@ nb::dict dtype_codes() {
 
 // Scale-factor layout kernels (get_mn_major_tma_aligned_*, packed UE8M0): _C_layout.cpp.
 void register_layout_bindings(nb::module_& m);
+// The GEMM functions' per-call fast path over kept plans, and the settings it reads: _C_kept.cpp.
+void register_kept_bindings(nb::module_& m);
 
 NB_MODULE(_C, m) {
   m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
@@ -450,22 +320,8 @@ NB_MODULE(_C, m) {
   nb::set_leak_warnings(false);
   register_layout_bindings(m);
   register_plan_bindings(m);
-  m.def("bf16_gemm", &bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
-  m.def("m_grouped_contiguous", &m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a, "use_psum_layout"_a,
-        "device"_a, "stream"_a, "num_sms"_a);
-  m.def("m_grouped_masked", &m_grouped_masked, "a"_a, "b"_a, "d"_a, "masked_m"_a, "expected_m"_a, "device"_a,
-        "stream"_a, "num_sms"_a);
-  m.def("k_grouped_tn", &k_grouped_tn, "a"_a, "b"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a, "c"_a.none(), "device"_a,
-        "stream"_a, "num_sms"_a);
+  register_kept_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
-  m.def("fp8_gemm", &fp8_gemm, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "c"_a.none(), "one_d_one_d"_a, "device"_a,
-        "stream"_a, "num_sms"_a);
-  m.def("m_grouped_fp8_contiguous", &m_grouped_fp8_contiguous, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
-        "grouped_layout"_a, "use_psum_layout"_a, "device"_a, "stream"_a, "num_sms"_a);
-  m.def("m_grouped_fp8_masked", &m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "masked_m"_a,
-        "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a);
-  m.def("k_grouped_fp8", &k_grouped_fp8, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "ks_cpu"_a, "grouped_layout"_a,
-        "c"_a.none(), "device"_a, "stream"_a, "num_sms"_a);
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
   m.def("mk_alignment", &tilegemm::get_mk_alignment_for_contiguous_layout);

@@ -13,8 +13,8 @@ import sys
 
 from . import _C
 
-_state = {'num_sms': 0, 'tc_util': 100, 'ignore_compile_dims': False,
-          'block_size_multiple_of': (1, 1)}
+# The set_num_sms value lives in the extension (_C.num_sms_setting), where every cached call reads it.
+_state = {'tc_util': 100, 'ignore_compile_dims': False, 'block_size_multiple_of': (1, 1)}
 
 
 def _require_int(value, name, low=None, high=None):
@@ -39,9 +39,7 @@ def _current_device():
     return 0
 
 
-def num_sms_setting():
-    """The SM limit passed to the C++ layer (0: every SM of the device)."""
-    return _state['num_sms']
+num_sms_setting = _C.num_sms_setting  # the SM limit passed to the C++ layer (0: every SM of the device)
 
 
 # Without a GPU the device's count is unknown; the C++ layer takes the setting as a 32-bit int, so a larger value
@@ -55,13 +53,13 @@ def set_num_sms(new_num_sms):
         available = _C.device_num_sms(_current_device())
         if new_num_sms > available:
             raise ValueError(f'new_num_sms: expected at most the device\'s {available} SMs, got {new_num_sms}')
-    _state['num_sms'] = new_num_sms
+    _C.set_num_sms_setting(new_num_sms)
 
 
 def get_num_sms():
     """The SM count kernels use: the set_num_sms value, else every SM of the current device."""
-    if _state['num_sms'] > 0:
-        return _state['num_sms']
+    if num_sms_setting() > 0:
+        return num_sms_setting()
     return _C.device_num_sms(_current_device())
 
 

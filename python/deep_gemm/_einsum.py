@@ -33,9 +33,9 @@ from ._checks import (dtype_name, is_contiguous, require_bool, require_dtype, re
                       shape_of, strides_of)
 from ._config import num_sms_setting
 from ._fp8 import RECIPE_1D1D, RECIPE_1D2D, _pair, _resolve_recipe, _write_c_or_zero
-from ._plans import run_checked, table, typed_sequence
+from ._plans import kept_key, run_checked, run_kept, typed_sequence
 from ._sf_layout import ceil_div
-from ._tensor import common_device, current_stream, signature, view
+from ._tensor import common_device, current_stream, view
 
 
 class _Expr:
@@ -168,27 +168,18 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
     tensors' own pointers, so the plan takes a, b, d and c's data pointers as they are."""
     if _torch_ops.compiling():
         return _torch_ops.traced('einsum', expr, a, b, d, c, use_cublaslt)
-    key = plan = None
-    if use_cublaslt is False and isinstance(expr, str):
-        try:
-            sa = signature(a)
-            key = ('einsum', expr, sa, signature(b), signature(d), None if c is None else signature(c))
-            plan = table.get(key)
-        except Exception:  # not tensors, an unhashable argument...: the checks below name it
-            key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                            d.data_ptr(), 0 if c is None else c.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+    # Only the tilegemm path keeps plans (use_cublaslt=True calls cuBLASLt each time).
+    prefix = ('einsum', expr) if use_cublaslt is False and isinstance(expr, str) else None
+    if prefix is not None and run_kept(prefix, a, b, d, c):
+        return
     if expr == BATCH_REDUCTION:
         require_bool(use_cublaslt, 'use_cublaslt')
         _check_batch_reduction(a, b, d, c, use_cublaslt)
         views = (view(a, 'a'), view(b, 'b'), view(d, 'd'))
         c_view = None if c is None else view(c, 'c')
         device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
-        run_checked(key, lambda: _C.plan_bf16_batch_reduced_gemm(*views, c_view, device, num_sms),
+        run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_batch_reduced_gemm(*views, c_view, device,
+                                                                                         num_sms),
                     current_stream(device), num_sms, [v[0] for v in views] + [0 if c_view is None else c_view[0]])
         return
     e = _expression(expr, also=(BATCH_REDUCTION, ))
@@ -217,7 +208,8 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
         _C.cublaslt('nt', *views, c_view, device, stream)
     else:
         num_sms = num_sms_setting()
-        run_checked(key, lambda: _C.plan_bf16_gemm(*views, c_view, device, num_sms), stream, num_sms,
+        run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_gemm(*views, c_view, device, num_sms), stream,
+                    num_sms,
                     [v[0] for v in views] + [0 if c_view is None else c_view[0]])
 
 
@@ -249,23 +241,13 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     signature already seen runs its kept plan."""
     if _torch_ops.compiling():
         return _torch_ops.traced('fp8_einsum', expr, a, b, d, c, recipe)
-    key = plan = None
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
-        if isinstance(expr, str):
-            sa = signature(a_data)
-            key = ('fp8_einsum', expr, typed_sequence(recipe), sa, signature(a_sf), signature(b_data),
-                   signature(b_sf), signature(d), None if c is None else signature(c))
-            plan = table.get(key)
-    except Exception:  # not pairs of tensors, an unhashable argument...: the checks below name it
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                            0 if c is None else c.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+        prefix = ('fp8_einsum', expr, typed_sequence(recipe)) if isinstance(expr, str) else None
+    except (TypeError, ValueError):  # not (tensor, sf) pairs, a recipe that is no sequence: the checks name it
+        prefix = None
+    if prefix is not None and run_kept(prefix, a_data, a_sf, b_data, b_sf, d, c):
+        return
     if isinstance(expr, str) and expr in UNSUPPORTED_FP8:
         raise ValueError(f'expr: {expr!r} is not supported by fp8_einsum: {UNSUPPORTED_FP8[expr]}; supported: '
                          f'{", ".join(map(repr, EXPRESSIONS))}')
@@ -307,5 +289,6 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
              _permuted_view(d, 'd', e.perm_d))
     c_view = None if c is None else _permuted_view(c, 'c', e.perm_d)
     num_sms = num_sms_setting()
-    run_checked(key, lambda: _C.plan_fp8_gemm(*views, c_view, one_d_one_d, device, num_sms), stream, num_sms,
+    run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, c),
+                lambda: _C.plan_fp8_gemm(*views, c_view, one_d_one_d, device, num_sms), stream, num_sms,
                 [v[0] for v in views] + [0 if c_view is None else c_view[0]])

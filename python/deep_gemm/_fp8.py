@@ -24,9 +24,9 @@ from ._checks import (INT32_MAX, is_contiguous, require_bool, require_compiled_d
                       require_int, require_int_sizes, require_k_major, require_no_overlap, require_psum_hint,
                       require_row_major, require_shape, require_tensor, shape_of)
 from ._config import num_sms_setting
-from ._plans import run_checked, table, typed, typed_sequence
+from ._plans import kept_key, run_checked, run_kept, typed, typed_sequence
 from ._sf_layout import check_sf_shape
-from ._tensor import common_device, current_stream, flat_view, signature, view
+from ._tensor import common_device, current_stream, flat_view, view
 
 RECIPE_1D2D = (1, 128, 128)
 RECIPE_1D1D = (1, 1, 128)
@@ -112,20 +112,12 @@ def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8
               transpose_b):
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
-        sa = signature(a_data)
-        key = ('fp8_gemm', transpose_a, transpose_b, compiled_dims, id(disable_ue8m0_cast),
-               _recipes(recipe, recipe_a, recipe_b), sa, signature(a_sf), signature(b_data), signature(b_sf),
-               signature(d), None if c is None else signature(c))
-        plan = table.get(key)
-    except Exception:  # not pairs of tensors, an unhashable argument...: the checks below name it
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                            0 if c is None else c.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+        prefix = ('fp8_gemm', transpose_a, transpose_b, compiled_dims, id(disable_ue8m0_cast),
+                  _recipes(recipe, recipe_a, recipe_b))
+    except (TypeError, ValueError):  # not (tensor, sf) pairs, a recipe that is no sequence: the checks name it
+        prefix = None
+    if prefix is not None and run_kept(prefix, a_data, a_sf, b_data, b_sf, d, c):
+        return
     _common(compiled_dims, disable_ue8m0_cast)
     a_data, a_sf = _pair(a, 'a')
     b_data, b_sf = _pair(b, 'b')
@@ -164,7 +156,8 @@ def _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8
     # Empty M or N: nothing to do; K = 0 writes c (or zeros) into d, as DeepGEMM (the plan does both).
     views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'))
     c_view = None if c is None else view(c, 'c')
-    run_checked(key, lambda: _C.plan_fp8_gemm(*views, c_view, one_d_one_d, device, num_sms),
+    run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, c),
+                lambda: _C.plan_fp8_gemm(*views, c_view, one_d_one_d, device, num_sms),
                 current_stream(device), num_sms, pointers + [0 if c is None else c_view[0]])
 
 
@@ -215,20 +208,12 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
                           use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout, transpose_b):
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
-        sa = signature(a_data)
-        key = ('m_grouped_fp8_contiguous', transpose_b, compiled_dims, id(disable_ue8m0_cast), id(use_psum_layout),
-               id(ensure_zero_padding), typed(expected_m_for_psum_layout), _recipes(recipe, recipe_a, recipe_b), sa,
-               signature(a_sf), signature(b_data), signature(b_sf), signature(d), signature(grouped_layout))
-        plan = table.get(key)
-    except Exception:
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                            grouped_layout.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+        prefix = ('m_grouped_fp8_contiguous', transpose_b, compiled_dims, id(disable_ue8m0_cast), id(use_psum_layout),
+                  id(ensure_zero_padding), typed(expected_m_for_psum_layout), _recipes(recipe, recipe_a, recipe_b))
+    except (TypeError, ValueError):  # not (tensor, sf) pairs, a recipe that is no sequence: the checks name it
+        prefix = None
+    if prefix is not None and run_kept(prefix, a_data, a_sf, b_data, b_sf, d, grouped_layout):
+        return
     _common(compiled_dims, disable_ue8m0_cast)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
@@ -257,7 +242,8 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
     # Empty M or N: nothing to do; K = 0 zeroes d (the plan does both).
     views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'),
                              (grouped_layout, 'grouped_layout'))
-    run_checked(key, lambda: _C.plan_m_grouped_fp8_contiguous(*views, use_psum_layout, device, num_sms),
+    run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, grouped_layout),
+                lambda: _C.plan_m_grouped_fp8_contiguous(*views, use_psum_layout, device, num_sms),
                 current_stream(device), num_sms, pointers)
 
 
@@ -291,20 +277,12 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
                                  recipe_b, compiled_dims, disable_ue8m0_cast)
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
-        sa = signature(a_data)
-        key = ('m_grouped_fp8_masked', compiled_dims, id(disable_ue8m0_cast), typed(expected_m),
-               _recipes(recipe, recipe_a, recipe_b), sa, signature(a_sf), signature(b_data), signature(b_sf),
-               signature(d), signature(masked_m))
-        plan = table.get(key)
-    except Exception:
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                            masked_m.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+        prefix = ('m_grouped_fp8_masked', compiled_dims, id(disable_ue8m0_cast), typed(expected_m),
+                  _recipes(recipe, recipe_a, recipe_b))
+    except (TypeError, ValueError):  # not (tensor, sf) pairs, a recipe that is no sequence: the checks name it
+        prefix = None
+    if prefix is not None and run_kept(prefix, a_data, a_sf, b_data, b_sf, d, masked_m):
+        return
     _common(compiled_dims, disable_ue8m0_cast)
     require_int(expected_m, 'expected_m', low=1, high=INT32_MAX)  # the C++ layer's int
     a_data, a_sf = _pair(a, 'a')
@@ -333,7 +311,8 @@ def m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, rec
     num_sms = num_sms_setting()
     views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'),
                              (masked_m, 'masked_m'))
-    run_checked(key, lambda: _C.plan_m_grouped_fp8_masked(*views, expected_m, device, num_sms),
+    run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, masked_m),
+                lambda: _C.plan_m_grouped_fp8_masked(*views, expected_m, device, num_sms),
                 current_stream(device), num_sms, pointers)
 
 
@@ -344,20 +323,11 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
                                  compiled_dims, use_psum_layout)
     try:
         (a_data, a_sf), (b_data, b_sf) = a, b
-        sa, ks = signature(a_data), typed_sequence(ks_cpu)
-        key = ('k_grouped_fp8', compiled_dims, id(use_psum_layout), typed_sequence(recipe), ks, sa, signature(a_sf),
-               signature(b_data), signature(b_sf), signature(d), signature(grouped_layout),
-               None if c is None else signature(c))
-        plan = table.get(key)
-    except Exception:
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a_data.data_ptr(),
-                                            a_sf.data_ptr(), b_data.data_ptr(), b_sf.data_ptr(), d.data_ptr(),
-                                            grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+        prefix = ('k_grouped_fp8', compiled_dims, id(use_psum_layout), typed_sequence(recipe), typed_sequence(ks_cpu))
+    except (TypeError, ValueError):  # not (tensor, sf) pairs, ks_cpu or a recipe that is no sequence: checked below
+        prefix = None
+    if prefix is not None and run_kept(prefix, a_data, a_sf, b_data, b_sf, d, grouped_layout, c):
+        return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -416,5 +386,6 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     layout_view = view(grouped_layout, 'grouped_layout')
     c_view = None if c is None else view(c, 'c')
     ks = list(ks_cpu)
-    run_checked(key, lambda: _C.plan_k_grouped_fp8(*views, ks, layout_view, c_view, device, num_sms),
+    run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, grouped_layout, c),
+                lambda: _C.plan_k_grouped_fp8(*views, ks, layout_view, c_view, device, num_sms),
                 current_stream(device), num_sms, pointers + [layout_view[0], 0 if c is None else c_view[0]])

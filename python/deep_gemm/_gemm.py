@@ -13,26 +13,17 @@ from . import _C, _torch_ops
 from ._checks import (INT32_MAX, require_bool, require_compiled_dims, require_int, require_int_sizes,
                       require_no_overlap, require_psum_hint)
 from ._config import num_sms_setting
-from ._plans import run_checked, table, typed, typed_sequence
-from ._tensor import common_device, current_stream, require_matrices, signature, transposed, view
+from ._plans import kept_key, run_checked, run_kept, typed, typed_sequence
+from ._tensor import common_device, current_stream, require_matrices, transposed, view
 
 # Layout tags of the signatures (each layout views the same tensors differently).
 _NT, _NN, _TN, _TT = 'nt', 'nn', 'tn', 'tt'
 
 
 def _dense(layout, a, b, d, c, compiled_dims):
-    try:
-        sa = signature(a)
-        key = (layout, compiled_dims, sa, signature(b), signature(d), None if c is None else signature(c))
-        plan = table.get(key)
-    except Exception:  # not tensors, an unhashable argument...: the checks below name it
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                            d.data_ptr(), 0 if c is None else c.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+    prefix = (layout, compiled_dims)
+    if run_kept(prefix, a, b, d, c):
+        return
     require_compiled_dims(compiled_dims)
     a_view, b_view = view(a, 'a'), view(b, 'b')
     if layout in (_TN, _TT):
@@ -43,7 +34,7 @@ def _dense(layout, a, b, d, c, compiled_dims):
     require_no_overlap(d, 'd')
     c_view = None if c is None else view(c, 'c')
     device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
-    run_checked(key, lambda: _C.plan_bf16_gemm(a_view, b_view, d_view, c_view, device, num_sms),
+    run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_gemm(a_view, b_view, d_view, c_view, device, num_sms),
                 current_stream(device), num_sms, [a_view[0], b_view[0], d_view[0], 0 if c is None else c_view[0]])
 
 
@@ -73,20 +64,10 @@ def bf16_gemm_tt(a, b, d, c=None, compiled_dims='mn'):
 
 def _m_grouped_contiguous(layout, a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding,
                           expected_m_for_psum_layout):
-    try:
-        sa = signature(a)
-        key = ('m_grouped_contiguous', layout, compiled_dims, sa, signature(b), signature(d),
-               signature(grouped_layout), id(use_psum_layout), id(ensure_zero_padding),
-               typed(expected_m_for_psum_layout))
-        plan = table.get(key)
-    except Exception:
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                            d.data_ptr(), grouped_layout.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+    prefix = ('m_grouped_contiguous', layout, compiled_dims, id(use_psum_layout), id(ensure_zero_padding),
+              typed(expected_m_for_psum_layout))
+    if run_kept(prefix, a, b, d, grouped_layout):
+        return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     require_bool(ensure_zero_padding, 'ensure_zero_padding')
@@ -97,8 +78,9 @@ def _m_grouped_contiguous(layout, a, b, d, grouped_layout, compiled_dims, use_ps
         b_view = transposed(b_view, 'b')
     layout_view = view(grouped_layout, 'grouped_layout')
     device, num_sms = common_device(a=a, b=b, d=d, grouped_layout=grouped_layout), num_sms_setting()
-    run_checked(key, lambda: _C.plan_m_grouped_contiguous(a_view, b_view, d_view, layout_view, use_psum_layout,
-                                                          device, num_sms),
+    run_checked(kept_key(prefix, a, b, d, grouped_layout),
+                lambda: _C.plan_m_grouped_contiguous(a_view, b_view, d_view, layout_view, use_psum_layout, device,
+                                                     num_sms),
                 current_stream(device), num_sms, [a_view[0], b_view[0], d_view[0], layout_view[0]])
 
 
@@ -126,26 +108,17 @@ def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims='nk
 def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='nk'):
     if _torch_ops.compiling():
         return _torch_ops.traced('m_grouped_bf16_gemm_nt_masked', a, b, d, masked_m, expected_m, compiled_dims)
-    try:
-        sa = signature(a)
-        key = ('m_grouped_masked', compiled_dims, sa, signature(b), signature(d), signature(masked_m),
-               typed(expected_m))
-        plan = table.get(key)
-    except Exception:
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                            d.data_ptr(), masked_m.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+    prefix = ('m_grouped_masked', compiled_dims, typed(expected_m))
+    if run_kept(prefix, a, b, d, masked_m):
+        return
     require_compiled_dims(compiled_dims)
     require_int(expected_m, 'expected_m', low=1, high=INT32_MAX)  # the C++ layer's int
     views = view(a, 'a'), view(b, 'b'), view(d, 'd'), view(masked_m, 'masked_m')
     require_no_overlap(d, 'd')
     device, num_sms = common_device(a=a, b=b, d=d, masked_m=masked_m), num_sms_setting()
-    run_checked(key, lambda: _C.plan_m_grouped_masked(*views, expected_m, device, num_sms), current_stream(device),
-                num_sms, [v[0] for v in views])
+    run_checked(kept_key(prefix, a, b, d, masked_m), lambda: _C.plan_m_grouped_masked(*views, expected_m, device,
+                                                                                       num_sms),
+                current_stream(device), num_sms, [v[0] for v in views])
 
 
 def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims='mn',
@@ -154,18 +127,11 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
         return _torch_ops.traced('k_grouped_bf16_gemm_tn_contiguous', a, b, d, ks_cpu, grouped_layout, c, compiled_dims,
                                  use_psum_layout)
     try:
-        sa = signature(a)
-        key = ('k_grouped_tn', compiled_dims, sa, signature(b), signature(d), typed_sequence(ks_cpu),
-               signature(grouped_layout), None if c is None else signature(c), id(use_psum_layout))
-        plan = table.get(key)
-    except Exception:
-        key = plan = None
-    try:
-        if plan is not None and plan.launch(current_stream(sa[3]), num_sms_setting(), a.data_ptr(), b.data_ptr(),
-                                            d.data_ptr(), grouped_layout.data_ptr(), 0 if c is None else c.data_ptr()):
-            return
-    except (TypeError, AttributeError):  # a pointer the binding cannot take: the checks below name it
-        pass
+        prefix = ('k_grouped_tn', compiled_dims, typed_sequence(ks_cpu), id(use_psum_layout))
+    except TypeError:  # ks_cpu not a sequence: the checks below name it
+        prefix = None
+    if prefix is not None and run_kept(prefix, a, b, d, grouped_layout, c):
+        return
     require_compiled_dims(compiled_dims)
     require_bool(use_psum_layout, 'use_psum_layout')
     if use_psum_layout:
@@ -185,7 +151,8 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
     c_view = None if c is None else view(c, 'c')
     device, num_sms = common_device(a=a, b=b, d=d, grouped_layout=grouped_layout, c=c), num_sms_setting()
     ks = list(ks_cpu)
-    run_checked(key, lambda: _C.plan_k_grouped_tn(*views, ks, layout_view, c_view, device, num_sms),
+    run_checked(kept_key(prefix, a, b, d, grouped_layout, c),
+                lambda: _C.plan_k_grouped_tn(*views, ks, layout_view, c_view, device, num_sms),
                 current_stream(device), num_sms,
                 [v[0] for v in views] + [layout_view[0], 0 if c is None else c_view[0]])
 

@@ -2,7 +2,10 @@
 
 A signature holds everything the Python and C++ checks read apart from the data pointers: per tensor its shape,
 strides, dtype and device index, which optional tensors are given, and the scalar arguments together with their
-types (so ``1`` never finds the plan of ``True``, nor ``128.0`` that of ``128``). What the checks read from the
+types (so ``1`` never finds the plan of ``True``, nor ``128.0`` that of ``128``). A plan is kept under
+``(prefix, _C.tensors_key(*tensors))``: the prefix, a tuple the GEMM function builds, names the function and holds
+its scalar arguments; the tensors are given in the plan's pointer order (None for an absent one). A call first asks
+``run_kept(prefix, *tensors)``, which reads the tensors, finds the plan and runs it in one C++ call. What the checks read from the
 pointers (null or not, the address modulo 16, which tensors share an address, as ``c`` given as ``d``) and the
 process settings (the set_num_sms value, the DG_* environment after a reload, set_deterministic) are compared by
 the C++ plan on every run: a run it turns down goes through the full checks again, which make a new plan.
@@ -11,6 +14,7 @@ A plan is kept only once every check passed. On a machine without a GPU the call
 then raise the library's RuntimeError, so the second call of a signature takes the kept plan there too (and
 raises the same RuntimeError): that is what the CPU tests observe through ``deep_gemm._plan_cache_info()``.
 """
+import functools
 import threading
 
 from . import _C, _torch_ops
@@ -19,11 +23,24 @@ from . import _C, _torch_ops
 # serves times its weights); a plan and its signature take a kilobyte or two.
 CAPACITY = 4096
 
-# signature -> _C.Plan. The GEMM functions read it directly (``table.get(key)``) on their fast path, each with its
-# own few lines rather than through a shared helper: a helper taking the tensors as a tuple measured about 1 us more
-# per call on a 2-core CPU, a third of the whole fast path.
+# (prefix, tensors' signature) -> _C.Plan. The GEMM functions' fast path reads it in C++: run_kept(prefix, *tensors).
 table = {}
 _misses = [0]
+run_kept = functools.partial(_C.run_kept, table)
+
+
+def kept_key(prefix, *tensors):
+    """The key a call's plan is kept under; None when a tensor cannot be read or the prefix cannot be hashed (the
+    call's checks then name the argument, and no plan is kept)."""
+    signature = None if prefix is None else _C.tensors_key(*tensors)
+    if signature is None:
+        return None
+    key = (prefix, signature)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def typed(x):

@@ -99,18 +99,6 @@ def common_device(**tensors):
     return device
 
 
-def signature(t):
-    """What the checks read from tensor ``t``: (shape, strides, dtype, device index, -1 off the GPU).
-
-    torch's own accessors, each read once; objects without ``get_device`` (stand-ins) give their ``device``."""
-    try:
-        device = t.get_device()
-    except AttributeError:
-        device = getattr(t, 'device', None)
-        device = (device.index or 0) if getattr(device, 'type', None) == 'cuda' else -1
-    return t.shape, t.stride(), t.dtype, device
-
-
 def _stream_getter():
     """device index -> torch's current stream handle on it, or None while torch has no usable CUDA runtime."""
     torch = sys.modules.get('torch')
@@ -138,4 +126,8 @@ def current_stream(device):
         _current_stream = _stream_getter()
         if _current_stream is None:  # torch not imported (yet): ask again next call
             return 0
+        _C.set_stream_source(_current_stream)  # the kept-plan path (_C.run_kept) now asks torch directly
     return _current_stream(device)
+
+
+_C.set_stream_source(current_stream)

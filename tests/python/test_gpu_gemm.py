@@ -127,7 +127,7 @@ def test_set_num_sms_limits_and_still_computes():
         assert deep_gemm.get_num_sms() == 64
         deep_gemm.bf16_gemm_nt(a, b, d)
     finally:
-        deep_gemm._config._state['num_sms'] = 0  # back to every SM (there is no public reset)
+        deep_gemm._C.set_num_sms_setting(0)  # back to every SM (there is no public reset)
     assert diff(d, a.float() @ b.float().T) < 1e-5
 
 

@@ -332,23 +332,38 @@ def test_the_cpp_timer_times_the_plan_our_call_ran_in_the_same_rounds(monkeypatc
         assert table['key'].launch(5, 132, 1, 2, 3, 0, 0, 0, 0)
         return 'ours'
 
+    budgets = []
+
     def fake_time(torch, fn, flush, warmup_ms, rep_ms):
         timed.append(fn())
+        budgets.append((timed[-1], warmup_ms, rep_ms))
         return {'ours': 10.0, 'deepgemm': 12.0}[timed[-1]], 7
 
+    def fake_time_run(run, warmup_ms, rep_ms):
+        timed.append('tilegemm')
+        budgets.append(('tilegemm', warmup_ms, rep_ms))
+        return run[0].time_runs(*run[1:], warmup_ms, rep_ms, 1)
+
     monkeypatch.setattr(timing, 'time_events', fake_time)
-    monkeypatch.setattr(measure.cpp_timer, 'time_run', lambda run, w, r: (timed.append('tilegemm'),
-                                                                          run[0].time_runs(*run[1:], w, r, 1))[1])
+    monkeypatch.setattr(measure.cpp_timer, 'time_run', fake_time_run)
     assert measure.cpp_timer.supported(ours)
     entries = {'ours': measure.Entry(fn=call, verify=lambda out: (True, None)),
                'deepgemm': measure.Entry(fn=lambda: 'deepgemm', verify=lambda out: (True, None))}
-    options = SimpleNamespace(rounds=2, warmup_ms=1, rep_ms=1, kernel_timer=False)
+    options = SimpleNamespace(rounds=2, warmup_ms=25, rep_ms=120, kernel_timer=False)
     row = measure.measure(FAKE_TORCH, measure.Problem('1x2x3', entries), options, flush=None, ours=ours)
-    # Interleaved with the Python calls, on the pointers, stream and SM count of our call's own run.
-    assert timed == ['ours', 'tilegemm', 'deepgemm', 'deepgemm', 'tilegemm', 'ours']
-    assert plan.timed == [(5, 132, [1, 2, 3], 1)] * 2
+    # Our call and the C++ loop alternate in slices (ABBA...) where our call's turn comes, the rounds interleaved
+    # with the other libraries; the C++ loop runs on the pointers, stream and SM count of our call's own run.
+    pair = ['ours', 'tilegemm', 'tilegemm', 'ours'] * (measure.PAIR_SLICES // 2)
+    assert timed == pair + ['deepgemm', 'deepgemm'] + pair
+    assert plan.timed == [(5, 132, [1, 2, 3], 1)] * (2 * measure.PAIR_SLICES)
+    slice_ms = 120 / measure.PAIR_SLICES
+    first_round = budgets[:2 * measure.PAIR_SLICES]
+    assert first_round[:2] == [('ours', 25, slice_ms), ('tilegemm', 25, slice_ms)]  # each warms up once
+    assert all(w == 0 and r == slice_ms for _, w, r in first_round[2:])
+    assert ('deepgemm', 25, 120) in budgets
+    assert row['results']['ours']['calls'] == 7 * measure.PAIR_SLICES
     assert table['key'] is plan  # the kept plans are restored after the capture
-    assert row['results']['tilegemm']['us'] == 9.8
+    assert row['results']['tilegemm']['us'] == pytest.approx(9.8)
     assert row['ours_vs_tilegemm'] == pytest.approx(10.0 / 9.8)
     assert row['within_tilegemm_goal']  # 0.2 µs apart: under the 1 µs floor
     text = report.markdown(sample_report([row]))

@@ -11,7 +11,7 @@ import weakref
 import pytest
 
 import deep_gemm
-from deep_gemm import _config, _plans
+from deep_gemm import _C, _plans
 from conftest import FakeTensor, gpu_available, mn_major_strides
 
 pytestmark = pytest.mark.skipif(gpu_available(), reason='valid stand-in tensors must not reach a real GPU')
@@ -225,7 +225,7 @@ def test_a_changed_setting_is_checked_again():
         no_gpu(fn, *args)  # the new plan (num_sms 64) replaced the old one under the same signature
         assert info()['hits'] == base['hits'] + 1 and info()['size'] == 1
     finally:
-        _config._state['num_sms'] = 0  # back to every SM (there is no public reset)
+        _C.set_num_sms_setting(0)  # back to every SM (there is no public reset)
     deep_gemm._C.reload_env()  # the DG_* variables may have changed: every kept plan is checked again
     before = info()
     no_gpu(fn, *args)

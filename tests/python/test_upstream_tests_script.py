@@ -129,6 +129,23 @@ def test_a_full_run_writes_table_json_and_log(tests_dir, tmp_path):
     assert 'prelude ran' in log and 'whole file ran' in log and 'Traceback' in log
 
 
+def test_jobs_run_tests_at_once_and_keep_the_table_in_discovery_order(tests_dir, tmp_path):
+    # test_sleep (60 s) under a 3 s timeout beside the others: with 4 jobs the whole run takes about the timeout.
+    out = tmp_path / 'out'
+    begin = time.monotonic()
+    proc = run_script(tests_dir, '--out', out, '--timeout', '3', '--jobs', '4', '--filter', 'test_alpha.py')
+    assert time.monotonic() - begin < 3 + 15
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads((out / 'results.json').read_text())
+    serial = json.loads(run_script(tests_dir, '--list', '--filter', 'test_alpha.py').stdout)
+    assert [r['function'] for r in report['results']] == [r['function'] for r in serial]
+    results = {r['function']: r['result'] for r in report['results']}
+    assert results['test_pass'] == 'passed' and results['test_sleep'] == 'timeout'
+    assert results['test_fail'].startswith('failed: AssertionError')
+    log = (out / 'log.txt').read_text()
+    assert log.count('===== [') == 2 * len(serial)  # each run's output whole, between its two markers
+
+
 def test_a_run_cut_off_keeps_the_table_of_what_finished(tests_dir, tmp_path):
     # test_pass reports, then test_sleep (60 s, under a 120 s timeout) is still running when the script is killed.
     out = tmp_path / 'out'
@@ -169,6 +186,7 @@ def test_only_skipped_runs_do_not_count_as_a_pass(tests_dir, tmp_path):
     (['--filter', 'nothing_like_this'], 'upstream-tests: filter: expected a pattern matching a test'),
     (['--skip', 'no-reason'], 'upstream-tests: skip: expected PATTERN=REASON'),
     (['--timeout', '0'], 'upstream-tests: timeout: expected seconds > 0, got 0.0'),
+    (['--jobs', '0'], 'upstream-tests: jobs: expected an int >= 1, got 0'),
 ])
 def test_bad_arguments_exit_2_naming_the_argument(tests_dir, tmp_path, args, message):
     proc = run_script(tests_dir, '--out', tmp_path / 'out', *args)

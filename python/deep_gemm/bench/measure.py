@@ -12,6 +12,10 @@ LIBRARY_ORDER = ('ours', 'tilegemm', 'deepgemm', 'cublas', 'copy')
 TILEGEMM = 'tilegemm'
 # How far the Python path may read from the C++ loop over the same plan: 3%, or 1 µs on short calls.
 TILEGEMM_GOAL_RATIO, TILEGEMM_GOAL_US = 0.03, 1.0
+# Our call and the C++ loop over its plan time the same kernel, so within a round they alternate in this many slices
+# of rep_ms / PAIR_SLICES each (ours, C++, C++, ours, ...): at the power cap the clock drifts over a 100 ms
+# measurement, and two measurements one after the other would each see a different part of that drift.
+PAIR_SLICES = 6
 
 
 @dataclass
@@ -119,21 +123,25 @@ def measure(torch, problem, options, flush, ours=None):
     timed = [k for k in results if results[k]['status'] in ('ok', 'mismatch')]
     for key in timed:
         results[key]['rounds_us'] = []
-    for order in _rounds(timed, options.rounds):
+
+    def time_once(key, warmup_ms, rep_ms):
+        if key == TILEGEMM:
+            return cpp_timer.time_run(run, warmup_ms, rep_ms)
+        return timing.time_events(torch, problem.entries[key].fn, flush, warmup_ms, rep_ms)
+
+    paired = TILEGEMM in timed and 'ours' in timed
+    for order in _rounds([k for k in timed if not (paired and k == TILEGEMM)], options.rounds):
         for key in order:
-            if results[key]['status'] == 'error':
+            keys = ('ours', TILEGEMM) if paired and key == 'ours' else (key, )
+            if any(results[k]['status'] == 'error' for k in keys):
                 continue
             try:
-                if key == TILEGEMM:
-                    us, calls = cpp_timer.time_run(run, options.warmup_ms, options.rep_ms)
-                else:
-                    us, calls = timing.time_events(torch, problem.entries[key].fn, flush, options.warmup_ms,
-                                                   options.rep_ms)
+                for k, us, calls in _time_slices(keys, time_once, options.warmup_ms, options.rep_ms):
+                    results[k]['rounds_us'].append(us)
+                    results[k]['calls'] = calls
             except Exception as e:
-                results[key].update(status='error', message=_first_line(e))
-                continue
-            results[key]['rounds_us'].append(us)
-            results[key]['calls'] = calls
+                for k in keys:
+                    results[k].update(status='error', message=_first_line(e))
     for key in timed:
         if results[key]['rounds_us']:
             results[key]['us'] = stats.combine_rounds(results[key]['rounds_us'])
@@ -150,6 +158,20 @@ def measure(torch, problem, options, flush, ours=None):
         row['within_tilegemm_goal'] = None if row['ours_vs_tilegemm'] is None else \
             abs(ours_us - cpp_us) <= max(TILEGEMM_GOAL_RATIO * cpp_us, TILEGEMM_GOAL_US)
     return row
+
+
+def _time_slices(keys, time_once, warmup_ms, rep_ms):
+    """[(key, µs, timed calls)] for one round: one library timed once, or our call and the C++ loop over its plan in
+    PAIR_SLICES alternating slices (ABBA...), each key's time the mean of its slice medians, its calls their sum.
+    Only each key's first slice warms up."""
+    if len(keys) == 1:
+        us, calls = time_once(keys[0], warmup_ms, rep_ms)
+        return [(keys[0], us, calls)]
+    slices = {k: [] for k in keys}
+    for i in range(PAIR_SLICES):
+        for k in (keys if i % 2 == 0 else keys[::-1]):
+            slices[k].append(time_once(k, warmup_ms if not slices[k] else 0, rep_ms / PAIR_SLICES))
+    return [(k, sum(us for us, _ in s) / len(s), sum(calls for _, calls in s)) for k, s in slices.items()]
 
 
 def measure_host(torch, problem, options):
