@@ -63,8 +63,13 @@ struct Readers {
 };
 
 const Readers& readers_of(PyTypeObject* type) {
-  static auto& known = *new std::vector<std::pair<PyTypeObject*, Readers>>;  // types held: never released
-  for (const auto& [t, r] : known)
+  constexpr std::size_t kMaxTypes = 16;  // reserved: a returned reference stays valid as more types are added
+  static auto* const known = [] {
+    auto* types = new std::vector<std::pair<PyTypeObject*, Readers>>;
+    types->reserve(kMaxTypes);
+    return types;
+  }();
+  for (const auto& [t, r] : *known)
     if (t == type) return r;
   const Names& n = names();
   Readers r;
@@ -81,10 +86,13 @@ const Readers& readers_of(PyTypeObject* type) {
     r = {shape_set->get, dtype_set->get, shape_set->closure, dtype_set->closure,
          stride,         get_device,     data_ptr,           shape_set->get != nullptr && dtype_set->get != nullptr};
   }
-  if (known.size() < 16) {
+  if (known->size() < kMaxTypes) {
+    // The type and its descriptors are held (never released): the getters stay valid even if the type's
+    // attributes are replaced later.
     Py_INCREF(type);
-    known.emplace_back(type, r);
-    return known.back().second;
+    for (PyObject* d : {shape, dtype, stride, get_device, data_ptr}) Py_XINCREF(d);
+    known->emplace_back(type, r);
+    return known->back().second;
   }
   static const Readers generic;
   return generic;
