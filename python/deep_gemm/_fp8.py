@@ -96,8 +96,13 @@ def _common(compiled_dims, disable_ue8m0_cast):
     require_bool(disable_ue8m0_cast, 'disable_ue8m0_cast')
 
 
+_NO_RECIPES = (None, None, None)
+
+
 def _recipes(recipe, recipe_a, recipe_b):
     """The recipe arguments for a signature (None, the default, costs nothing)."""
+    if recipe is None and recipe_a is None and recipe_b is None:
+        return _NO_RECIPES
     return (None if recipe is None else typed_sequence(recipe), None if recipe_a is None else typed_sequence(recipe_a),
             None if recipe_b is None else typed_sequence(recipe_b))
 

@@ -44,17 +44,21 @@ struct PyPlan {
 
   // Runs the plan if it admits these pointers; false (nothing run) when it does not: then the call needs the
   // full checks and a new plan. `kept`: a run of a kept plan (counted in the statistics, before the run, which may
-  // raise, e.g. without a GPU).
+  // raise, e.g. without a GPU). The first run may compile the kernel (seconds) and lets other Python threads run
+  // meanwhile; a kept plan's run is a launch of microseconds and keeps the GIL, as torch's own launches do.
   bool run(std::uintptr_t stream, int num_sms, const std::uintptr_t* pointers, bool kept) const {
     const bool admitted = plan->admits(pointers, num_sms);
     if (kept) (admitted ? g_plan_hits : g_plan_declines).fetch_add(1, std::memory_order_relaxed);
     if (!admitted) return false;
     const DeviceScope scope(device);
-    nanobind::gil_scoped_release release;
     try {
-      plan->run(pointers, reinterpret_cast<void*>(stream));
+      if (kept) {
+        plan->run(pointers, reinterpret_cast<void*>(stream));
+      } else {
+        nanobind::gil_scoped_release release;
+        plan->run(pointers, reinterpret_cast<void*>(stream));
+      }
     } catch (const tilegemm::InvalidArgument& e) {
-      nanobind::gil_scoped_acquire acquire;
       rethrow_renamed(e, *renames);
     }
     return true;
