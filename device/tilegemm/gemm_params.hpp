@@ -39,7 +39,7 @@ struct GemmParams {
   // A tail map is used by the tile (row band) that starts exactly at its first row.
   TmaDescriptor tma_a_tail;      // box of a_tail_rows rows
   TmaDescriptor tma_d_tail;      // box of d_tail_rows rows
-  int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks, MN-major A or A multicast)
+  int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks or MN-major A)
   int d_tail_row0, d_tail_rows;  // d_tail_rows = 0: none
   int m;                         // rows: of the whole problem, of one batch, or M_max per masked group
   int n;

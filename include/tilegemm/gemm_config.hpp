@@ -39,13 +39,13 @@ inline bool is_fp8_desc(const GemmDesc& desc) {
   return desc.a_dtype == DType::kFloat8E4M3;
 }
 
-enum class MulticastSide : int { kNone = 0, kA = 1, kB = 2 };  // which operand a 2-CTA cluster shares
+enum class MulticastSide : int { kNone = 0, kB = 2 };  // which operand a 2-CTA cluster shares
 
 struct GemmConfig {
   int block_m = 128, block_n = 128, block_k = 64;
   int stages = 4;
-  int num_math_warpgroups = 2;  // consumer warpgroups; plus one producer warpgroup
-  int cluster_m = 1, cluster_n = 1;
+  int num_math_warpgroups = 2;       // consumer warpgroups; plus one producer warpgroup
+  int cluster_m = 1, cluster_n = 1;  // 2x1 clusters pair m-blocks; no kernel pairs n-blocks (cluster_n is 1)
   MulticastSide multicast = MulticastSide::kNone;
   int swizzle_a_bytes = 128, swizzle_b_bytes = 128, swizzle_d_bytes = 128;  // 0 = no swizzle
   int num_sms = 0;                                                          // persistent grid size
@@ -54,10 +54,7 @@ struct GemmConfig {
   GemmScheme scheme = GemmScheme::kDataParallel;  // how work is cut across CTAs (gemm_params.hpp)
   int smem_bytes = 0;                             // dynamic shared memory the kernel needs
   int num_threads() const { return 128 * (num_math_warpgroups + 1); }
-  // Two consumer warpgroups on a 64-row tile (FP8): both own all its rows and take alternate stages of the K
-  // loop; otherwise each consumer warpgroup owns block_m / num_math_warpgroups rows.
-  bool k_split_pair() const { return block_m == 64 && num_math_warpgroups == 2; }
-  int rows_per_math_warpgroup() const { return k_split_pair() ? block_m : block_m / num_math_warpgroups; }
+  int rows_per_math_warpgroup() const { return block_m / num_math_warpgroups; }  // each owns its rows of the tile
 };
 
 std::string to_string(const GemmDesc& desc);

@@ -16,12 +16,6 @@
 
 namespace tilegemm {
 
-// Whether the FP8 selector offers the K-split warpgroup pair ((block_m, math warpgroups) = (64, 2)) on its own;
-// TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it either way.
-constexpr bool kSm90Fp8KSplitPairSelected = false;
-// Whether the FP8 selector offers 1x2 clusters that share (multicast) the A tile on its own;
-// TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them either way.
-constexpr bool kSm90Fp8MulticastASelected = false;
 // Whether the FP8 selector offers 256-row tiles for masked problems on its own; TILEGEMM_CONFIG_FILTER=block_m=256
 // forces them. NOTE (H200, through deep_gemm): on the five masked shapes of 128 to 1024 expected rows per group,
 // 256x128 tiles ran 1.01-1.32x the time of 128x192 ones (32x192x6144x7168 740 -> 729 µs, 16x256x4096x7168

@@ -49,9 +49,7 @@ GemmDesc desc_of(const BenchShape& shape, const SuiteOptions& options) {
 
 // The kernel family and the variant axes the compact config leaves out.
 std::string variant_of(const BenchShape& shape, const GemmConfig& config) {
-  const char* multicast = config.multicast == MulticastSide::kA   ? "A"
-                          : config.multicast == MulticastSide::kB ? "B"
-                                                                  : "none";
+  const char* multicast = config.multicast == MulticastSide::kB ? "B" : "none";
   return fmt::format("sm90_bf16 {}, multicast {}", gemm_type_name(shape.type), multicast);
 }
 

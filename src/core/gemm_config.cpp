@@ -11,8 +11,6 @@ std::string_view multicast_name(MulticastSide side) {
   switch (side) {
     case MulticastSide::kNone:
       return "none";
-    case MulticastSide::kA:
-      return "A";
     case MulticastSide::kB:
       return "B";
   }

@@ -28,19 +28,17 @@ constexpr int kMaxPreferredStages = 16;
 // Predicted times closer than this (relative) are a tie, settled by the fixed order in `better_order`.
 constexpr double kTieTolerance = 1e-9;
 
+// (block_m, math warpgroups): each consumer warpgroup owns 64 or 128 rows of the tile.
 struct MathShape {
   int block_m, num_math_warpgroups;
 };
-// (block_m, math warpgroups); FP8 also has (64, 2), the K-split warpgroup pair (BF16 has no such kernel, so its
-// candidates are not even enumerated).
-constexpr MathShape kBf16MathShapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
-constexpr MathShape kFp8MathShapes[] = {{64, 1}, {64, 2}, {128, 1}, {128, 2}, {256, 2}};
+constexpr MathShape kMathShapes[] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
+// No cluster, or a 2x1 cluster whose CTAs share (multicast) the B tile.
 struct ClusterShape {
-  int cluster_m, cluster_n;
+  int cluster_m;
   MulticastSide multicast;
 };
-constexpr ClusterShape kClusterShapes[] = {
-    {1, 1, MulticastSide::kNone}, {2, 1, MulticastSide::kB}, {1, 2, MulticastSide::kA}};
+constexpr ClusterShape kClusterShapes[] = {{1, MulticastSide::kNone}, {2, MulticastSide::kB}};
 
 int resolve_num_sms(const HardwareModel& hw, int num_sms) {
   TILEGEMM_REQUIRE(num_sms >= 0 && num_sms <= hw.num_sms, "num_sms",
@@ -65,7 +63,7 @@ bool better_order(const GemmConfig& a, const GemmConfig& b) {
   const auto key = [](const GemmConfig& c) {
     const int fp8_multi_block_k = c.block_k >= 256 ? c.block_k : 0;  // BF16 256-wide stages are not offered
     return std::make_tuple(c.block_n, c.block_m, c.num_math_warpgroups, fp8_multi_block_k, -c.block_k, c.stages,
-                           -c.cluster_m, -c.cluster_n, -static_cast<int>(c.scheme), -c.split_k);
+                           -c.cluster_m, -static_cast<int>(c.scheme), -c.split_k);
   };
   return key(a) > key(b);
 }
@@ -176,7 +174,7 @@ std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
   return key;
 }
 
-// What both searches walk: the SMs, the problem's ledger, the filter and the tile parameters of the dtype family.
+// What both searches walk: the SMs, the problem's ledger, the filter and the stage widths of the dtype family.
 struct SearchSpace {
   int sms = 0;
   ProblemShape shape;
@@ -184,7 +182,6 @@ struct SearchSpace {
   ConfigFilter filter;
   int forced_raster = 0;  // 0: derive it per tile shape
   std::span<const int> block_ks;
-  std::span<const MathShape> math_shapes;
 };
 
 SearchSpace search_space(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
@@ -197,7 +194,6 @@ SearchSpace search_space(const GemmDesc& desc, const HardwareModel& hw, int num_
   s.forced_raster = s.filter.value_of("raster");
   const bool fp8 = is_fp8_desc(desc);
   s.block_ks = fp8 ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
-  s.math_shapes = fp8 ? std::span<const MathShape>(kFp8MathShapes) : std::span<const MathShape>(kBf16MathShapes);
   return s;
 }
 
@@ -214,7 +210,6 @@ GemmConfig tile_config(const GemmDesc& desc, const SearchSpace& s, int block_k, 
   c.block_n = block_n;
   c.block_k = block_k;
   c.cluster_m = cluster.cluster_m;
-  c.cluster_n = cluster.cluster_n;
   c.multicast = cluster.multicast;
   c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
   c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
@@ -249,7 +244,7 @@ std::optional<Candidate> cheapest_candidate(const GemmDesc& desc, const Hardware
   for (const int block_k : s.block_ks) {
     const int stages_limit = max_stages(desc, block_k);
     for (const ClusterShape& cluster : kClusterShapes)
-      for (const MathShape& math : s.math_shapes)
+      for (const MathShape& math : kMathShapes)
         for (int block_n = 16; block_n <= 256; block_n += 8) {
           GemmConfig c = tile_config(desc, s, block_k, cluster, math, block_n);
           if (!sm90_offered(desc, c, s.filter, nullptr)) continue;
@@ -282,7 +277,7 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
   for (const int block_k : s.block_ks) {
     const int stages_limit = max_stages(desc, block_k);
     for (const ClusterShape& cluster : kClusterShapes)
-      for (const MathShape& math : s.math_shapes)
+      for (const MathShape& math : kMathShapes)
         for (int block_n = 16; block_n <= 256; block_n += 8) {
           GemmConfig tile = tile_config(desc, s, block_k, cluster, math, block_n);
           tile.raster_group = raster_group(s, tile);

@@ -22,14 +22,6 @@ bool wide_tall_tiles_leave_sms_idle(const GemmDesc& desc, int num_sms) {
 
 bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter& filter, std::string* why) {
   const bool fp8 = is_fp8_desc(desc);
-  if (fp8 && c.k_split_pair() && !kSm90Fp8KSplitPairSelected && !filter.names({"block_m", "math_wg"}))
-    return reject(why,
-                  "the K-split warpgroup pair is not offered by the FP8 selector yet "
-                  "(kSm90Fp8KSplitPairSelected = false; TILEGEMM_CONFIG_FILTER=block_m=64,math_wg=2 forces it)");
-  if (fp8 && c.cluster_n > 1 && !kSm90Fp8MulticastASelected && !filter.names({"cluster_n"}))
-    return reject(why,
-                  "1x2 clusters sharing A are not offered by the FP8 selector (kSm90Fp8MulticastASelected = "
-                  "false: no measured gain; TILEGEMM_CONFIG_FILTER=cluster_n=2 forces them)");
   if (fp8 && desc.type == GemmType::kMGroupedMasked && c.block_m > 128 && !kSm90Fp8MaskedTallTilesSelected &&
       !filter.names({"block_m"}))
     return reject(why,

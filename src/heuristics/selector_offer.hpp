@@ -1,7 +1,7 @@
 #pragma once
 // What the selector chooses among on its own. The kernels run more configs than the selector offers: some were
-// measured not to pay (FP8 1x2 clusters sharing A, tiles an odd multiple of 8 wide), some are not modelled yet (the
-// FP8 K-split warpgroup pair).
+// measured not to pay (tiles an odd multiple of 8 wide, BF16 stages of four K atoms, FP8 256-row tiles of masked
+// problems), some only where they were measured to pay (FP8 stages of several K blocks).
 // Legality (sm90_*_config_legal) says what a kernel can run; this says what the selector may pick unasked.
 // TILEGEMM_CONFIG_FILTER offers such a config by naming the fields that select it.
 #include <string>

@@ -60,7 +60,7 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
     return reject(why, [&] {
       return fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k, kBf16AtomK);
     });
-  if (!sm90_tile_shape_fits(desc, c, /*two_pass_contiguous=*/false, /*k_split_pair=*/false, why)) return false;
+  if (!sm90_tile_shape_fits(desc, c, /*two_pass_contiguous=*/false, why)) return false;
 
   const int rows_per_wg = c.block_m / c.num_math_warpgroups;
   const int acc_regs = rows_per_wg * c.block_n / 128;
@@ -119,7 +119,7 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   const bool stream_k_det_spills = acc_regs >= kMaxAccumulatorRegs && c.num_math_warpgroups == 2;
   if (!sm90_scheme_fits(desc, c, stream_k_det_spills, why)) return false;
 
-  if (!sm90_cluster_fits(desc, c, hw, /*shares_a=*/false, why)) return false;
+  if (!sm90_cluster_fits(desc, c, hw, why)) return false;
   if (why) why->clear();
   return true;
 }

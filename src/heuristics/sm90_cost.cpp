@@ -120,9 +120,8 @@ double mma_efficiency(const GemmConfig& c, const HardwareModel& hw) {
 
 // Fraction of the tensor ceiling left after the power the tile's L2→SM traffic takes (see kL2PowerSlope).
 double l2_power_factor(const GemmConfig& c, bool multicast_credit) {
-  const double bm = c.block_m * (multicast_credit && c.multicast == MulticastSide::kA ? 2.0 : 1.0);
   const double bn = c.block_n * (multicast_credit && c.multicast == MulticastSide::kB ? 2.0 : 1.0);
-  const double excess = std::max(0.0, 1.0 / bm + 1.0 / bn - kL2PowerReference);
+  const double excess = std::max(0.0, 1.0 / c.block_m + 1.0 / bn - kL2PowerReference);
   return std::max(0.5, 1.0 - kL2PowerSlope * excess);
 }
 
@@ -255,14 +254,13 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
       !fp8_1d1d && (masked_l2_bound || problem.compute_floor_s > kPowerBoundComputeOverMemory * problem.memory_floor_s);
   const bool multicast_credit = l2_power_model && !fp8;
 
-  // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared operand once for both CTAs.
+  // Operand bytes one tile pulls through L2. A 2-CTA cluster loads the shared B tile once for both CTAs.
   // NOTE: measured on the H200, sharing B did not speed up any M=128 shape (one wave of
   // 64-row tiles: 1.3–1.7 µs slower), so away from the power limit the model gives multicast no L2 credit;
   // nor for FP8 (see kL2PowerSlope).
-  double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;
+  const double a_bytes = dtype_bytes(dtypes.a, static_cast<double>(c.block_m) * c.block_k) * k_blocks;
   double b_bytes = dtype_bytes(dtypes.b, static_cast<double>(c.block_n) * c.block_k) * k_blocks;
   const double unshared_bytes = a_bytes + b_bytes;
-  if (c.multicast == MulticastSide::kA) a_bytes /= 2;
   if (c.multicast == MulticastSide::kB) b_bytes /= 2;
   // A split-K / stream-K work unit loads its K share of that. Multicast halves what the CTA pulls through L2,
   // not what lands in its shared memory: the latency-bound rate (stages in flight) applies to the latter.

@@ -32,9 +32,7 @@ int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
                               fp8_sfa_stage_bytes(desc.sfa_layout, c.block_m, k_blocks) +
                               (per_token_b ? align128(c.block_n * 4) : fp8_1d2d_sfb_stage_bytes(k_blocks));
   const long long staging = static_cast<long long>(c.block_m) * c.block_n * (dtype_bits(desc.d_dtype) / 8);
-  // A K-split pair: the second warpgroup's fp32 sum of a tile.
-  const long long pair_sum = c.k_split_pair() ? static_cast<long long>(c.block_m) * c.block_n * 4 : 0;
-  return static_cast<int>(c.stages * per_stage + staging + pair_sum + kSmemReserveBytes);
+  return static_cast<int>(c.stages * per_stage + staging + kSmemReserveBytes);
 }
 
 bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
@@ -51,33 +49,16 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   if (c.block_k > kScaleBlock) {
     const bool type_ok =
         desc.type == GemmType::kNormal || desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked;
-    if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1 || c.k_split_pair())
+    if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1)
       return reject(why, [&] {
         return fmt::format(
             "block_k {} (several K blocks per stage) runs the 1D2D recipe (bf16 D) of dense, "
-            "batched and masked problems without a cluster or a K-split pair",
+            "batched and masked problems without a cluster",
             c.block_k);
       });
   }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
-  if (!sm90_tile_shape_fits(desc, c, !per_token_b, /*k_split_pair=*/true, why)) return false;
-  if (c.k_split_pair()) {
-    // Each warpgroup owns the ring slots of one parity, so a slot is always waited on by the warpgroup that
-    // released it: an odd ring would let a warpgroup wait one round ahead of the other's load of a slot, which an
-    // mbarrier parity wait does not catch (measured on the H200). GPU-tested on dense, batched and masked problems.
-    if (desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kKGroupedContiguous)
-      return reject(why, [&] {
-        return fmt::format("(64, 2): the K-split warpgroup pair runs dense, batched and masked problems, not {}",
-                           gemm_type_name(desc.type));
-      });
-    if (c.scheme != GemmScheme::kDataParallel || c.cluster_m * c.cluster_n > 1 || c.stages % 2 != 0)
-      return reject(why, [&] {
-        return fmt::format(
-            "(64, 2): the K-split warpgroup pair runs data-parallel tiles without a cluster "
-            "on an even number of stages, not {} with cluster {}x{} and {} stages",
-            scheme_name(c.scheme), c.cluster_m, c.cluster_n, c.stages);
-      });
-  }
+  if (!sm90_tile_shape_fits(desc, c, !per_token_b, why)) return false;
   if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
     return reject(why, [&] {
       return fmt::format(
@@ -98,7 +79,7 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   // NOTE: at the 192-register budget (256x128, 128x192) the fix-up's ordered sum has no room left; an estimate
   // from the BF16 family's measured spill at its own limit, not seen on FP8.
   if (!sm90_scheme_fits(desc, c, regs >= kMaxResultAndPartialRegs, why)) return false;
-  if (!sm90_cluster_fits(desc, c, hw, /*shares_a=*/true, why)) return false;
+  if (!sm90_cluster_fits(desc, c, hw, why)) return false;
   if (why) why->clear();
   return true;
 }

@@ -58,13 +58,13 @@ int sm90_grid_size(const GemmDesc& desc, const GemmConfig& c, int ctas_per_sm) {
   if (c.scheme == GemmScheme::kSplitK) units = tiles * c.split_k;
   if (c.scheme == GemmScheme::kStreamK) units = tiles * ceil_div(desc.k, c.block_k);
   if (desc.use_psum_layout) units = c.num_sms;  // the group sizes live on the device
-  // A cluster of two takes pairs of m-blocks (or of n-blocks): the grid is a multiple of the cluster size.
-  const int cluster = c.cluster_m * c.cluster_n;
+  // A cluster of two takes pairs of m-blocks: the grid is a multiple of the cluster size.
+  const int cluster = c.cluster_m;
   if (cluster > 1) {
     // Contiguous groups share the m-blocks of all rows; masked and batched problems repeat them per group.
     const long long groups = desc.type == GemmType::kMGroupedContiguous ? 1 : desc.num_groups;
-    units = ceil_div(desc.m, static_cast<long long>(c.cluster_m) * c.block_m) * c.cluster_m *
-            ceil_div(desc.n, static_cast<long long>(c.cluster_n) * c.block_n) * c.cluster_n * groups;
+    units =
+        ceil_div(desc.m, static_cast<long long>(cluster) * c.block_m) * cluster * ceil_div(desc.n, c.block_n) * groups;
   }
   const long long slots = static_cast<long long>(c.num_sms) * ctas_per_sm;
   int grid = static_cast<int>(std::max<long long>(cluster, std::min<long long>(slots, units)));

@@ -13,17 +13,14 @@ constexpr int kMaxSplitK = 256;
 constexpr std::size_t kMaxSplitWorkspaceBytes = 256u << 20;
 }  // namespace
 
-bool sm90_tile_shape_fits(const GemmDesc& desc, const GemmConfig& c, bool two_pass_contiguous, bool k_split_pair,
-                          std::string* why) {
-  if (c.k_split_pair() && !k_split_pair)
-    return reject(why, "(block_m, math warpgroups) = (64, 2): the K-split warpgroup pair is an FP8 kernel feature");
-  const bool shape_ok = (c.block_m == 64 && (c.num_math_warpgroups == 1 || k_split_pair)) ||
+bool sm90_tile_shape_fits(const GemmDesc& desc, const GemmConfig& c, bool two_pass_contiguous, std::string* why) {
+  const bool shape_ok = (c.block_m == 64 && c.num_math_warpgroups == 1) ||
                         (c.block_m == 128 && (c.num_math_warpgroups == 1 || c.num_math_warpgroups == 2)) ||
                         (c.block_m == 256 && c.num_math_warpgroups == 2);
   if (!shape_ok)
     return reject(why, [&] {
-      return fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), {}(128,1), (128,2), (256,2)}}",
-                         c.block_m, c.num_math_warpgroups, k_split_pair ? "(64,2), " : "");
+      return fmt::format("(block_m, math warpgroups) = ({}, {}) not in {{(64,1), (128,1), (128,2), (256,2)}}",
+                         c.block_m, c.num_math_warpgroups);
     });
   const bool two_pass_ok = two_pass_contiguous && !desc.use_psum_layout && c.cluster_m * c.cluster_n == 1;
   if (desc.type == GemmType::kMGroupedContiguous && c.block_m > kContiguousGroupRowAlignment && !two_pass_ok)
@@ -93,17 +90,16 @@ bool sm90_scheme_fits(const GemmDesc& desc, const GemmConfig& c, bool determinis
   return true;
 }
 
-bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, bool shares_a,
-                       std::string* why) {
+bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
+  // What the kernels implement: no cluster, or a 2x1 cluster sharing a K-major B tile.
   const bool cluster_shape_ok = (c.cluster_m == 1 && c.cluster_n == 1 && c.multicast == MulticastSide::kNone) ||
-                                (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB) ||
-                                (c.cluster_m == 1 && c.cluster_n == 2 && c.multicast == MulticastSide::kA);
+                                (c.cluster_m == 2 && c.cluster_n == 1 && c.multicast == MulticastSide::kB);
   if (!cluster_shape_ok)
     return reject(why, [&] {
-      return fmt::format("cluster {}x{} with multicast side {} not in {{1x1 none, 2x1 B, 1x2 A}}", c.cluster_m,
-                         c.cluster_n, static_cast<int>(c.multicast));
+      return fmt::format("cluster {}x{} with multicast side {} not in {{1x1 none, 2x1 B}}", c.cluster_m, c.cluster_n,
+                         static_cast<int>(c.multicast));
     });
-  const int cluster_size = c.cluster_m * c.cluster_n;
+  const int cluster_size = c.cluster_m;
   if (cluster_size == 1) return true;
   if (cluster_size > hw.max_cluster_size)
     return reject(
@@ -113,27 +109,11 @@ bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& c, const Hardware
   // Grouped problems pair m-blocks inside the scheduler (an odd block is walked inactive); for dense and
   // batched ones an odd count would waste a whole block per pair column.
   const bool grouped_pairs = desc.type == GemmType::kMGroupedContiguous || desc.type == GemmType::kMGroupedMasked;
-  const long long paired =
-      c.cluster_m == 2 ? (desc.m + c.block_m - 1) / c.block_m : (desc.n + c.block_n - 1) / c.block_n;
-  if (paired % 2 != 0 && !(c.cluster_m == 2 && grouped_pairs))
-    return reject(why, [&] {
-      return fmt::format("2-CTA cluster along {} needs an even block count, got {}", c.cluster_m == 2 ? "M" : "N",
-                         paired);
-    });
+  const long long m_blocks = (desc.m + c.block_m - 1) / c.block_m;
+  if (m_blocks % 2 != 0 && !grouped_pairs)
+    return reject(why,
+                  [&] { return fmt::format("2-CTA cluster along M needs an even block count, got {}", m_blocks); });
   if (desc.use_psum_layout) return reject(why, "2-CTA clusters do not pair m-blocks of the prefix-sum grouped layout");
-  // What the kernels implement: a 2x1 cluster sharing a K-major B tile; the FP8 kernel also a 1x2 cluster sharing
-  // a K-major A tile of dense and batched problems.
-  if (c.cluster_n != 1) {
-    if (!shares_a)
-      return reject(why, "1x2 clusters (multicast of A) are implemented in the FP8 kernel only; 2x1 (B) is");
-    if (desc.type != GemmType::kNormal && desc.type != GemmType::kBatched)
-      return reject(why, [&] {
-        return fmt::format("1x2 clusters pair n-blocks of dense and batched problems, not {}",
-                           gemm_type_name(desc.type));
-      });
-    if (desc.major_a != Major::kKMajor) return reject(why, "A multicast splits a K-major A tile; A is MN-major");
-    return true;
-  }
   if (desc.type == GemmType::kKGroupedContiguous)
     return reject(why, "2x1 clusters pair m-blocks of dense, batched and M-grouped problems, not K-grouped ones");
   if (desc.major_b != Major::kKMajor) return reject(why, "B multicast splits a K-major B tile; B is MN-major");

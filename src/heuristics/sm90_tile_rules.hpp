@@ -27,9 +27,7 @@ inline bool reject(std::string* why, const char* reason) {
 // Whether (block_m, math warpgroups, block_n) is a shape both kernels implement for `desc`.
 // two_pass_contiguous: the kernel runs 256-row tiles of per-row contiguous problems whose halves straddle two
 // groups in two passes (the FP8 1D2D kernel, without clusters); otherwise contiguous tiles are <= 128 rows.
-// k_split_pair: the kernel runs (64, 2), two consumer warpgroups taking alternate K stages of a 64-row tile (FP8).
-bool sm90_tile_shape_fits(const GemmDesc& desc, const GemmConfig& config, bool two_pass_contiguous, bool k_split_pair,
-                          std::string* why);
+bool sm90_tile_shape_fits(const GemmDesc& desc, const GemmConfig& config, bool two_pass_contiguous, std::string* why);
 
 // Whether `smem` bytes fit one block. The kernels' shared memory grows with the stages, so once it does not fit
 // no deeper ring does (the selector stops there).
@@ -49,10 +47,8 @@ bool sm90_resource_fits(const GemmConfig& config, int smem, const std::string& s
 bool sm90_scheme_fits(const GemmDesc& desc, const GemmConfig& config, bool deterministic_stream_k_spills,
                       std::string* why);
 
-// Whether the cluster shape of `config` is one the family's kernel implements for `desc` (1x1; 2x1 sharing a
-// K-major B tile of a dense, batched or per-row M-grouped problem; with `shares_a` (FP8), 1x2 sharing the A tile
-// of a dense or batched problem).
-bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, bool shares_a,
-                       std::string* why);
+// Whether the cluster shape of `config` is one both kernels implement for `desc` (1x1; 2x1 sharing a K-major B tile
+// of a dense, batched or per-row M-grouped problem).
+bool sm90_cluster_fits(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);
 
 }  // namespace tilegemm

@@ -62,13 +62,12 @@ const char* scale_layout_suffix(const GemmDesc& desc) {
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
-  const std::string name =
-      fmt::format("sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
-                  gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m, config.block_n,
-                  config.block_k, config.stages, config.num_math_warpgroups, config.raster_group, config.cluster_m,
-                  config.cluster_n > 1 ? "x2" : "", desc.with_c ? "_acc" : "", scheme_suffix(desc, config),
-                  scale_layout_suffix(desc), desc.sfb_strided ? "_sfbstr" : "",
-                  desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "");
+  const std::string name = fmt::format(
+      "sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+      gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m, config.block_n, config.block_k,
+      config.stages, config.num_math_warpgroups, config.raster_group, config.cluster_m, desc.with_c ? "_acc" : "",
+      scheme_suffix(desc, config), scale_layout_suffix(desc), desc.sfb_strided ? "_sfbstr" : "",
+      desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "");
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family and recipe (profilers and DeepGEMM's bench_kineto find kernels by name).
@@ -88,12 +87,11 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
 namespace {
 
 // The parameter block in parts, one per operand, so that a launch plan's runs re-encode only the maps of operands at
-// a new address (launch_sm90_fp8_gemm_reusing). With a 1x2 cluster each CTA loads (and multicasts) half of the A
-// tile; with a 2x1 cluster, half of the B tile. A's tail map is not made for half tiles shared by a 1x2 cluster.
+// a new address (launch_sm90_fp8_gemm_reusing). With a 2x1 cluster each CTA loads (and multicasts) half of the B
+// tile.
 void encode_a(Fp8GemmParams& params, const GemmConfig& config, const TensorView& a) {
-  params.gemm.tma_a =
-      encode_tma(operand_view(a, Major::kKMajor, config.block_m / config.cluster_n, config.block_k), "a");
-  if (config.cluster_n == 1) encode_a_tail(params.gemm, a, config.block_m, config.block_k);
+  params.gemm.tma_a = encode_tma(operand_view(a, Major::kKMajor, config.block_m, config.block_k), "a");
+  encode_a_tail(params.gemm, a, config.block_m, config.block_k);
 }
 
 // A's scales through TMA when MN-major or row-major (desc.sfa_layout), else copied by the kernel's scale warp. MN-major
@@ -140,7 +138,6 @@ std::shared_ptr<const jit::CompiledKernel> cached_kernel(const GemmDesc& desc, c
                         config.num_math_warpgroups,
                         config.raster_group,
                         config.cluster_m,
-                        config.cluster_n,
                         static_cast<int>(config.scheme),
                         sm90_deterministic_fixup(desc, config),
                         static_cast<int>(desc.sfa_layout),

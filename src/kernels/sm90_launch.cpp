@@ -57,7 +57,7 @@ void launch_sm90_persistent(const GemmDesc& desc, const GemmConfig& config, cons
   launch.grid[0] = static_cast<unsigned>(grid);
   launch.block[0] = static_cast<unsigned>(config.num_threads());
   launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
-  launch.cluster[0] = static_cast<unsigned>(config.cluster_m * config.cluster_n);
+  launch.cluster[0] = static_cast<unsigned>(config.cluster_m);
   launch.persistent = config.scheme == GemmScheme::kDataParallel;  // split-K sizes its workspace by grid
   launch.stream = stream;
   launch.pdl = pdl_enabled(settings);  // the kernels wait for their predecessor either way (griddepcontrol.wait)

@@ -177,13 +177,17 @@ TEST(HeuristicsLegality, RejectionsCarryTheirReason) {
   odd_eighths.block_n = 120;
   EXPECT_FALSE(sm90_bf16_config_legal(desc, odd_eighths, hw, &why));
   EXPECT_NE(why.find("block_n 120 is not a multiple of 16"), std::string::npos) << why;
-  cluster.multicast = MulticastSide::kA;  // 2x1 shares B, not A
+  cluster.multicast = MulticastSide::kNone;  // a 2x1 cluster shares B
   EXPECT_FALSE(sm90_bf16_config_legal(desc, cluster, hw, &why));
   EXPECT_NE(why.find("cluster"), std::string::npos) << why;
   GemmConfig odd_pairs = base_config(128, 128, 2, 4);
-  odd_pairs.cluster_n = 2, odd_pairs.multicast = MulticastSide::kA;
-  EXPECT_FALSE(sm90_bf16_config_legal(bf16_desc(4096, 4096 - 128, 4096), odd_pairs, hw, &why));
+  odd_pairs.cluster_m = 2, odd_pairs.multicast = MulticastSide::kB;
+  EXPECT_FALSE(sm90_bf16_config_legal(bf16_desc(4096 - 128, 4096, 4096), odd_pairs, hw, &why));
   EXPECT_NE(why.find("even block count"), std::string::npos) << why;
+  GemmConfig n_pairs = base_config(128, 128, 2, 4);  // clusters pair m-blocks only
+  n_pairs.cluster_n = 2;
+  EXPECT_FALSE(sm90_bf16_config_legal(desc, n_pairs, hw, &why));
+  EXPECT_NE(why.find("cluster 1x2"), std::string::npos) << why;
 
   GemmDesc contiguous = bf16_desc(8192, 4096, 4096);
   contiguous.type = GemmType::kMGroupedContiguous, contiguous.num_groups = 4;

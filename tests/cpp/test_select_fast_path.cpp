@@ -149,8 +149,8 @@ TEST(SelectFastPath, SameAsRankedUnderTheEnvKnobs) {
       make_desc(GemmType::kNormal, 4096, 2112, 7168, true), make_desc(GemmType::kNormal, 64, 512, 16384, false),
       make_desc(GemmType::kNormal, 64, 576, 64, false)};
   Tally tally;
-  for (const char* filter : {"block_m=64,block_n=96", "cluster_m=2", "cluster_n=2", "block_k=128", "block_k=512",
-                             "raster=3", "stages=5", "split_k=2", "block_m=64,math_wg=2", "block_n=56", "block_n=44"}) {
+  for (const char* filter : {"block_m=64,block_n=96", "cluster_m=2", "block_k=128", "block_k=512", "raster=3",
+                             "stages=5", "split_k=2", "block_n=56", "block_n=44"}) {
     ScopedEnv env_filter("TILEGEMM_CONFIG_FILTER", filter);
     for (const GemmDesc& desc : descs) expect_same_pick(desc, hw, 0, tally);
   }

@@ -1,6 +1,6 @@
-// The kernels run more configs than the selector picks unasked (legality vs offer): the FP8 K-split warpgroup pair,
-// FP8 1x2 clusters sharing A and tiles an odd multiple of 8 wide are legal, rejected by the selector with a reason that
-// names the switch and the filter, and chosen once TILEGEMM_CONFIG_FILTER names their fields.
+// The kernels run more configs than the selector picks unasked (legality vs offer): tiles an odd multiple of 8 wide
+// and FP8 stages of several K blocks away from small M and long K are legal, rejected by the selector with a reason
+// that names the switch and the filter, and chosen once TILEGEMM_CONFIG_FILTER names their fields.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -48,19 +48,15 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
   const GemmDesc desc = fp8_dense(4096, 7168, 2048);
   // Each feature alone (a candidate with two is refused for either), on tile shapes offered by themselves.
   auto shape = [](const GemmConfig& c) { return c.block_m <= 128 || c.block_n >= kSm90Fp8TallTileMinBlockN; };
-  auto is_pair = [=](const GemmConfig& c) { return c.k_split_pair() && c.block_n % 16 == 0 && shape(c); };
-  auto shares_a = [=](const GemmConfig& c) { return c.cluster_n == 2 && c.block_n % 16 == 0 && shape(c); };
-  // (FP8 two-block stages run neither a pair nor a cluster: legality keeps those apart.)
+  // (FP8 two-block stages run no cluster: legality keeps those apart.)
   auto odd_eighth = [=](const GemmConfig& c) {
-    return c.block_n % 16 == 8 && c.cluster_m * c.cluster_n == 1 && !c.k_split_pair() && c.block_k == 128 && shape(c);
+    return c.block_n % 16 == 8 && c.cluster_m == 1 && c.block_k == 128 && shape(c);
   };
   auto two_block_stages = [=](const GemmConfig& c) { return c.block_k == 256 && c.block_n % 16 == 0 && shape(c); };
   {
     test_util::ScopedEnv no_filter("TILEGEMM_CONFIG_FILTER", nullptr);
     for (auto [counted, flag, needle] :
-         {std::tuple{count(desc, is_pair), kSm90Fp8KSplitPairSelected, "block_m=64,math_wg=2"},
-          std::tuple{count(desc, shares_a), kSm90Fp8MulticastASelected, "cluster_n=2"},
-          std::tuple{count(desc, odd_eighth), kSm90OddEighthBlockNSelected, "block_n=56"},
+         {std::tuple{count(desc, odd_eighth), kSm90OddEighthBlockNSelected, "block_n=56"},
           std::tuple{count(desc, two_block_stages), false, "block_k=256"}}) {  // M = 4096: not offered
       EXPECT_GT(counted.runnable, 0) << needle;
       if (flag) continue;
@@ -68,17 +64,6 @@ TEST(SelectorOffer, FeaturesTheKernelsRunAreOfferedOnlyWhenTheFilterNamesThem) {
       EXPECT_NE(counted.reason.find("not offered"), std::string::npos) << counted.reason;
       EXPECT_NE(counted.reason.find(needle), std::string::npos) << counted.reason;
     }
-  }
-  {
-    test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
-    const FeatureCount pairs = count(desc, is_pair);
-    EXPECT_EQ(pairs.selectable, pairs.runnable);
-  }
-  {
-    test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_n=2");
-    const FeatureCount clusters = count(desc, shares_a);
-    EXPECT_EQ(clusters.selectable, clusters.runnable);
-    EXPECT_EQ(select_config(desc, hardware_preset("h200")).cluster_n, 2);
   }
   {
     test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_k=256");
@@ -145,17 +130,17 @@ TEST(SelectorOffer, Fp8FourBlockStagesOnNarrowTilesWhereMeasuredFaster) {
 }
 
 TEST(SelectorOffer, NamingAFieldIsWhatOffers) {
-  GemmConfig pair;
-  pair.block_m = 64, pair.num_math_warpgroups = 2, pair.block_k = 128;
+  GemmConfig odd;
+  odd.block_m = 64, odd.num_math_warpgroups = 1, odd.block_n = 56, odd.block_k = 128;
   const GemmDesc desc = fp8_dense(64, 2112, 7168);
-  // One of the two fields is not enough: the filter must pin both to select a pair.
-  EXPECT_EQ(sm90_offer_problem(desc, pair, parse_config_filter("block_m=64")).empty(), kSm90Fp8KSplitPairSelected);
-  EXPECT_TRUE(sm90_offer_problem(desc, pair, parse_config_filter("math_wg=2,block_m=64,stages=8")).empty());
-  EXPECT_TRUE(parse_config_filter("cluster_n=2,block_n=128").names({"cluster_n"}));
+  // Another field is not enough: the filter must name block_n to offer an odd-eighth width.
+  EXPECT_EQ(sm90_offer_problem(desc, odd, parse_config_filter("block_m=64")).empty(), kSm90OddEighthBlockNSelected);
+  EXPECT_TRUE(sm90_offer_problem(desc, odd, parse_config_filter("block_m=64,block_n=56,stages=8")).empty());
+  EXPECT_TRUE(parse_config_filter("cluster_m=2,block_n=128").names({"cluster_m"}));
   EXPECT_FALSE(parse_config_filter("cluster_m=2").names({"cluster_n"}));
   EXPECT_FALSE(ConfigFilter{}.names({"block_m"}));
   // Everything else is offered as it is.
-  GemmConfig plain = pair;
-  plain.num_math_warpgroups = 1;
+  GemmConfig plain = odd;
+  plain.block_n = 64;
   EXPECT_TRUE(sm90_offer_problem(desc, plain, ConfigFilter{}).empty());
 }

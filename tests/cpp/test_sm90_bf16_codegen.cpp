@@ -189,7 +189,7 @@ TEST_F(Sm90Bf16Codegen, TwoCtaClusterWithBMulticastCompiles) {
   std::string why;
   EXPECT_FALSE(sm90_bf16_config_legal(mn_b, config, hw, &why));
   EXPECT_NE(why.find("MN-major"), std::string::npos) << why;
-  config.cluster_m = 1, config.cluster_n = 2, config.multicast = MulticastSide::kA;
+  config.cluster_m = 1, config.cluster_n = 2, config.multicast = MulticastSide::kNone;
   EXPECT_FALSE(sm90_bf16_config_legal(
       make_desc(GemmType::kNormal, Major::kKMajor, Major::kKMajor, DType::kBFloat16, false), config, hw, &why));
   EXPECT_NE(why.find("1x2"), std::string::npos) << why;

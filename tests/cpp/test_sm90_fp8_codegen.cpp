@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "kernels/sm90_fp8_gemm.hpp"
-#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/fp8_params.hpp"
@@ -61,15 +60,6 @@ GemmConfig tile_config(const HardwareModel& hw, int block_m, int wgs, int block_
   c.block_m = block_m, c.num_math_warpgroups = wgs, c.block_n = block_n, c.block_k = block_k;
   c.stages = stages, c.num_sms = hw.num_sms;
   return c;
-}
-
-// The same tile on a BF16 problem (64-wide K stages) is refused: the feature is the FP8 kernel's only.
-void expect_bf16_refuses(GemmDesc desc, GemmConfig config, const std::string& needle) {
-  desc.a_dtype = desc.b_dtype = DType::kBFloat16;
-  config.block_k = 64;
-  std::string why;
-  EXPECT_FALSE(sm90_config_legal(desc, config, hardware_preset("h200"), &why)) << needle;
-  EXPECT_NE(why.find(needle), std::string::npos) << why;
 }
 
 }  // namespace
@@ -190,7 +180,7 @@ void expect_stage_shapes_compile(int block_k, std::initializer_list<StageShape> 
 
 // Stages of two 128-wide K blocks (block_k = 256): narrow and 64-wide one-warpgroup tiles, a 128x192 tile on two
 // warpgroups (two column groups per sub-block), split-K and stream-K, a masked problem. Legal only for the 1D2D recipe
-// of dense, batched and masked problems without a cluster or a K-split pair.
+// of dense, batched and masked problems without a cluster.
 TEST_F(Sm90Fp8Codegen, TwoBlockStagesCompileWithoutSpills) {
   const HardwareModel hw = hardware_preset("h200");
   expect_stage_shapes_compile(256, {StageShape{64, 1, 16, 10, GemmType::kNormal, GemmScheme::kDataParallel},
@@ -249,55 +239,6 @@ TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithBMulticastCompiles) {
   }
 }
 
-// 1x2 clusters sharing A: both recipes, dense and batched, compile without spills (the A descriptor's box is half a
-// tile); they need an even n-block count, are FP8 and dense/batched only, and the selector honours a filter asking.
-TEST_F(Sm90Fp8Codegen, TwoCtaClusterWithAMulticastCompilesWithoutSpills) {
-  const HardwareModel hw = hardware_preset("h200");
-  GemmConfig c;
-  c.block_m = 256, c.num_math_warpgroups = 2, c.block_n = 128, c.block_k = 128, c.stages = 3;
-  c.cluster_n = 2, c.multicast = MulticastSide::kA, c.num_sms = hw.num_sms;
-  const GemmDesc dense = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
-  std::string why;
-  EXPECT_TRUE(sm90_fp8_config_legal(dense, c, hw, &why)) << why;  // whether it is picked: test_selector_offer.cpp
-  test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "cluster_n=2");
-  for (GemmType type : {GemmType::kNormal, GemmType::kBatched})
-    for (DType d : {DType::kBFloat16, DType::kFloat32}) {
-      const GemmDesc desc = fp8_desc(type, d, d == DType::kFloat32);
-      GemmConfig shape = c;
-      if (d == DType::kFloat32) shape.block_m = 128;  // 256x128 with fp32 D does not fit shared memory
-      ASSERT_TRUE(sm90_fp8_config_legal(desc, shape, hw, &why)) << to_string(desc) << ": " << why;
-      const jit::KernelSpec spec = kernels::sm90_fp8_gemm_spec(desc, shape);
-      EXPECT_NE(spec.source.find("kClusterN = 2"), std::string::npos);
-      EXPECT_NE(spec.name.find("_c1x2"), std::string::npos) << spec.name;
-      expect_compiles(desc, shape);
-    }
-  // A narrow 64-row tile splits into two 32-row halves.
-  GemmConfig narrow = c;
-  narrow.block_m = 64, narrow.num_math_warpgroups = 1, narrow.block_n = 64, narrow.stages = 8;
-  ASSERT_TRUE(sm90_fp8_config_legal(dense, narrow, hw, &why)) << why;
-  expect_compiles(dense, narrow);
-
-  GemmDesc odd = dense;
-  odd.n = 7168 - 128;  // 55 n-blocks of 128
-  EXPECT_FALSE(sm90_fp8_config_legal(odd, c, hw, &why));
-  EXPECT_NE(why.find("even block count"), std::string::npos) << why;
-  GemmConfig masked_tile = c;
-  masked_tile.block_m = 128;
-  for (GemmType type : {GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
-    EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(type, DType::kBFloat16, false), masked_tile, hw, &why));
-    EXPECT_NE(why.find("dense and batched"), std::string::npos) << why;
-  }
-  GemmConfig split = c;
-  split.scheme = GemmScheme::kSplitK, split.split_k = 2;
-  EXPECT_FALSE(sm90_fp8_config_legal(dense, split, hw, &why));
-  EXPECT_NE(why.find("without clusters"), std::string::npos) << why;
-  // The selector honours the filter, with a 1x2 cluster for a dense problem.
-  const GemmConfig chosen = select_config(dense, hw);
-  EXPECT_EQ(chosen.cluster_n, 2) << to_string(chosen);
-  EXPECT_EQ(chosen.multicast, MulticastSide::kA) << to_string(chosen);
-  expect_bf16_refuses(dense, c, "FP8 kernel only");  // BF16 has no A multicast
-}
-
 // Split-K and stream-K in both reduction modes, both recipes (1D1D also with C accumulated), batched: every
 // variant compiles without spills; the tiles at the 192-register budget are refused deterministic stream-K.
 TEST_F(Sm90Fp8Codegen, SplitKAndStreamKCompileWithoutSpills) {
@@ -340,47 +281,6 @@ TEST_F(Sm90Fp8Codegen, SplitKAndStreamKCompileWithoutSpills) {
   EXPECT_NE(why.find("dense and batched"), std::string::npos) << why;
 }
 
-// The K-split warpgroup pair (two consumer warpgroups on a 64-row tile): both recipes, dense, batched and masked,
-// compile without spills; it needs an even ring and data-parallel tiles without a cluster, is an FP8 feature only,
-// and the selector honours a filter asking for it.
-TEST_F(Sm90Fp8Codegen, KSplitPairCompilesWithoutSpills) {
-  const HardwareModel hw = hardware_preset("h200");
-  GemmConfig pair;
-  pair.block_m = 64, pair.num_math_warpgroups = 2, pair.block_n = 32, pair.block_k = 128, pair.stages = 8;
-  pair.num_sms = hw.num_sms;
-  const GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
-  std::string why;
-  EXPECT_TRUE(sm90_fp8_config_legal(desc, pair, hw, &why)) << why;  // whether it is picked: test_selector_offer.cpp
-  test_util::ScopedEnv filter("TILEGEMM_CONFIG_FILTER", "block_m=64,math_wg=2");
-  for (GemmType type : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedMasked})
-    for (DType d : {DType::kBFloat16, DType::kFloat32}) {
-      const GemmDesc pd = fp8_desc(type, d, type == GemmType::kNormal && d == DType::kFloat32);
-      ASSERT_TRUE(sm90_fp8_config_legal(pd, pair, hw, &why)) << to_string(pd) << ": " << why;
-      // The second warpgroup's fp32 sum of a tile takes shared memory of its own.
-      GemmConfig single = pair;
-      single.num_math_warpgroups = 1;
-      EXPECT_EQ(sm90_fp8_smem_bytes(pd, pair), sm90_fp8_smem_bytes(pd, single) + 64 * 32 * 4);
-      expect_compiles(pd, pair);
-    }
-  GemmConfig odd = pair;
-  odd.stages = 7;
-  EXPECT_FALSE(sm90_fp8_config_legal(desc, odd, hw, &why));
-  EXPECT_NE(why.find("even number of stages"), std::string::npos) << why;
-  EXPECT_FALSE(sm90_fp8_config_legal(fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false), pair, hw, &why));
-  EXPECT_NE(why.find("dense, batched and masked"), std::string::npos) << why;
-  GemmConfig split = pair;
-  split.scheme = GemmScheme::kSplitK, split.split_k = 2;
-  EXPECT_FALSE(sm90_fp8_config_legal(desc, split, hw, &why));
-  EXPECT_NE(why.find("data-parallel"), std::string::npos) << why;
-  // The selector honours the filter with a pair config of an even ring.
-  GemmDesc small = desc;
-  small.m = 64, small.n = 2112, small.k = 7168;
-  const GemmConfig chosen = select_config(small, hw);
-  EXPECT_TRUE(chosen.k_split_pair()) << to_string(chosen);
-  EXPECT_EQ(chosen.stages % 2, 0) << to_string(chosen);
-  expect_bf16_refuses(desc, pair, "FP8 kernel feature");  // BF16 has no pair
-}
-
 TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
   const HardwareModel hw = hardware_preset("h200");
   const GemmDesc desc = fp8_desc(GemmType::kNormal, DType::kBFloat16, false);
@@ -401,8 +301,10 @@ TEST(Sm90Fp8Legality, RejectsWhatTheKernelCannotRun) {
   rejected(c, desc, "registers");
   c = base, c.stages = 40;
   rejected(c, desc, "stages 40");
-  c = base, c.cluster_m = 1, c.cluster_n = 2, c.multicast = MulticastSide::kA;
-  rejected(c, fp8_desc(GemmType::kMGroupedMasked, DType::kBFloat16, false), "1x2 clusters pair n-blocks");
+  c = base, c.block_m = 64, c.num_math_warpgroups = 2;  // two consumer warpgroups own 64 or 128 rows each
+  rejected(c, desc, "(block_m, math warpgroups) = (64, 2)");
+  c = base, c.cluster_m = 1, c.cluster_n = 2;  // clusters pair m-blocks only
+  rejected(c, desc, "cluster 1x2");
   GemmDesc psum = fp8_desc(GemmType::kMGroupedContiguous, DType::kBFloat16, false);
   psum.use_psum_layout = true;
   c = base, c.cluster_m = 2, c.multicast = MulticastSide::kB;
@@ -493,7 +395,7 @@ TEST(Sm90Fp8Select, TwoPassContiguousTilesOnlyWithThePerRowLayout) {
 namespace {
 
 // Every way of reading A's per-token scales (and 1D1D B's strided ones) compiles without spills on the selector's
-// tiles of a large and a small problem, both recipes, and on a 4-block stage and a K-split pair.
+// tiles of a large problem, both recipes, and on a 4-block stage.
 TEST_F(Sm90Fp8Codegen, EveryScaleLayoutCompiles) {
   const HardwareModel hw = hardware_preset("h200");
   for (const ScaleLayout layout : {ScaleLayout::kMnMajor, ScaleLayout::kRowMajor, ScaleLayout::kStrided})
@@ -506,11 +408,10 @@ TEST_F(Sm90Fp8Codegen, EveryScaleLayoutCompiles) {
       expect_compiles(desc, big);
       EXPECT_EQ(big.smem_bytes, sm90_fp8_smem_bytes(desc, big));
       if (d == DType::kBFloat16) {
-        for (const GemmConfig& c : {tile_config(hw, 64, 1, 16, 512, 5), tile_config(hw, 64, 2, 64, 128, 6)}) {
-          std::string why;
-          ASSERT_TRUE(sm90_fp8_config_legal(desc, c, hw, &why)) << why;
-          expect_compiles(desc, c);
-        }
+        const GemmConfig four = tile_config(hw, 64, 1, 16, 512, 5);
+        std::string why;
+        ASSERT_TRUE(sm90_fp8_config_legal(desc, four, hw, &why)) << why;
+        expect_compiles(desc, four);
       }
     }
 }

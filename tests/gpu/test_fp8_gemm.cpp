@@ -30,9 +30,7 @@ struct Fp8DenseCase {
   PerTokenLayout sf_layout = PerTokenLayout::kMnMajor;  // of the per-token scales (A's; B's too in 1D1D)
 };
 
-// The filters that force the K-split warpgroup pair (two consumer warpgroups on a 64-row tile) and a 2x1 cluster
-// sharing B; test names call them "pair" and "cluster2".
-constexpr const char* kKSplitPairFilter = "block_m=64,math_wg=2";
+// The filter that forces a 2x1 cluster sharing B; test names call it "cluster2".
 constexpr const char* kClusterFilter = "cluster_m=2";
 
 // A dense case on a forced config.
@@ -70,7 +68,7 @@ std::string dense_name(const ::testing::TestParamInfo<Fp8DenseCase>& info) {
   const auto& c = info.param;
   const std::string forced = c.filter;
   std::string scheme = c.scheme;
-  std::string filter = forced == kKSplitPairFilter ? "pair" : forced == kClusterFilter ? "cluster2" : forced;
+  std::string filter = forced == kClusterFilter ? "cluster2" : forced;
   for (std::string* text : {&scheme, &filter})
     for (char& ch : *text)
       if (ch == '-' || ch == ':' || ch == '=' || ch == ',') ch = '_';
@@ -181,20 +179,6 @@ std::vector<Fp8DenseCase> dense_cases() {
   return cases;
 }
 
-// The K-split warpgroup pair forced (two consumer warpgroups on a 64-row tile, ring slots of one parity each):
-// one K block (the second warpgroup owns none), odd and even K block counts, a partial last scale block, 1D1D with
-// C in place, a batch, and tiles of 16 to 128 columns.
-std::vector<Fp8DenseCase> k_split_pair_cases() {
-  std::vector<Fp8DenseCase> cases = {
-      {0, 64, 2112, 7168, Recipe::k1D2D, CMode::kNone},      {0, 128, 2112, 7168, Recipe::k1D2D, CMode::kNone},
-      {0, 64, 4096, 7168, Recipe::k1D2D, CMode::kNone},      {0, 1, 576, 128, Recipe::k1D2D, CMode::kNone},
-      {0, 65, 24, 1008, Recipe::k1D2D, CMode::kNone},        {0, 129, 7168, 3200, Recipe::k1D2D, CMode::kNone},
-      {0, 64, 32768, 512, Recipe::k1D2D, CMode::kNone},      {0, 65, 2112, 512, Recipe::k1D1D, CMode::kInPlace},
-      {2, 200, 2112, 1024, Recipe::k1D1D, CMode::kSeparate}, {3, 129, 576, 272, Recipe::k1D2D, CMode::kNone}};
-  for (auto& c : cases) c.filter = kKSplitPairFilter;
-  return cases;
-}
-
 // 1D2D tiles whose columns straddle two 128-wide scale blocks of B, forced: the kernel's K loop is specialised on
 // where the split falls for 96, 160 and 192 columns (first columns at every offset the width allows, a partial last
 // tile, a partial last scale block of K, a batch, a 2x1 cluster) and keeps a runtime split for 144.
@@ -205,19 +189,6 @@ std::vector<Fp8DenseCase> scale_straddle_cases() {
           forced_case(0, 300, 2112, 512, "block_n=96"),
           forced_case(0, 65, 2112, 640, "block_n=144"),
           forced_case(0, 512, 2112, 1024, "block_m=128,block_n=192,cluster_m=2")};
-}
-
-// 1x2 clusters sharing A, forced: the 256x128 tiles of the M=4096 shapes, ragged M and N (partial last blocks, a
-// partial last scale block of K), 1D1D with C in place, a batch, a straddling 192-wide tile and a 64-row tile whose
-// halves are 32 rows.
-std::vector<Fp8DenseCase> multicast_a_cases() {
-  return {forced_case(0, 4096, 7168, 2048, "block_m=256,block_n=128,cluster_n=2"),
-          forced_case(0, 4096, 4096, 7168, "block_m=256,block_n=128,cluster_n=2"),
-          forced_case(0, 129, 1000, 1008, "block_m=128,block_n=128,cluster_n=2"),
-          forced_case(0, 300, 2304, 1024, "block_m=128,block_n=192,cluster_n=2"),
-          forced_case(0, 65, 2112, 7168, "block_m=64,block_n=96,math_wg=1,cluster_n=2"),
-          forced_case(0, 256, 2112, 1008, "cluster_n=2", Recipe::k1D1D, CMode::kInPlace),
-          forced_case(2, 129, 576, 512, "cluster_n=2")};
 }
 
 // Appends a forced dense case per split scheme and reduction mode: split-K in 3 and stream-K, atomic and deterministic.
@@ -280,8 +251,7 @@ std::vector<Fp8DenseCase> four_block_stage_cases() {
 // Decode: M under one 64-row tile, so the only m-block is the tail: A and its scales are loaded through the tail maps
 // (boxes of just M rows) and the tile's other rows of shared memory stay stale. The decode suite's shapes (quick:
 // each N,K pair at one of the four M), then forced configs: 128-row tiles on two warpgroups (the second owns no row),
-// stages of two and four K blocks, the 16-wide tile, 1D1D with C in place, a batch, the K-split pair, a 1x2 cluster
-// sharing A (no tail maps: its CTAs load half tiles), split-K and stream-K.
+// stages of two and four K blocks, the 16-wide tile, 1D1D with C in place, a batch, split-K and stream-K.
 std::vector<Fp8DenseCase> decode_cases() {
   std::vector<Fp8DenseCase> out;
   const std::int64_t ms[] = {1, 8, 16, 32};
@@ -297,35 +267,32 @@ std::vector<Fp8DenseCase> decode_cases() {
   out.push_back(forced_case(0, 8, 2112, 7168, "block_m=64,block_n=16,block_k=512"));
   out.push_back(forced_case(0, 7, 576, 1008, "", Recipe::k1D1D, CMode::kInPlace));
   out.push_back(forced_case(2, 9, 576, 512, ""));
-  out.push_back(forced_case(0, 20, 2112, 7168, kKSplitPairFilter));
-  out.push_back(forced_case(0, 40, 2112, 1024, "block_m=64,block_n=96,math_wg=1,cluster_n=2"));
   append_split_cases(out, 5, 1000, 1152, "block_m=64");
   return out;
 }
 
 // Tails, forced: M not a multiple of the tile, so the last m-block loads A and its scales through the tail maps and
 // the warpgroup holding D's last row stores through D's: one row past a 64-row tile, 128-row tiles on two
-// warpgroups, a 256-row tile whose tail is one row, 1D1D with C in place, a batch on four-block stages, the K-split
-// pair, a 2x1 cluster sharing B, split-K and stream-K.
+// warpgroups, a 256-row tile whose tail is one row, 1D1D with C in place, a batch on four-block stages, a 2x1
+// cluster sharing B, split-K and stream-K.
 std::vector<Fp8DenseCase> tail_cases() {
   std::vector<Fp8DenseCase> out = {forced_case(0, 65, 2112, 7168, "block_m=64"),
                                    forced_case(0, 200, 1000, 1008, "block_m=128,math_wg=2"),
                                    forced_case(0, 129, 7168, 2048, "block_m=256"),
                                    forced_case(0, 300, 576, 1008, "", Recipe::k1D1D, CMode::kInPlace),
                                    forced_case(2, 100, 576, 512, "block_k=512"),
-                                   forced_case(0, 100, 2112, 7168, kKSplitPairFilter),
                                    forced_case(0, 200, 2112, 1008, kClusterFilter)};
   append_split_cases(out, 100, 1000, 1152, "block_m=64");
   return out;
 }
 
 // Per-token scales row-major, as DeepGEMM's per_token_cast_to_fp8 returns them: the kernel's scale warp copies them
-// without a layout pass, on every tile shape and mode the tails cover, A multicast, decode, the 1D1D recipe (B's
-// per-token scales row-major too) and a batch.
+// without a layout pass, on every tile shape and mode the tails cover, decode, the 1D1D recipe (B's per-token scales
+// row-major too) and a batch.
 std::vector<Fp8DenseCase> row_major_scale_cases() {
   std::vector<Fp8DenseCase> out = tail_cases();
-  for (const auto& more : {multicast_a_cases(), decode_cases()})
-    for (std::size_t i = 0; i < more.size(); i += 2) out.push_back(more[i]);
+  const std::vector<Fp8DenseCase> decode = decode_cases();
+  for (std::size_t i = 0; i < decode.size(); i += 2) out.push_back(decode[i]);
   out.push_back(Fp8DenseCase{0, 128, 7168, 2048, Recipe::k1D2D, CMode::kNone});
   out.push_back(Fp8DenseCase{0, 4096, 2112, 7168, Recipe::k1D2D, CMode::kNone});
   out.push_back(Fp8DenseCase{3, 129, 576, 1152, Recipe::k1D1D, CMode::kSeparate});
@@ -335,9 +302,7 @@ std::vector<Fp8DenseCase> row_major_scale_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Dense, ::testing::ValuesIn(dense_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(RowMajorScales, Fp8Dense, ::testing::ValuesIn(row_major_scale_cases()), dense_name);
-INSTANTIATE_TEST_SUITE_P(MulticastA, Fp8Dense, ::testing::ValuesIn(multicast_a_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(ScaleStraddle, Fp8Dense, ::testing::ValuesIn(scale_straddle_cases()), dense_name);
-INSTANTIATE_TEST_SUITE_P(KSplitPair, Fp8Dense, ::testing::ValuesIn(k_split_pair_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(OddEighthTiles, Fp8Dense, ::testing::ValuesIn(odd_eighth_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Decode, Fp8Dense, ::testing::ValuesIn(decode_cases()), dense_name);
 INSTANTIATE_TEST_SUITE_P(Tails, Fp8Dense, ::testing::ValuesIn(tail_cases()), dense_name);
@@ -456,8 +421,8 @@ INSTANTIATE_TEST_SUITE_P(
     contiguous_name);
 
 // ---------------- M-grouped masked ----------------
-// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = the K-split warpgroup pair, 3 = two-block stages,
-// 4 = four-block stages, 5 = row-major per-token scales of A (the selector's config)
+// {groups, m_max, n, k, forced}: forced 1 = a 2x1 cluster, 2 = two-block stages, 3 = four-block stages, 4 = row-major
+// per-token scales of A (the selector's config)
 class Fp8MGroupedMasked : public ::testing::TestWithParam<std::array<std::int64_t, 5>> {};
 
 TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
@@ -465,9 +430,8 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   const auto [groups, m_max, n, k, forced] = GetParam();
   std::optional<test_util::ScopedEnv> cluster_scope;
   force_cluster(cluster_scope, forced == 1);
-  if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", kKSplitPairFilter);
-  if (forced == 3) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=256");
-  if (forced == 4) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=512");
+  if (forced == 2) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=256");
+  if (forced == 3) cluster_scope.emplace("TILEGEMM_CONFIG_FILTER", "block_k=512");
   const std::uint64_t seed = next_seed();
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937_64 rng(seed);
@@ -479,7 +443,7 @@ TEST_P(Fp8MGroupedMasked, MatchesReferencesAndStaysInBounds) {
   DeviceInts masked_m(masked);
 
   const QuantisedOperand a = make_quantised(groups, m_max, k, false, seed * 8 + 0, false,
-                                            forced == 5 ? PerTokenLayout::kRowMajor : PerTokenLayout::kMnMajor);
+                                            forced == 4 ? PerTokenLayout::kRowMajor : PerTokenLayout::kMnMajor);
   const QuantisedOperand b = make_quantised(groups, n, k, true, seed * 8 + 1);
   GuardedTensor d(DType::kBFloat16, groups, m_max, n);
   tilegemm::m_grouped_fp8_gemm_masked(a.data_view, a.sf_view, b.data_view, b.sf_view, d.device_view(), masked_m.view(),
@@ -504,16 +468,15 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         std::array<std::int64_t, 5>{4, 256, 4096, 7168, 0}, std::array<std::int64_t, 5>{6, 192, 2112, 1008, 0},
         std::array<std::int64_t, 5>{2, 64, 24, 272, 0}, std::array<std::int64_t, 5>{5, 320, 2112, 1008, 1},
-        std::array<std::int64_t, 5>{8, 64, 4096, 7168, 2}, std::array<std::int64_t, 5>{5, 200, 2112, 1008, 2},
-        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3}, std::array<std::int64_t, 5>{6, 192, 2112, 1152, 3},
-        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4}, std::array<std::int64_t, 5>{6, 192, 2112, 1408, 4},
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 2}, std::array<std::int64_t, 5>{6, 192, 2112, 1152, 2},
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 3}, std::array<std::int64_t, 5>{6, 192, 2112, 1408, 3},
         // M_max not a multiple of the tile (tail maps): under one 64-row
         // tile (decode), and 100.
         std::array<std::int64_t, 5>{6, 24, 2112, 1008, 0}, std::array<std::int64_t, 5>{4, 8, 4096, 7168, 0},
-        std::array<std::int64_t, 5>{5, 40, 2112, 1408, 4}, std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0},
+        std::array<std::int64_t, 5>{5, 40, 2112, 1408, 3}, std::array<std::int64_t, 5>{4, 100, 2112, 1008, 0},
         // Row-major A scales, as DeepGEMM's quantiser returns them.
-        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 5}, std::array<std::int64_t, 5>{6, 100, 2112, 1008, 5},
-        std::array<std::int64_t, 5>{4, 100, 2112, 1152, 5}));
+        std::array<std::int64_t, 5>{4, 256, 4096, 7168, 4}, std::array<std::int64_t, 5>{6, 100, 2112, 1008, 4},
+        std::array<std::int64_t, 5>{4, 100, 2112, 1152, 4}));
 
 // ---------------- K-grouped contiguous (1D1D) ----------------
 // blocks: a and b as 1-D tensors in DeepGEMM's layout (each group's K-major [rows, k_g] block in turn, read through a

@@ -144,9 +144,7 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"threads", c.num_threads()},
           {"cluster_m", c.cluster_m},
           {"cluster_n", c.cluster_n},
-          {"multicast", c.multicast == MulticastSide::kA   ? "A"
-                        : c.multicast == MulticastSide::kB ? "B"
-                                                           : "none"},
+          {"multicast", c.multicast == MulticastSide::kB ? "B" : "none"},
           {"swizzle_d_bytes", c.swizzle_d_bytes},
           {"num_sms", c.num_sms},
           {"raster_group", c.raster_group},

@@ -1,9 +1,8 @@
 #pragma once
 // The 2-CTA cluster both SM90 GEMM kernels may run in: CTAs 2q and 2q+1 take m-blocks of one n-block and share
-// (multicast) the B tile, each loading one half for both (2x1), or (FP8, 1x2) take n-blocks of one m-block and
-// share the A tile. kPaired = false is a lone CTA and costs nothing. Everything a kernel does differently in a
-// pair lives here: barrier counts, the start and exit handshakes, the stage release the peer must see, and the
-// shared operand's load.
+// (multicast) the B tile, each loading one half for both (2x1). kPaired = false is a lone CTA and costs nothing.
+// Everything a kernel does differently in a pair lives here: barrier counts, the start and exit handshakes, the
+// stage release the peer must see, and the shared tile's load.
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/tma.cuh"
@@ -33,9 +32,9 @@ struct Sm90ClusterPair {
     if constexpr (kPaired) prim::mbarrier_arrive_cluster(&barriers->inputs_consumed[stage], rank ^ 1);
   }
 
-  // Loads the shared K-major operand tile (B of a 2x1 pair, A of a 1x2 pair) of kRows rows of 128 bytes through a
-  // descriptor whose box is kRows / 2 rows: this CTA's half into both CTAs when `share`, else (the pair's blocks
-  // use different tiles) both halves into this CTA only. The barrier expects the whole tile either way.
+  // Loads the shared K-major B tile of kRows rows of 128 bytes through a descriptor whose box is kRows / 2 rows: this
+  // CTA's half into both CTAs when `share`, else (the pair's blocks use different tiles) both halves into this CTA
+  // only. The barrier expects the whole tile either way.
   template <int kRows>
   TG_DEVICE void load_shared(const TmaDescriptor* desc, u64* bar, u8* smem, int k0, int row0, int batch,
                              bool share) const {

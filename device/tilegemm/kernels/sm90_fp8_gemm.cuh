@@ -17,18 +17,13 @@
 //                            into fresh fp32 registers, wait, then scale and add them into the fp32 result on
 //                            the CUDA cores. This two-level accumulation is what keeps FP8 GEMMs accurate on
 //                            Hopper: the tensor core's fp8 accumulator keeps fewer than fp32's mantissa bits.
-//                            With two consumer warpgroups one promotes while the other's wgmma runs. Two
-//                            warpgroups on a 64-row tile (a K-split pair) share its rows and take the ring slots
-//                            of one parity each (alternate K blocks); the second hands its sum to the first
-//                            through shared memory before the epilogue.
+//                            With two consumer warpgroups one promotes while the other's wgmma runs.
 //   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler (same schedulers as BF16), or
 //                            with split-K / stream-K the work units of sched::SplitTileScheduler, whose cut
 //                            tiles are summed by sched::SplitFixup after promotion (scales already applied).
 //   2-CTA cluster (kClusterM == 2): the two CTAs take m-blocks 2q and 2q+1 of one n-block; each loads half of
 //                            the B tile and multicasts it to both (sched::Tile::share_b false: each loads its
-//                            own), as the BF16 kernel does. kClusterN == 2 (dense, batched): n-blocks 2q and 2q+1
-//                            of one m-block share the A tile the same way; a 256x128 tile then reads 32 KB
-//                            per K block from L2 instead of 48 KB. Scales are loaded by each CTA for itself.
+//                            own), as the BF16 kernel does. Scales are loaded by each CTA for itself.
 //
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point that
 // calls sm90_fp8_gemm<Config>(params).
@@ -70,11 +65,7 @@ struct Sm90Fp8Smem {
   static constexpr int kDOffset = kBOffset + Cfg::kStages * kBBytes;
   static constexpr int kSfaOffset = kDOffset + kDBytes;
   static constexpr int kSfbOffset = kSfaOffset + Cfg::kStages * kSfaBytes;
-  // A K-split pair (BLOCK_M = 64, two consumer warpgroups): the second warpgroup's fp32 sum of a tile.
-  static constexpr bool kKSplitPair = Cfg::BLOCK_M == 64 && Cfg::kNumMathWarpgroups == 2;
-  static constexpr int kPairSumOffset = kSfbOffset + Cfg::kStages * kSfbBytes;
-  static constexpr int kPairSumBytes = kKSplitPair ? Cfg::BLOCK_M * Cfg::BLOCK_N * 4 : 0;
-  static constexpr int kBarrierOffset = kPairSumOffset + kPairSumBytes;
+  static constexpr int kBarrierOffset = kSfbOffset + Cfg::kStages * kSfbBytes;
   static constexpr int kTotal = kBarrierOffset + 2 * Cfg::kStages * 8;
   // TMA transaction bytes of one stage: a box counts in full, out-of-bounds elements included. A's boxes hold
   // a_rows rows (BLOCK_M, or a tail's rows), its MN-major scale boxes sfa_rows floats, a row-major scale box always
@@ -128,11 +119,7 @@ struct Sm90Fp8Traits {
   static constexpr int kStages = Cfg::kStages;
   static constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
   using Smem = Sm90Fp8Smem<Cfg>;
-  // A K-split pair: both warpgroups own the tile's 64 rows and take the ring slots of one parity each. The
-  // consumer's per-stage chain (wait, wgmma, wait, promote: 221 ns for 64x16 tiles, measured on the H200) bounds
-  // narrow small-M tiles, and two of them run side by side.
-  static constexpr bool kKSplitPair = Smem::kKSplitPair;
-  static constexpr int kRowsPerWG = kKSplitPair ? BLOCK_M : BLOCK_M / kMathWGs;
+  static constexpr int kRowsPerWG = BLOCK_M / kMathWGs;  // rows of the tile one consumer warpgroup owns
   static constexpr int kSubM = kRowsPerWG / 64;
   static constexpr bool kPerTokenB = Cfg::kSfbPerToken;
   // Each 64-row sub-block's wgmmas run as kNParts groups over column parts of the tile, so that a part's promotion
@@ -140,8 +127,7 @@ struct Sm90Fp8Traits {
   // the other warpgroup alone (bench/probes/fp8-promotion-overlap: 79% busy, 95% with two parts). In the kernel, at
   // the power cap, two parts paid only for 128x192 tiles on two warpgroups (5-6% at 4096x2112x7168); 256x128, 128x128
   // and 128x64 were equal or slower, the narrower parts' wgmmas re-reading A.
-  static constexpr int kNParts =
-      !kKSplitPair && kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
+  static constexpr int kNParts = kMathWGs == 2 && kSubM == 1 && BLOCK_N % 32 == 0 && BLOCK_N >= 192 ? 2 : 1;
   static constexpr int kPartN = BLOCK_N / kNParts;
   static constexpr int kScaleBlock = 128;  // K and N extent of one scale block
   static constexpr ScaleLayout kSfaLayout = Cfg::kSfaLayout;
@@ -167,7 +153,7 @@ struct Sm90Fp8Traits {
   // to at most 64 per thread; one consumer warpgroup only (what was measured: 128x64 tiles on two warpgroups keep
   // one block at a time).
   static constexpr bool kOverlapStageBlocks = BLOCK_K > kScaleBlock&& kMathWGs == 1 && kSubM == 1 && kNParts == 1 &&
-                                              !kPerTokenB && !kKSplitPair && kScaleBlocksPerStage * BLOCK_N / 2 <= 64;
+                                              !kPerTokenB && kScaleBlocksPerStage * BLOCK_N / 2 <= 64;
   // 1D2D: a tile's columns fall into at most two 128-wide scale blocks of B (checked below); when BLOCK_N divides
   // 128 there is one, when 128 divides BLOCK_N the split is at column 128 of every tile.
   static constexpr bool kOneScaleBlockB = kScaleBlock % BLOCK_N == 0;
@@ -177,8 +163,7 @@ struct Sm90Fp8Traits {
   using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
   static constexpr int kClusterM = Cfg::kClusterM;
   static constexpr bool kMulticastB = kClusterM == 2;
-  static constexpr bool kMulticastA = Cfg::kClusterN == 2;
-  using Pair = Sm90ClusterPair<kMulticastA || kMulticastB>;
+  using Pair = Sm90ClusterPair<kMulticastB>;
   // Split-K / stream-K: work units are tiles with a K sub-range; each part's promoted fp32 result meets the
   // others' in the workspace (sched::SplitFixup), exactly as in the BF16 kernel.
   using Schedulers = sched::SchedulerFor<Cfg, BLOCK_M, BLOCK_N, BLOCK_K>;
@@ -195,19 +180,16 @@ struct Sm90Fp8Traits {
 
   static_assert(kClusterM == 1 || (kMulticastB && BLOCK_N % 16 == 0),
                 "B multicast splits the B tile into two halves of whole 8-row swizzle atoms");
-  static_assert(Cfg::kClusterN == 1 || (kMulticastA && kClusterM == 1 && BLOCK_M % 16 == 0),
-                "A multicast (1x2 clusters) splits the A tile into two halves of whole 8-row swizzle atoms");
   static_assert(!kTwoPassTiles ||
                     (kRowsPerWG == kContiguousGroupRowAlignment && !Cfg::kPsumLayout && kClusterM == 1 && !kPerTokenB),
                 "256-row contiguous tiles: 1D2D, per-row group index, no cluster, one 128-row half per warpgroup");
   static_assert(BLOCK_K == kScaleBlock || BLOCK_K == 2 * kScaleBlock || BLOCK_K == 4 * kScaleBlock,
                 "one, two or four 128-wide scale blocks of K per stage");
-  static_assert(BLOCK_K == kScaleBlock ||
-                    (!kPerTokenB && !kMulticastA && !kMulticastB && !kKSplitPair && !kTwoPassTiles),
-                "several K blocks per stage: 1D2D without clusters, K-split pair or two-pass tiles");
+  static_assert(BLOCK_K == kScaleBlock || (!kPerTokenB && !kMulticastB && !kTwoPassTiles),
+                "several K blocks per stage: 1D2D without clusters or two-pass tiles");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(!kGroupMaps || (Cfg::kGemmType == GemmType::kKGroupedContiguous && BLOCK_K == kScaleBlock &&
-                                kClusterM == 1 && Cfg::kClusterN == 1 && kSfaLayout != ScaleLayout::kRowMajor),
+                                kClusterM == 1 && kSfaLayout != ScaleLayout::kRowMajor),
                 "per-group maps: K-grouped problems, one K block per stage, no cluster, no row-major scale boxes");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
@@ -217,10 +199,6 @@ struct Sm90Fp8Traits {
                 "(BLOCK_N <= 128, or BLOCK_N - 128 == gcd(BLOCK_N, 128): 144, 160, 192, 256)");
   static_assert((kSubM + 1) * BLOCK_N / 2 <= 192, "result + one K block of partials must fit in registers");
   static_assert(!kPerTokenB || Cfg::kDIsFloat, "the 1D1D recipe writes fp32 D");
-  // NOTE: with an odd ring a warpgroup could wait on a slot one round ahead of the other's load into it, and an
-  // mbarrier parity wait returns at once for the round before (same parity): the kernel read stale stages.
-  static_assert(!kKSplitPair || (!kSplit && kClusterM == 1 && !kTwoPassTiles && kStages % 2 == 0),
-                "a K-split pair: data-parallel tiles, no cluster, an even number of stages");
 
   // B's group for the stage at reduction offset k0, which a two-pass tile's second pass maps back to its own K.
   TG_DEVICE static int stage_b_batch(const sched::Tile& tile, int& k0) {
@@ -253,8 +231,8 @@ struct Sm90Fp8Buffers {
   }
 };
 
-// The producer's TMA thread: per stage, one 128-byte atom of A and of B per K block (the shared one multicast in
-// a cluster pair) and every scale TMA can bring.
+// The producer's TMA thread: per stage, one 128-byte atom of A and of B per K block (B multicast in a cluster pair)
+// and every scale TMA can bring.
 template <class Cfg, class Pair>
 TG_DEVICE void sm90_fp8_load_stages(const Fp8GemmParams& params, const Fp8GroupMaps& group_maps,
                                     Sm90Fp8Buffers<Cfg> buffers, const Pair& pair) {
@@ -262,7 +240,6 @@ TG_DEVICE void sm90_fp8_load_stages(const Fp8GemmParams& params, const Fp8GroupM
   using Smem = typename T::Smem;
   constexpr int BLOCK_M = T::BLOCK_M, BLOCK_N = T::BLOCK_N, kScaleBlock = T::kScaleBlock;
   const GemmParams& gemm = params.gemm;
-  // (The host never gives a 1x2 cluster sharing A a tail map: its CTAs load half tiles.)
   auto tx_bytes = [&](const sched::Tile& tile) {
     return is_a_tail(gemm, tile.m0) ? Smem::stage_tx_bytes(gemm.a_tail_rows, params.sfa_tail_rows)
                                     : Smem::stage_tx_bytes(BLOCK_M, BLOCK_M);
@@ -294,11 +271,7 @@ TG_DEVICE void sm90_fp8_load_stages(const Fp8GemmParams& params, const Fp8GroupM
 #pragma unroll
         for (int h = 0; h < T::kScaleBlocksPerStage; ++h) {
           const int k = k_local0 + h * kScaleBlock;
-          if constexpr (T::kMulticastA)
-            pair.template load_shared<BLOCK_M>(&gemm.tma_a, full, buffers.a(stage) + h * BLOCK_M * 128, k, tile.m0,
-                                               tile.a_batch, true);
-          else
-            prim::tma_load_3d(tma_a, full, buffers.a(stage) + h * BLOCK_M * 128, k, tile.m0, a_batch);
+          prim::tma_load_3d(tma_a, full, buffers.a(stage) + h * BLOCK_M * 128, k, tile.m0, a_batch);
           if constexpr (T::kMulticastB)
             pair.template load_shared<BLOCK_N>(&gemm.tma_b, full, buffers.b(stage) + h * BLOCK_N * 128, k, tile.n0,
                                                b_batch, tile.share_b);
@@ -350,8 +323,8 @@ TG_DEVICE void sm90_fp8_copy_scales(const Fp8GemmParams& params, const Fp8GroupM
                 prim::cp_async_4(buffers.sfb(stage) + c, b_column + min(tile.n0 + c, sfb.rows - 1) * sfb.row_stride);
             }
           } else if (!T::kScaleWarpCopies || lane == 0) {  // (only lane 0 runs this role unless every lane copies)
-            // The tile's first 128-column block and the next (this one again past the last row: never read). An
-            // inactive tile of a 1x2 pair may lie past the last row; it stores nothing.
+            // The tile's first 128-column block and the next (this one again past the last row: never read), both
+            // clamped to the last row.
             const int first = min(tile.n0 / kScaleBlock, sfb.rows - 1);
             prim::cp_async_4(buffers.sfb(stage) + 2 * h, b_column + first * sfb.row_stride);
             if constexpr (!T::kOneScaleBlockB)
@@ -364,7 +337,7 @@ TG_DEVICE void sm90_fp8_copy_scales(const Fp8GemmParams& params, const Fp8GroupM
 }
 
 // One consumer warpgroup: per K block and 64-row sub-block, wgmmas into fresh fp32 registers, then promotion
-// (scale and add) into the fp32 result; per tile, the K-split pair's hand-over, the split-K fixup and the epilogue.
+// (scale and add) into the fp32 result; per tile, the split-K fixup and the epilogue.
 // The register arrays are locals of run(), passed down by reference: as members they kept the whole object in
 // local memory where a loop indexes them.
 template <class Cfg, class Pair>
@@ -388,9 +361,9 @@ struct Sm90Fp8Consumer {
   const Pair& pair;
   const int math_wg, thread_in_wg;
   const int lane = threadIdx.x % 32;
-  const int row_base = T::kKSplitPair ? 0 : math_wg * T::kRowsPerWG;  // first tile row of this warpgroup
-  const int thread_row = (thread_in_wg / 32) * 16 + lane / 4;         // accumulator rows thread_row and thread_row + 8
-  const int thread_col = 2 * (lane % 4);                              // accumulator columns 8j + thread_col (+1)
+  const int row_base = math_wg * T::kRowsPerWG;                // first tile row of this warpgroup
+  const int thread_row = (thread_in_wg / 32) * 16 + lane / 4;  // accumulator rows thread_row and thread_row + 8
+  const int thread_col = 2 * (lane % 4);                       // accumulator columns 8j + thread_col (+1)
 
   TG_DEVICE void release(u32 stage) const { pair.release(buffers.barriers(), stage); }
 
@@ -551,10 +524,6 @@ struct Sm90Fp8Consumer {
   TG_DEVICE void k_loop(State& st, Acc& acc, Part& part, BlockParts& block_parts, const sched::Tile& tile,
                         int compute_blocks, FirstGroups first_groups) const {
     for (int kb = 0; kb < compute_blocks; ++kb) {
-      if (T::kKSplitPair && static_cast<int>(st.index & 1) != math_wg) {  // the other warpgroup's slot
-        st.advance();
-        continue;
-      }
       // The stage's descriptors are built before the wait: built after it (where the compiler sinks them),
       // their ~20 uniform-datapath instructions sat between the data's arrival and the first wgmma.
       u64 a_stage = a_stage_desc(st.index), b_stage = b_stage_desc(st.index);
@@ -570,31 +539,10 @@ struct Sm90Fp8Consumer {
     }
   }
 
-  // K-split pair: the second warpgroup's sum joins the first's, which goes on to store the tile (returns true).
-  TG_DEVICE bool join_pair_sums(Acc& acc) const {
-    float* pair_sum = reinterpret_cast<float*>(buffers.smem() + T::Smem::kPairSumOffset);
-    // Passing the first barrier also means the first warpgroup has read the previous tile's sum.
-    prim::named_barrier_sync(kConsumersBarrier, 256);
-    if (math_wg == 1) {
-#pragma unroll
-      for (int j = 0; j < BLOCK_N / 8; ++j)
-        reinterpret_cast<float4*>(pair_sum)[j * 128 + thread_in_wg] =
-            make_float4(acc[0][4 * j], acc[0][4 * j + 1], acc[0][4 * j + 2], acc[0][4 * j + 3]);
-    }
-    prim::named_barrier_sync(kConsumersBarrier, 256);
-    if (math_wg == 1) return false;
-#pragma unroll
-    for (int j = 0; j < BLOCK_N / 8; ++j) {
-      const float4 v = reinterpret_cast<const float4*>(pair_sum)[j * 128 + thread_in_wg];
-      acc[0][4 * j] += v.x, acc[0][4 * j + 1] += v.y, acc[0][4 * j + 2] += v.z, acc[0][4 * j + 3] += v.w;
-    }
-    return true;
-  }
-
   // Every tile of this CTA.
   TG_DEVICE void run() const {
     const GemmParams& gemm = params.gemm;
-    u8* smem_d = buffers.smem() + T::Smem::kDOffset + (T::kKSplitPair ? 0 : math_wg) * T::Epilogue::kStagingBytes;
+    u8* smem_d = buffers.smem() + T::Smem::kDOffset + math_wg * T::Epilogue::kStagingBytes;
     typename T::Scheduler scheduler(gemm);
     State st;
     sched::Tile tile;
@@ -627,9 +575,6 @@ struct Sm90Fp8Consumer {
         loop((kScaleBlock - tile.n0 % kScaleBlock) / 8);
       if constexpr (T::kTwoPassTiles) hand_back(st, skip_after);
 
-      if constexpr (T::kKSplitPair) {
-        if (!join_pair_sums(acc)) continue;
-      }
       // A cut tile: publish this part; only the part that completes the tile goes on.
       if constexpr (T::kSplit) {
         if (tile.parts > 1 &&
@@ -665,9 +610,8 @@ TG_DEVICE void sm90_fp8_gemm(const Fp8GemmParams& params, const Fp8GroupMaps gro
     if (gemm.d_tail_rows > 0) prim::tma_prefetch_descriptor(&gemm.tma_d_tail);
     if constexpr (T::kPerTokenB && !Cfg::kSfbStrided) prim::tma_prefetch_descriptor(&params.tma_sfb);
     // Empty: kReleasesPerWarp releases per consumer warp of every CTA sharing a stage. Full: the TMA thread and the
-    // scale warp's cp.async arrivals. (A K-split pair: only the warpgroup that owns a slot releases it.)
-    buffers.barriers()->init((T::kKSplitPair ? 1 : T::kMathWGs) * 4 * Pair::kCtas * T::kReleasesPerWarp,
-                             1 + T::kScaleArrivals);
+    // scale warp's cp.async arrivals.
+    buffers.barriers()->init(T::kMathWGs * 4 * Pair::kCtas * T::kReleasesPerWarp, 1 + T::kScaleArrivals);
   };
   auto produce = [&](const Pair& pair, int thread_in_wg) {
     const int producer_warp = thread_in_wg / 32;

@@ -15,10 +15,8 @@ namespace tilegemm {
 inline constexpr int kProducerRegisters = 40;
 inline constexpr int kConsumerRegisters = 232;
 
-// Named barriers (id 0 is __syncthreads): consumer warpgroup w's own (its epilogue, its split-K fixup) is
-// 1 + w; kConsumersBarrier spans both consumer warpgroups (a K-split pair's hand-over).
+// Named barriers (id 0 is __syncthreads): consumer warpgroup w's own (its epilogue, its split-K fixup) is 1 + w.
 inline constexpr u32 kFirstWarpgroupBarrier = 1;
-inline constexpr u32 kConsumersBarrier = 3;
 TG_DEVICE constexpr u32 warpgroup_barrier(int math_wg) {
   return kFirstWarpgroupBarrier + math_wg;
 }

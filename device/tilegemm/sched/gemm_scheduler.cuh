@@ -75,20 +75,14 @@ TG_DEVICE void raster(int local, int num_m_blocks, int num_n_blocks, int& m_bloc
 // end of M is still walked (A loads zero-filled out of bounds, stores clipped) while its B half feeds the peer.
 // M-grouped contiguous: a padding block of a pair is inactive; blocks of two different groups do not share B.
 // Masked: m-blocks are paired inside a group; the odd one past the group's last block is inactive.
-// kClusterN == 2 (dense and batched only): the two CTAs take n-blocks 2q and 2q+1 of the same m-block and share
-// the A tile; an n-block past the end of N (legality keeps the count even) would be walked inactive.
 template <GemmType kType, int BLOCK_M, int BLOCK_N, int kRasterGroup, bool kPsumLayout = false, int BLOCK_K = 64,
-          int kClusterM = 1, int kClusterN = 1>
+          int kClusterM = 1>
 struct TileScheduler {
   // Masked and prefix-sum problems are walked group by group with a cursor; the others index tiles directly.
   static constexpr bool kGroupCursor = kType == GemmType::kMGroupedMasked || kPsumLayout;
   static constexpr bool kKGrouped = kType == GemmType::kKGroupedContiguous;
   static_assert(kClusterM == 1 || (kClusterM == 2 && !kPsumLayout && kType != GemmType::kKGroupedContiguous),
                 "2-CTA clusters pair m-blocks of dense, batched, masked and per-row contiguous problems");
-  static_assert(kClusterN == 1 ||
-                    (kClusterN == 2 && kClusterM == 1 && (kType == GemmType::kNormal || kType == GemmType::kBatched)),
-                "2-CTA clusters pair n-blocks of dense and batched problems");
-  static constexpr int kClusterSize = kClusterM * kClusterN;
 
   const GemmParams& p;
   int num_m_blocks;  // per group (normal, batched), of all rows (contiguous), of the current group (masked)
@@ -108,7 +102,7 @@ struct TileScheduler {
       : p(params),
         num_m_blocks(ceil_div(params.m, BLOCK_M)),
         num_n_blocks(ceil_div(params.n, BLOCK_N)),
-        next_index(blockIdx.x / kClusterSize + (kGroupCursor ? 0 : params.unit_begin)) {
+        next_index(blockIdx.x / kClusterM + (kGroupCursor ? 0 : params.unit_begin)) {
     // A chunked launch (GemmParams::unit_begin): the cursor starts at its first group, the others at its
     // first tile.
     if constexpr (kGroupCursor) {
@@ -146,7 +140,7 @@ struct TileScheduler {
   TG_DEVICE bool next(Tile& tile) {
     while (true) {
       const int index = next_index;
-      next_index += gridDim.x / kClusterSize;
+      next_index += gridDim.x / kClusterM;
       if constexpr (kKGrouped) {
         // Every group has the same [M, N] tile grid; the cursor carries the running K offset.
         const int tiles_per_group = num_m_blocks * num_n_blocks;
@@ -186,10 +180,9 @@ struct TileScheduler {
         tile.active = active;
         return true;
       } else {
-        // With a 2-CTA cluster the index walks pairs of m-blocks (or of n-blocks).
+        // With a 2-CTA cluster the index walks pairs of m-blocks.
         const int m_units = ceil_div(num_m_blocks, kClusterM);
-        const int n_units = ceil_div(num_n_blocks, kClusterN);
-        const int tiles_per_group = m_units * n_units;
+        const int tiles_per_group = m_units * num_n_blocks;
         const int groups = kType == GemmType::kBatched ? p.num_groups : 1;
         static_assert(!kKGrouped, "handled above");
         const int end = min(tiles_per_group * groups, p.unit_end);
@@ -198,9 +191,8 @@ struct TileScheduler {
         int m_block, n_block;
         // The raster group counts m-blocks; a cluster walks pairs of them.
         raster<(kRasterGroup / kClusterM > 0 ? kRasterGroup / kClusterM : 1)>(index - g * tiles_per_group, m_units,
-                                                                              n_units, m_block, n_block);
+                                                                              num_n_blocks, m_block, n_block);
         if constexpr (kClusterM > 1) m_block = m_block * kClusterM + static_cast<int>(blockIdx.x % kClusterM);
-        if constexpr (kClusterN > 1) n_block = n_block * kClusterN + static_cast<int>(blockIdx.x % kClusterN);
         const int m0 = m_block * BLOCK_M, n0 = n_block * BLOCK_N;
         if constexpr (kType == GemmType::kMGroupedContiguous && kClusterM == 1) {
           int g0, g1;
@@ -243,7 +235,6 @@ struct TileScheduler {
           tile.share_b = g0 == g1 || g0 < 0 || g1 < 0;
         } else {
           tile = {m0, n0, g, g, g, 0, ceil_div(p.k, BLOCK_K)};
-          tile.active = kClusterN == 1 || n_block < num_n_blocks;
         }
         return true;
       }

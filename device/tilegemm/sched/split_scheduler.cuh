@@ -133,18 +133,19 @@ struct SplitTileScheduler {
 };
 
 // The scheduler a kernel config uses: data-parallel → TileScheduler (with the config's cluster pairing),
-// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM,
-// kClusterN.
+// split-K / stream-K → SplitTileScheduler. Cfg names kScheme, kGemmType, kRasterGroup, kPsumLayout, kClusterM and
+// kClusterN (the cluster's extent along N: clusters pair m-blocks only, so 1).
 template <class Cfg, int BLOCK_M, int BLOCK_N, int BLOCK_K>
 struct SchedulerFor {
   static constexpr bool kSplit = Cfg::kScheme != GemmScheme::kDataParallel;
   // A batch-reduced problem's tiles are those of one [M, N, ΣK] problem (the producer maps K to the batches).
   static constexpr GemmType kTileType = Cfg::kGemmType == GemmType::kBatchReduced ? GemmType::kNormal : Cfg::kGemmType;
-  static_assert(!kSplit || (Cfg::kClusterM * Cfg::kClusterN == 1 && !Cfg::kPsumLayout &&
+  static_assert(Cfg::kClusterN == 1, "2-CTA clusters pair m-blocks (2x1), never n-blocks");
+  static_assert(!kSplit || (Cfg::kClusterM == 1 && !Cfg::kPsumLayout &&
                             (kTileType == GemmType::kNormal || kTileType == GemmType::kBatched)),
                 "split-K / stream-K: dense or batched problems without clusters");
-  using DataParallel = TileScheduler<kTileType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K,
-                                     Cfg::kClusterM, Cfg::kClusterN>;
+  using DataParallel =
+      TileScheduler<kTileType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, Cfg::kPsumLayout, BLOCK_K, Cfg::kClusterM>;
   using Split = SplitTileScheduler<Cfg::kScheme, kTileType, BLOCK_M, BLOCK_N, Cfg::kRasterGroup, BLOCK_K>;
   template <bool kCut, int kDummy = 0>
   struct Pick {
