@@ -57,6 +57,10 @@ void apply_hardware_overrides_json(HardwareModel& hw, const std::string& json_te
 // library itself never needs a GPU to load.
 HardwareModel hardware_from_device(int device = 0);
 bool gpu_available();
+// The CUDA devices this process sees, counted on the first call (0 without a driver or GPU): the count cannot change
+// while a process runs, and the per-call paths (the scale-layout helpers, a new plan's device check) need not ask the
+// runtime again each time.
+int cuda_device_count();
 
 // The model as a JSON object with the same keys apply_hardware_overrides_json accepts.
 std::string hardware_to_json(const HardwareModel& hw);

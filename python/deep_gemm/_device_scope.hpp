@@ -9,16 +9,14 @@
 #include <fmt/format.h>
 
 #include "tilegemm/errors.hpp"
+#include "tilegemm/hw.hpp"
 
 namespace deep_gemm_ext {
 
 // InvalidArgument (ValueError in Python) unless `device` is a device index of this machine.
 inline void require_device(int device) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return;
-  }
+  const int count = tilegemm::cuda_device_count();
+  if (count == 0) return;
   if (device < 0 || device >= count)
     throw tilegemm::InvalidArgument("device", fmt::format("a CUDA device index in [0, {})", count),
                                     std::to_string(device));

@@ -37,11 +37,20 @@ HardwareModel base_for(const cudaDeviceProp& prop) {
 
 }  // namespace
 
+int cuda_device_count() {
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();  // leave no error behind for the next runtime call
+      n = 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
 bool gpu_available() {
-  int count = 0;
-  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  if (!ok) cudaGetLastError();  // leave no error behind for the next runtime call
-  return ok;
+  return cuda_device_count() > 0;
 }
 
 HardwareModel hardware_from_device(int device) {
