@@ -115,3 +115,26 @@ def test_torch_tensors_are_read_as_their_stand_ins():
     entry = Entry()
     assert _C.run_kept({(('f', ), key(x)): entry}, ('f', ), x) is True
     assert entry.calls == [(0, (x.data_ptr(), ))]
+
+
+def test_torch_tensors_skip_the_stand_in_geometry_checks(monkeypatch):
+    # torch's own tensors always have integer sizes, non-negative strides and a valid pointer: checking them
+    # cost about 4 µs a tensor on every first call and every scale-layout helper call. Stand-ins are still checked.
+    from deep_gemm import _checks
+
+    def checked(t, name):
+        raise AssertionError(f'{name} was checked')
+
+    monkeypatch.setattr(_checks, '_require_geometry', checked)
+    with pytest.raises(AssertionError, match='x was checked'):
+        _checks.require_tensor(T((4, 4)), 'x')
+    if torch is not None:
+        t = torch.empty(4, 4)
+        assert _checks.require_tensor(t, 'x') is t
+        assert _checks.require_tensor(torch.nn.Parameter(t), 'p') is not None
+
+        class Sub(torch.Tensor):
+            pass
+
+        with pytest.raises(AssertionError, match='s was checked'):
+            _checks.require_tensor(t.as_subclass(Sub), 's')
