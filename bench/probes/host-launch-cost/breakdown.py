@@ -5,29 +5,16 @@ suite's problems; with DG_PRINT_CONFIGS=1 each plan's config is printed on its f
 
     scripts/gpu-peer python bench/probes/host-launch-cost/breakdown.py
 """
-import time
-
 import torch
 
 import deep_gemm
-from deep_gemm.bench import cpp_timer, gemm_cases, host_suite, suites
+from deep_gemm.bench import cpp_timer, gemm_cases, host_suite, suites, timing
 from deep_gemm.bench.inputs import Quantiser
 
 
-def host_us(fn, calls=300, rounds=5):
-    best = float('inf')
-    for _ in range(rounds):
-        fn()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(calls):
-            t0 = time.perf_counter_ns()
-            fn()
-            times.append(time.perf_counter_ns() - t0)
-        torch.cuda.synchronize()
-        times.sort()
-        best = min(best, times[len(times) // 2] / 1e3)
-    return best
+def host_us(fn, rounds=5):
+    """The best over rounds of the median host time of 300 back-to-back calls."""
+    return min(timing.time_host(torch, fn, 300)[0] for _ in range(rounds))
 
 
 def main():

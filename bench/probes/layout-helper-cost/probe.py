@@ -4,23 +4,10 @@ activity under torch.profiler (each kernel's name and duration), beside dst.copy
 
     scripts/gpu-peer python bench/probes/layout-helper-cost/probe.py
 """
-import time
-
 import torch
 
 import deep_gemm
-
-
-def host_us(fn, calls=200):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - t0)
-    torch.cuda.synchronize()
-    return sorted(times)[calls // 2] / 1e3
+from deep_gemm.bench import timing
 
 
 def event_us(fn, flush, calls=100):
@@ -54,7 +41,8 @@ def main():
         dst = torch.empty_like(src)
         for name, fn in (('ours', lambda: deep_gemm.get_mn_major_tma_aligned_tensor(sf)),
                          ('copy', lambda: dst.copy_(src))):
-            print(f'{mn}x{kb} {name}: host {host_us(fn):.1f} us, events {event_us(fn, flush):.1f} us, '
+            host = timing.time_host(torch, fn, 200)[0]
+            print(f'{mn}x{kb} {name}: host {host:.1f} us, events {event_us(fn, flush):.1f} us, '
                   f'gpu {[(k, c, round(t, 1)) for k, c, t in gpu_activity(fn)]}', flush=True)
 
 
