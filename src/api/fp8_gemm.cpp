@@ -1,6 +1,7 @@
 // The FP8 block-scaled operations users call: validate → GemmDesc (a LaunchPlan) → GemmConfig → JIT kernel →
 // launch.
 #include "tilegemm/fp8_gemm.hpp"
+#include "core/int_math.hpp"
 #include "tilegemm/gemm.hpp"
 
 #include <algorithm>
@@ -28,10 +29,6 @@ using api::shape_str;
 namespace {
 
 constexpr int kScaleBlock = 128;  // K (and, per block, N) extent of one scaling factor
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 std::string strides_str(const TensorView& v) {
   std::string s = "strides [";
@@ -105,13 +102,13 @@ using api::Plan;
 using kernels::as_3d;
 using Work = LaunchPlan::Work;
 
-void launch(const LaunchPlan& plan, const kernels::Sm90Fp8Operands& ops, void* stream) {
+void launch_fp8(const LaunchPlan& plan, const kernels::Sm90Fp8Operands& ops, void* stream) {
   kernels::launch_sm90_fp8_gemm_reusing(plan.desc, plan.config(), ops, stream, plan.fp8_reuse);
 }
 
 // The runners: what each entry point does once its checks passed, on the views of one run (a, sfa, b, sfb, d,
 // then c or the group tensor).
-void run_dense(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_fp8_dense(const LaunchPlan& plan, const TensorView* v, void* stream) {
   const TensorView& d = v[4];
   const TensorView* c = plan.present(5) ? &v[5] : nullptr;
   if (plan.work == Work::kNone) return;
@@ -121,22 +118,22 @@ void run_dense(const LaunchPlan& plan, const TensorView* v, void* stream) {
     if (c == nullptr) api::copy_or_zero(d, nullptr, stream);
     return;
   }
-  launch(plan, {as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), as_3d(d), nullptr}, stream);
+  launch_fp8(plan, {as_3d(v[0]), as_3d(v[1]), as_3d(v[2]), as_3d(v[3]), as_3d(d), nullptr}, stream);
 }
 
-void run_m_grouped_contiguous(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_fp8_m_grouped_contiguous(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (plan.work == Work::kNone) return;
   if (plan.work == Work::kFill) return api::copy_or_zero(v[4], nullptr, stream);
-  launch(plan, {as_3d(v[0]), as_3d(v[1]), v[2], v[3], as_3d(v[4]), static_cast<const int*>(v[5].data)}, stream);
+  launch_fp8(plan, {as_3d(v[0]), as_3d(v[1]), v[2], v[3], as_3d(v[4]), static_cast<const int*>(v[5].data)}, stream);
 }
 
-void run_m_grouped_masked(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_fp8_m_grouped_masked(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (plan.work == Work::kNone) return;
   if (plan.work == Work::kFill) return api::copy_or_zero(v[4], nullptr, stream);
-  launch(plan, {v[0], v[1], v[2], v[3], v[4], static_cast<const int*>(v[5].data)}, stream);
+  launch_fp8(plan, {v[0], v[1], v[2], v[3], v[4], static_cast<const int*>(v[5].data)}, stream);
 }
 
-void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_fp8_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   const TensorView& d = v[4];
   const TensorView* c = plan.present(6) ? &v[6] : nullptr;
   if (plan.work == Work::kNone) return;
@@ -155,7 +152,7 @@ void run_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (blocks)
     kernels::launch_sm90_fp8_k_grouped_blocks(plan.desc, plan.config(), ops, plan.ks, stream, plan.fp8_reuse);
   else
-    launch(plan, ops, stream);
+    launch_fp8(plan, ops, stream);
 }
 
 }  // namespace
@@ -196,7 +193,7 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
   for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
     require_int_size(v, name);
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, c}, num_sms,
-                                           &run_dense);
+                                           &run_fp8_dense);
   if (m == 0 || n == 0 || batch == 0) {
     plan->work = Work::kNone;
     return plan;
@@ -229,7 +226,7 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
   auto plan =
       std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &grouped_layout},
-                                   num_sms, &run_m_grouped_contiguous);
+                                   num_sms, &run_fp8_m_grouped_contiguous);
   if (plan->without_kernel(m == 0 || n == 0, k == 0)) return plan;
   plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.use_psum_layout = use_psum_layout;
@@ -251,7 +248,7 @@ Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, 
   check_per_block_sf(sfb, "sfb", 3, groups, n, k);
   api::require_masked_m(masked_m, groups, expected_m);
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &masked_m},
-                                           num_sms, &run_m_grouped_masked);
+                                           num_sms, &run_fp8_m_grouped_masked);
   if (plan->without_kernel(groups == 0 || m_max == 0 || n == 0, k == 0)) return plan;
   plan->desc = fp8_desc(GemmType::kMGroupedMasked, m_max, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.expected_m = std::min<int>(expected_m, static_cast<int>(m_max));
@@ -298,7 +295,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
     require_contiguous_rows(*c, "c");
   }
   auto plan = std::make_shared<LaunchPlan>(
-      std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &ks_tensor, c}, num_sms, &run_k_grouped);
+      std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, &ks_tensor, c}, num_sms, &run_fp8_k_grouped);
   if (groups == 0 || m == 0 || n == 0) {
     plan->work = Work::kNone;
     return plan;

@@ -41,7 +41,7 @@ using api::LaunchPlan;
 using api::Plan;
 using Work = LaunchPlan::Work;
 
-void launch(const LaunchPlan& plan, const kernels::Sm90GemmOperands& ops, void* stream) {
+void launch_bf16(const LaunchPlan& plan, const kernels::Sm90GemmOperands& ops, void* stream) {
   kernels::launch_sm90_bf16_gemm_reusing(plan.desc, plan.config(), ops, stream, plan.reuse);
 }
 
@@ -56,22 +56,22 @@ void run_bf16_gemm(const LaunchPlan& plan, const TensorView* v, void* stream) {
     if (c == nullptr) copy_or_zero(d, nullptr, stream);
     return;
   }
-  launch(plan, {as_3d(a), as_3d(b), as_3d(d), nullptr, c != nullptr}, stream);
+  launch_bf16(plan, {as_3d(a), as_3d(b), as_3d(d), nullptr, c != nullptr}, stream);
 }
 
-void run_m_grouped_contiguous(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_bf16_m_grouped_contiguous(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (plan.work == Work::kNone) return;
   if (plan.work == Work::kFill) return copy_or_zero(v[2], nullptr, stream);
-  launch(plan, {as_3d(v[0]), v[1], as_3d(v[2]), static_cast<const int*>(v[3].data), false}, stream);
+  launch_bf16(plan, {as_3d(v[0]), v[1], as_3d(v[2]), static_cast<const int*>(v[3].data), false}, stream);
 }
 
-void run_m_grouped_masked(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_bf16_m_grouped_masked(const LaunchPlan& plan, const TensorView* v, void* stream) {
   if (plan.work == Work::kNone) return;
   if (plan.work == Work::kFill) return copy_or_zero(v[2], nullptr, stream);
-  launch(plan, {v[0], v[1], v[2], static_cast<const int*>(v[3].data), false}, stream);
+  launch_bf16(plan, {v[0], v[1], v[2], static_cast<const int*>(v[3].data), false}, stream);
 }
 
-void run_k_grouped_tn(const LaunchPlan& plan, const TensorView* v, void* stream) {
+void run_bf16_k_grouped_tn(const LaunchPlan& plan, const TensorView* v, void* stream) {
   const TensorView &a = v[0], &b = v[1], &d = v[2], &ks_tensor = v[3];
   const TensorView* c = plan.present(4) ? &v[4] : nullptr;
   if (plan.work == Work::kNone) return;
@@ -86,7 +86,7 @@ void run_k_grouped_tn(const LaunchPlan& plan, const TensorView* v, void* stream)
   const std::int64_t sum_k = a.size(0), m = a.size(1), n = b.size(1);
   const TensorView a3 = TensorView::batched(a.data, a.dtype, 1, m, sum_k, sum_k * a.stride(0), 1, a.stride(0));
   const TensorView b3 = TensorView::batched(b.data, b.dtype, 1, n, sum_k, sum_k * b.stride(0), 1, b.stride(0));
-  launch(plan, {a3, b3, d, static_cast<const int*>(ks_tensor.data), c != nullptr}, stream);
+  launch_bf16(plan, {a3, b3, d, static_cast<const int*>(ks_tensor.data), c != nullptr}, stream);
 }
 
 }  // namespace
@@ -206,7 +206,7 @@ Plan plan_m_grouped_bf16_gemm_contiguous(const TensorView& a, const TensorView& 
   TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(1)));
   api::require_grouped_layout(grouped_layout, use_psum_layout, m, groups, get_mk_alignment_for_contiguous_layout());
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &grouped_layout},
-                                           num_sms, &run_m_grouped_contiguous);
+                                           num_sms, &run_bf16_m_grouped_contiguous);
   if (plan->without_kernel(m == 0 || n == 0, k == 0)) return plan;
   GemmDesc& desc = plan->desc;
   desc.type = GemmType::kMGroupedContiguous;
@@ -232,7 +232,7 @@ Plan plan_m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, c
                    fmt::format("last stride {}", a.stride(2)));
   TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &masked_m}, num_sms,
-                                           &run_m_grouped_masked);
+                                           &run_bf16_m_grouped_masked);
   if (plan->without_kernel(groups == 0 || m_max == 0 || n == 0, k == 0)) return plan;
   GemmDesc& desc = plan->desc;
   desc.type = GemmType::kMGroupedMasked;
@@ -267,7 +267,7 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
                      fmt::format("{} {}", dtype_name(c->dtype), shape_str(*c)));
   }
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &b, &d, &ks_tensor, c}, num_sms,
-                                           &run_k_grouped_tn);
+                                           &run_bf16_k_grouped_tn);
   if (groups == 0 || m == 0 || n == 0) {
     plan->work = Work::kNone;
     return plan;

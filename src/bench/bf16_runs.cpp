@@ -17,8 +17,6 @@ namespace tilegemm::bench_detail {
 
 namespace {
 
-constexpr std::size_t kBf16Bytes = 2;
-
 // Storage views in the convention of gemm.hpp: A viewed as [M,K], B as [N,K], the strides saying which
 // dimension is contiguous.
 TensorView operand_view(void* data, std::int64_t rows, std::int64_t k, Major major) {

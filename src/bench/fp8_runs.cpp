@@ -15,6 +15,7 @@
 
 #include "bench/host_data.hpp"
 #include "bench/shape_run.hpp"
+#include "core/int_math.hpp"
 #include "kernels/scale_layout.hpp"
 #include "kernels/tma_views.hpp"
 #include "tilegemm/errors.hpp"
@@ -27,11 +28,7 @@ namespace tilegemm::bench_detail {
 namespace {
 
 constexpr std::int64_t kBlock = 128;
-constexpr std::size_t kBf16Bytes = 2, kFloatBytes = 4;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
+constexpr std::size_t kFloatBytes = 4;
 
 TensorView e4m3_matrix(void* data, std::int64_t rows, std::int64_t k) {
   return TensorView::matrix(data, DType::kFloat8E4M3, rows, k, k, 1);

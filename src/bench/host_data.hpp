@@ -11,6 +11,9 @@
 
 namespace tilegemm::bench_detail {
 
+// Bytes of one bf16 element (the bf16 operands and outputs the runs allocate).
+inline constexpr std::size_t kBf16Bytes = 2;
+
 // `count` bf16 values uniform in (-1, 1), never exactly zero; deterministic for a seed whatever the
 // number of threads it is spread over.
 void fill_random_bf16(std::uint16_t* out, std::size_t count, std::uint64_t seed);

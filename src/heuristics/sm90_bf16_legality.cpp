@@ -18,8 +18,6 @@ constexpr int kMaxAccumulatorRegs = 128;
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
 constexpr int kMathNonAccumulatorRegs = 40;
 constexpr int kProducerRegs = 40;
-// Barriers and the 1024-byte alignment of 128B-swizzled TMA destinations.
-constexpr int kSmemReserveBytes = 1024;
 
 }  // namespace
 

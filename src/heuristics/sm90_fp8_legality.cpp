@@ -6,18 +6,15 @@
 
 #include "heuristics/sm90_tile_rules.hpp"
 #include "tilegemm/fp8_params.hpp"  // fp8_1d2d_sfb_stage_bytes, fp8_sfa_stage_bytes
+#include "tilegemm/fp8_quant.hpp"   // kFp8ScaleBlock
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 
 namespace {
-// One stage holds one, two or four 128-wide K blocks: 128 e4m3 bytes per tile row each (one 128B-swizzle atom row),
-// and exactly one block of scales each.
-constexpr int kScaleBlock = 128;
 // The math threads hold the scaled result (rows/64 × block_n/2 fp32) plus one K block of raw wgmma partials
 // (block_n/2); beyond 192 of the 232 registers setmaxnreg gives them, addresses and scales spill.
 constexpr int kMaxResultAndPartialRegs = 192;
-constexpr int kSmemReserveBytes = 1024;
 
 int align128(int bytes) {
   return (bytes + 127) / 128 * 128;
@@ -27,7 +24,7 @@ int align128(int bytes) {
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;  // 1D1D
   // Scales per stage: A per token of each K block; B per token (1D1D) or the tile's block scales (1D2D).
-  const int k_blocks = c.block_k / kScaleBlock;
+  const int k_blocks = c.block_k / kFp8ScaleBlock;
   const long long per_stage = static_cast<long long>(c.block_m + c.block_n) * c.block_k +
                               fp8_sfa_stage_bytes(desc.sfa_layout, c.block_m, k_blocks) +
                               (per_token_b ? align128(c.block_n * 4) : fp8_1d2d_sfb_stage_bytes(k_blocks));
@@ -41,12 +38,14 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
     return reject(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
   if (desc.type == GemmType::kKGroupedContiguous && !per_token_b)
     return reject(why, "K-grouped FP8 GEMMs use the 1D1D recipe: D must be fp32");
-  if (c.block_k != kScaleBlock && c.block_k != 2 * kScaleBlock && c.block_k != 4 * kScaleBlock)
+  // One stage holds one, two or four 128-wide K blocks (kFp8ScaleBlock): 128 e4m3 bytes per tile row each (one
+  // 128B-swizzle atom row), and exactly one block of scales each.
+  if (c.block_k != kFp8ScaleBlock && c.block_k != 2 * kFp8ScaleBlock && c.block_k != 4 * kFp8ScaleBlock)
     return reject(why, [&] {
       return fmt::format("block_k {} not 128, 256 or 512 (one, two or four 128-wide scale blocks per stage)",
                          c.block_k);
     });
-  if (c.block_k > kScaleBlock) {
+  if (c.block_k > kFp8ScaleBlock) {
     const bool type_ok =
         desc.type == GemmType::kNormal || desc.type == GemmType::kBatched || desc.type == GemmType::kMGroupedMasked;
     if (per_token_b || !type_ok || c.cluster_m * c.cluster_n > 1)
@@ -59,7 +58,7 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
   if (!sm90_tile_shape_fits(desc, c, !per_token_b, why)) return false;
-  if (!per_token_b && c.block_n > kScaleBlock && c.block_n - kScaleBlock != std::gcd(c.block_n, kScaleBlock))
+  if (!per_token_b && c.block_n > kFp8ScaleBlock && c.block_n - kFp8ScaleBlock != std::gcd(c.block_n, kFp8ScaleBlock))
     return reject(why, [&] {
       return fmt::format(
           "block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "

@@ -13,6 +13,10 @@
 
 namespace tilegemm {
 
+// Shared memory both kernels reserve besides their stages: barriers and the 1024-byte alignment of 128B-swizzled
+// TMA destinations.
+inline constexpr int kSmemReserveBytes = 1024;
+
 // Returns false and, when why is given, sets *why to the reason `format()` builds (only then is it built).
 template <std::invocable Format>
 bool reject(std::string* why, Format&& format) {

@@ -7,7 +7,7 @@
 namespace tilegemm::kernels {
 
 namespace {
-std::uint64_t u64(std::int64_t v) {
+std::uint64_t as_u64(std::int64_t v) {
   return static_cast<std::uint64_t>(v);
 }
 int elem_bytes(DType t) {
@@ -16,8 +16,8 @@ int elem_bytes(DType t) {
 
 // TMA wants a valid stride even for an extent-1 batch dimension.
 void fill_batch_stride(TmaView& t, const TensorView& v) {
-  const auto e = u64(elem_bytes(v.dtype));
-  t.byte_strides[1] = v.size(0) > 1 ? u64(v.stride(0)) * e : 0;
+  const auto e = as_u64(elem_bytes(v.dtype));
+  t.byte_strides[1] = v.size(0) > 1 ? as_u64(v.stride(0)) * e : 0;
   if (t.byte_strides[1] == 0) t.byte_strides[1] = t.byte_strides[0] * t.dims[1];
 }
 }  // namespace
@@ -32,16 +32,16 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
   TmaView t;
   t.base = v.data;
   t.dtype = v.dtype;
-  const auto e = u64(elem_bytes(v.dtype));
+  const auto e = as_u64(elem_bytes(v.dtype));
   if (major == Major::kKMajor) {
-    t.dims = {u64(v.size(2)), u64(v.size(1)), u64(v.size(0))};
-    t.byte_strides[0] = u64(v.stride(1)) * e;
+    t.dims = {as_u64(v.size(2)), as_u64(v.size(1)), as_u64(v.size(0))};
+    t.byte_strides[0] = as_u64(v.stride(1)) * e;
     // A swizzled box is at most one swizzle atom wide: wider K tiles are loaded as several boxes (one per atom).
-    const auto box_k = std::min<std::uint64_t>(u64(block_k), kOperandSwizzleBytes / e);
+    const auto box_k = std::min<std::uint64_t>(as_u64(block_k), kOperandSwizzleBytes / e);
     t.box = {static_cast<std::uint32_t>(box_k), static_cast<std::uint32_t>(block_rows), 1};
   } else {
-    t.dims = {u64(v.size(1)), u64(v.size(2)), u64(v.size(0))};
-    t.byte_strides[0] = u64(v.stride(2)) * e;
+    t.dims = {as_u64(v.size(1)), as_u64(v.size(2)), as_u64(v.size(0))};
+    t.byte_strides[0] = as_u64(v.stride(2)) * e;
     t.box = {64, static_cast<std::uint32_t>(block_k), 1};
   }
   fill_batch_stride(t, v);
@@ -55,8 +55,8 @@ TmaView output_view(const TensorView& d, int block_n, int box_rows) {
   TmaView t;
   t.base = d.data;
   t.dtype = d.dtype;
-  t.dims = {u64(d.size(2)), u64(d.size(1)), u64(d.size(0))};
-  t.byte_strides[0] = u64(d.stride(1)) * u64(e);
+  t.dims = {as_u64(d.size(2)), as_u64(d.size(1)), as_u64(d.size(0))};
+  t.byte_strides[0] = as_u64(d.stride(1)) * as_u64(e);
   fill_batch_stride(t, d);
   t.box = {static_cast<std::uint32_t>(chunk_bytes / e), static_cast<std::uint32_t>(box_rows), 1};
   t.swizzle_bytes = d_chunk_swizzle_bytes(chunk_bytes);

@@ -5,15 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/int_math.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_quant.hpp"
 
 namespace tilegemm {
 namespace {
-
-int ceil_div(int a, int b) {
-  return (a + b - 1) / b;
-}
 
 void require_matrix(const float* x, int rows, int cols) {
   TILEGEMM_REQUIRE(x != nullptr, "x", "a non-null pointer to rows * cols floats", "nullptr");

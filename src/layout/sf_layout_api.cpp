@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/int_math.hpp"
 #include "layout/sf_layout_kernel.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_layout.hpp"
@@ -19,10 +20,6 @@ namespace {
 // Sizes beyond this would overflow the int shape arithmetic of the kernel parameters.
 constexpr std::int64_t kMaxExtent = std::int64_t{1} << 30;
 constexpr std::int64_t kMaxGroups = 65535;  // grid.z
-
-int ceil_div(int a, int b) {
-  return (a + b - 1) / b;
-}
 
 void cuda_check(cudaError_t status, const char* what) {
   if (status != cudaSuccess)

@@ -7,16 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "core/int_math.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/fp8_quant.hpp"
 
 namespace tilegemm {
 namespace {
-
-std::size_t ceil_div(std::size_t a, std::size_t b) {
-  return (a + b - 1) / b;
-}
 
 void require_shape(int groups, int mn, int kb) {
   TILEGEMM_REQUIRE(groups > 0, "groups", "a positive group count", fmt::format("{}", groups));

@@ -7,8 +7,8 @@
 namespace tilegemm {
 
 namespace {
-constexpr double kL0Buffers = 2;         // L0A/L0B are double-buffered so MAD overlaps the next L1 -> L0 load
-constexpr double kAccumulatorBytes = 4;  // L0C accumulates in fp32
+constexpr double kL0Buffers = 2;            // L0A/L0B are double-buffered so MAD overlaps the next L1 -> L0 load
+constexpr double kL0cAccumulatorBytes = 4;  // L0C accumulates in fp32
 }  // namespace
 
 AscendTilingCheck ascend_tiling_check(const OperandDtypes& dtypes, int m1, int n1, int k1, int k0, int l1_stages,
@@ -27,7 +27,7 @@ AscendTilingCheck ascend_tiling_check(const OperandDtypes& dtypes, int m1, int n
   c.l1_bytes = (dtype_bytes(dtypes.a, double(m1) * k1) + dtype_bytes(dtypes.b, double(k1) * n1)) * l1_stages;
   c.l0a_bytes = dtype_bytes(dtypes.a, double(m1) * k0) * kL0Buffers;
   c.l0b_bytes = dtype_bytes(dtypes.b, double(k0) * n1) * kL0Buffers;
-  c.l0c_bytes = double(m1) * n1 * kAccumulatorBytes;
+  c.l0c_bytes = double(m1) * n1 * kL0cAccumulatorBytes;
   c.l1_limit = hw.ascend_l1_bytes, c.l0a_limit = hw.ascend_l0a_bytes;
   c.l0b_limit = hw.ascend_l0b_bytes, c.l0c_limit = hw.ascend_l0c_bytes;
   c.l1_ok = c.l1_bytes <= c.l1_limit;

@@ -16,15 +16,15 @@ using reference_detail::view_string;
 
 namespace {
 
-struct Problem {
+struct CpuProblem {
   std::int64_t batch, m, n, k;
 };
 
-Problem check_problem(const TensorView& a, const TensorView& b, const TensorView* c) {
+CpuProblem check_problem(const TensorView& a, const TensorView& b, const TensorView* c) {
   require_host_matrix(a, "a");
   require_host_matrix(b, "b");
   TILEGEMM_REQUIRE(b.ndim == a.ndim, "b", fmt::format("{} dimensions like a", a.ndim), view_string(b));
-  const Problem p{a.ndim == 3 ? a.shape[0] : 1, a.size(-2), b.size(-2), a.size(-1)};
+  const CpuProblem p{a.ndim == 3 ? a.shape[0] : 1, a.size(-2), b.size(-2), a.size(-1)};
   TILEGEMM_REQUIRE(b.size(-1) == p.k, "b", fmt::format("K = {} columns (a is {})", p.k, view_string(a)),
                    view_string(b));
   if (a.ndim == 3) TILEGEMM_REQUIRE(b.shape[0] == p.batch, "b", fmt::format("batch {}", p.batch), view_string(b));
@@ -46,7 +46,7 @@ unsigned thread_count(unsigned requested, std::int64_t rows) {
 
 // One output row: out[j] = C[row, j] + Σ_k a_row[k]·B[j, k]. Four partial sums keep the FMA chains
 // independent; every product of two floats from bf16/fp16/fp32 is exact in double.
-void gemm_row(const float* a_row, const std::vector<float>& b_dense, const Problem& p, double* out) {
+void gemm_row(const float* a_row, const std::vector<float>& b_dense, const CpuProblem& p, double* out) {
   for (std::int64_t j = 0; j < p.n; ++j) {
     const float* b_row = b_dense.data() + j * p.k;
     std::array<double, 4> acc{};
@@ -59,7 +59,7 @@ void gemm_row(const float* a_row, const std::vector<float>& b_dense, const Probl
 }
 
 // Computes rows `rows` of matrix `batch` into out[r * N ...] (out pre-filled with C or zeros).
-void gemm_rows(const TensorView& a, const TensorView& b, std::int64_t batch, const Problem& p,
+void gemm_rows(const TensorView& a, const TensorView& b, std::int64_t batch, const CpuProblem& p,
                std::span<const std::int64_t> rows, double* out, unsigned num_threads) {
   const std::vector<float> b_dense = rows_as_floats(b, batch, 0, p.n);  // [N, K]
   const unsigned threads = thread_count(num_threads, static_cast<std::int64_t>(rows.size()));
@@ -75,7 +75,7 @@ void gemm_rows(const TensorView& a, const TensorView& b, std::int64_t batch, con
   for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work, t);
 }
 
-void load_c_rows(const TensorView* c, std::int64_t batch, const Problem& p, std::span<const std::int64_t> rows,
+void load_c_rows(const TensorView* c, std::int64_t batch, const CpuProblem& p, std::span<const std::int64_t> rows,
                  double* out) {
   if (!c) return;
   const int r = c->ndim - 2;
@@ -89,7 +89,7 @@ void load_c_rows(const TensorView* c, std::int64_t batch, const Problem& p, std:
 
 std::vector<double> reference_gemm(const TensorView& a, const TensorView& b, const TensorView* c,
                                    unsigned num_threads) {
-  const Problem p = check_problem(a, b, c);
+  const CpuProblem p = check_problem(a, b, c);
   std::vector<double> d(static_cast<std::size_t>(p.batch * p.m * p.n), 0.0);
   std::vector<std::int64_t> rows(static_cast<std::size_t>(p.m));
   for (std::int64_t i = 0; i < p.m; ++i) rows[i] = i;
@@ -103,7 +103,7 @@ std::vector<double> reference_gemm(const TensorView& a, const TensorView& b, con
 
 std::vector<double> reference_gemm_rows(const TensorView& a, const TensorView& b, const TensorView* c,
                                         std::span<const std::int64_t> rows, unsigned num_threads) {
-  const Problem p = check_problem(a, b, c);
+  const CpuProblem p = check_problem(a, b, c);
   TILEGEMM_REQUIRE(a.ndim == 2, "a", "a 2-D view (row sampling works on one matrix)", view_string(a));
   for (std::int64_t row : rows)
     TILEGEMM_REQUIRE(row >= 0 && row < p.m, "rows", fmt::format("indices in [0, {})", p.m), fmt::format("{}", row));

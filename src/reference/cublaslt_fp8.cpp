@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "core/int_math.hpp"
 #include "reference/cublaslt_api.hpp"
 #include "reference/cublaslt_context.hpp"
 #include "reference/host_view.hpp"
@@ -26,18 +27,15 @@ namespace {
 
 constexpr std::int64_t kBlock = 128;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 std::int64_t round_up(std::int64_t a, std::int64_t b) {
   return ceil_div(a, b) * b;
 }
 
-void check_cuda(cudaError_t status, const char* what) {
+void check_cuda_fp8(cudaError_t status, const char* what) {
   reference_detail::check_cuda_status(status, "cublaslt_fp8_gemm_nt", what);
 }
 
-void check_cublas(cublasStatus_t status, const char* what) {
+void check_cublas_fp8(cublasStatus_t status, const char* what) {
   reference_detail::check_cublas_status(status, "cublaslt_fp8_gemm_nt", what);
 }
 
@@ -59,18 +57,18 @@ void require_k_major(const TensorView& v, const std::string& argument) {
   TILEGEMM_REQUIRE(x <= 1 || v.stride(0) >= k, argument, "a row stride >= K", view_string(v));
 }
 
-struct Problem {
+struct Fp8Problem {
   std::int64_t m = 0, n = 0, k = 0;
 };
 
-Problem check_arguments(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                        const TensorView& d, CublasLtFp8Scaling scaling) {
+Fp8Problem check_fp8_arguments(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                               const TensorView& d, CublasLtFp8Scaling scaling) {
   TILEGEMM_REQUIRE(scaling == CublasLtFp8Scaling::kPerTensor || scaling == CublasLtFp8Scaling::kBlockwise, "scaling",
                    "kPerTensor or kBlockwise", std::to_string(static_cast<int>(scaling)));
   require_view(a, "a", DType::kFloat8E4M3);
   require_view(b, "b", DType::kFloat8E4M3);
   require_view(d, "d", DType::kBFloat16);
-  const Problem p{a.size(0), b.size(0), a.size(1)};
+  const Fp8Problem p{a.size(0), b.size(0), a.size(1)};
   TILEGEMM_REQUIRE(b.size(1) == p.k, "b", fmt::format("[N, K] with K = {} (from a)", p.k), view_string(b));
   require_k_major(a, "a");
   require_k_major(b, "b");
@@ -105,32 +103,33 @@ Problem check_arguments(const TensorView& a, const TensorView& sfa, const Tensor
   return p;
 }
 
-struct Layout {
+struct Fp8Layout {
   cublasLtMatrixLayout_t handle = nullptr;
-  Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
-    check_cublas(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+  Fp8Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
+    check_cublas_fp8(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld),
+                     "cublasLtMatrixLayoutCreate");
   }
-  ~Layout() { cublaslt().cublasLtMatrixLayoutDestroy(handle); }
-  Layout(const Layout&) = delete;
-  Layout& operator=(const Layout&) = delete;
+  ~Fp8Layout() { cublaslt().cublasLtMatrixLayoutDestroy(handle); }
+  Fp8Layout(const Fp8Layout&) = delete;
+  Fp8Layout& operator=(const Fp8Layout&) = delete;
 };
 
-struct MatmulDesc {
+struct Fp8MatmulDesc {
   cublasLtMatmulDesc_t handle = nullptr;
-  MatmulDesc() {
-    check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
+  Fp8MatmulDesc() {
+    check_cublas_fp8(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
   }
-  ~MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
-  MatmulDesc(const MatmulDesc&) = delete;
-  MatmulDesc& operator=(const MatmulDesc&) = delete;
+  ~Fp8MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
+  Fp8MatmulDesc(const Fp8MatmulDesc&) = delete;
+  Fp8MatmulDesc& operator=(const Fp8MatmulDesc&) = delete;
   template <class T>
   void set(cublasLtMatmulDescAttributes_t key, const T& value, const char* what) {
-    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(handle, key, &value, sizeof(value)), what);
+    check_cublas_fp8(cublaslt().cublasLtMatmulDescSetAttribute(handle, key, &value, sizeof(value)), what);
   }
 };
 
 // The block-scaled modes exist from cuBLAS 12.9 on (header and library).
-void set_scale_modes(MatmulDesc& desc, CublasLtFp8Scaling scaling) {
+void set_scale_modes(Fp8MatmulDesc& desc, CublasLtFp8Scaling scaling) {
   if (scaling != CublasLtFp8Scaling::kBlockwise) return;
 #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120900
   if (cublaslt().cublasLtGetVersion() < 120900)
@@ -184,22 +183,22 @@ std::vector<float> pack_cublaslt_sfb(std::span<const float> logical, std::int64_
 
 void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                           const TensorView& d, CublasLtFp8Scaling scaling, void* stream) {
-  const Problem p = check_arguments(a, sfa, b, sfb, d, scaling);
+  const Fp8Problem p = check_fp8_arguments(a, sfa, b, sfb, d, scaling);
   if (p.m == 0 || p.n == 0) return;
   int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice (is there a CUDA device?)");
+  check_cuda_fp8(cudaGetDevice(&device), "cudaGetDevice (is there a CUDA device?)");
   auto cuda_stream = static_cast<cudaStream_t>(stream);
   const std::int64_t ld_d = p.m <= 1 ? std::max<std::int64_t>(p.n, 1) : d.stride(0);
   if (p.k == 0) {
-    check_cuda(cudaMemset2DAsync(d.data, static_cast<std::size_t>(ld_d) * 2, 0, static_cast<std::size_t>(p.n) * 2,
-                                 static_cast<std::size_t>(p.m), cuda_stream),
-               "cudaMemset2DAsync");
+    check_cuda_fp8(cudaMemset2DAsync(d.data, static_cast<std::size_t>(ld_d) * 2, 0, static_cast<std::size_t>(p.n) * 2,
+                                     static_cast<std::size_t>(p.m), cuda_stream),
+                   "cudaMemset2DAsync");
     return;
   }
   reference_detail::CublasLtContext& ctx = reference_detail::cublaslt_context(device, stream, "cublaslt_fp8_gemm_nt");
   const std::int64_t ld_a = p.m <= 1 ? p.k : a.stride(0), ld_b = p.n <= 1 ? p.k : b.stride(0);
 
-  MatmulDesc desc;
+  Fp8MatmulDesc desc;
   const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
   desc.set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a, "set TRANSA");
   desc.set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b, "set TRANSB");
@@ -209,9 +208,9 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
   desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scale_a, "set A_SCALE_POINTER");
   desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scale_b, "set B_SCALE_POINTER");
 
-  Layout layout_a(CUDA_R_8F_E4M3, p.k, p.n, ld_b);
-  Layout layout_b(CUDA_R_8F_E4M3, p.k, p.m, ld_a);
-  Layout layout_d(CUDA_R_16BF, p.n, p.m, ld_d);
+  Fp8Layout layout_a(CUDA_R_8F_E4M3, p.k, p.n, ld_b);
+  Fp8Layout layout_b(CUDA_R_8F_E4M3, p.k, p.m, ld_a);
+  Fp8Layout layout_d(CUDA_R_16BF, p.n, p.m, ld_d);
   const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data), pointer_alignment(d.data),
                                        pointer_alignment(d.data)};
 
@@ -230,10 +229,11 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
                     view_string(d), cublaslt().cublasLtGetStatusName(status)));
 
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data,
-                                         layout_b.handle, &beta, d.data, layout_d.handle, d.data, layout_d.handle,
-                                         &algo, ctx.workspace, reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
-               "cublasLtMatmul");
+  check_cublas_fp8(
+      cublaslt().cublasLtMatmul(ctx.handle, desc.handle, &alpha, b.data, layout_a.handle, a.data, layout_b.handle,
+                                &beta, d.data, layout_d.handle, d.data, layout_d.handle, &algo, ctx.workspace,
+                                reference_detail::kCublasLtWorkspaceBytes, cuda_stream),
+      "cublasLtMatmul");
 }
 
 }  // namespace tilegemm

@@ -4,7 +4,6 @@
 // both without a GPU. Arguments are checked before the GPU is looked for, so a bad argument is exit 2 on any machine
 // and a missing GPU is exit 1.
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -78,13 +77,6 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
   options.device = args.device;
   validate_suite_options(options);
   return options;
-}
-
-void write_file(const std::string& path, const std::string& text, const char* argument) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InvalidArgument(argument, "a writable file path", fmt::format("'{}'", path));
-  out << text;
-  if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path));
 }
 
 BenchReport read_report(const std::string& path, const char* argument) {
@@ -164,7 +156,7 @@ void run_bench(const BenchArgs& args) {
                                    summary.errors, report.rows.size()));
 }
 
-const CommandRegistrar kRegistrar([](CLI::App& root) {
+const CommandRegistrar kBenchRegistrar([](CLI::App& root) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = root.add_subcommand(
       "bench",

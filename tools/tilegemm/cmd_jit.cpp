@@ -36,7 +36,7 @@ struct PrecompileArgs {
   int jobs = 0;
 };
 
-GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, Layout layout, const PrecompileArgs& a) {
+GemmDesc make_precompile_desc(GemmType type, int groups, int m, int n, int k, Layout layout, const PrecompileArgs& a) {
   GemmDesc desc;
   desc.type = type;
   desc.num_groups = groups;
@@ -71,7 +71,7 @@ std::vector<jit::KernelSpec> gemm_specs(const PrecompileArgs& a) {
   for (const auto& layout_name : a.layouts) {
     const Layout layout = parse_layout(layout_name, "--layout");
     for (const BenchShape& s : shapes) {
-      const GemmDesc desc = make_desc(s.type, s.groups, s.m, s.n, s.k, layout, a);
+      const GemmDesc desc = make_precompile_desc(s.type, s.groups, s.m, s.n, s.k, layout, a);
       const GemmConfig config = select_config(desc, hw, a.num_sms);
       specs.push_back(is_fp8_desc(desc) ? kernels::sm90_fp8_gemm_spec(desc, config)
                                         : kernels::sm90_bf16_gemm_spec(desc, config));
@@ -129,7 +129,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // The JIT's own costs, measured in a throwaway cache directory: cold compiles of the heaviest kernel this build
 // can generate, a load from disk, and the per-call host cost of a memory-cache hit.
-void run_bench(int compiles, int hit_calls, bool pch) {
+void run_jit_bench(int compiles, int hit_calls, bool pch) {
   TILEGEMM_REQUIRE(compiles > 0, "--compiles", "> 0", std::to_string(compiles));
   TILEGEMM_REQUIRE(hit_calls > 0, "--hit-calls", "> 0", std::to_string(hit_calls));
   namespace fs = std::filesystem;
@@ -221,7 +221,7 @@ static CommandRegistrar registrar([](CLI::App& root) {
   bench->add_option("--compiles", *compiles, "Cold compiles to time")->capture_default_str();
   bench->add_option("--hit-calls", *hit_calls, "Cache-hit calls to time")->capture_default_str();
   bench->add_flag("--pch", *pch, "Pass NVRTC's automatic precompiled-header flag (-pch)");
-  bench->callback([=] { run_bench(*compiles, *hit_calls, *pch); });
+  bench->callback([=] { run_jit_bench(*compiles, *hit_calls, *pch); });
 });
 
 }  // namespace tilegemm::cli

@@ -2,13 +2,13 @@
 // → TMA+wgmma) on one problem: each rung checked against the float64 reference and timed (CUDA events, L2
 // flush, median), with the ledger's predicted traffic and what the rung bought over the previous one.
 // Without a suitable GPU it prints the ledger-only table and says why, exiting 0.
-#include <fstream>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "input_file.hpp"
 #include "ladder/ladder.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hw.hpp"
@@ -25,13 +25,6 @@ struct LadderArgs {
   std::uint64_t seed = 20251130;
   int device = 0;
 };
-
-void write_file(const std::string& path, const std::string& text, const char* argument) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InvalidArgument(argument, "a writable file path", fmt::format("'{}'", path));
-  out << text;
-  if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path));
-}
 
 void run_ladder_command(const LadderArgs& args) {
   TILEGEMM_REQUIRE(
@@ -62,7 +55,7 @@ void run_ladder_command(const LadderArgs& args) {
     throw RuntimeError("a rung failed its reference check or did not run (see the table and the errors)");
 }
 
-const CommandRegistrar kRegistrar([](CLI::App& root) {
+const CommandRegistrar kLadderRegistrar([](CLI::App& root) {
   auto args = std::make_shared<LadderArgs>();
   CLI::App* cmd = root.add_subcommand(
       "ladder", "Run the five GEMM rungs (naive -> tensor cores -> cp.async -> swizzle -> TMA+wgmma) on one shape");

@@ -360,7 +360,7 @@ nlohmann::ordered_json row_json(const Row& r) {
   return j;
 }
 
-void print_detail(const Row& r, const HardwareModel& hw) {
+void print_ledger_detail(const Row& r, const HardwareModel& hw) {
   const ProblemLedger& p = r.problem;
   fmt::print("GEMM M={} N={} K={}{}  {}  on {} ({} SMs, {:.0f} MHz, {:.0f} GB/s)\n", p.shape.m, p.shape.n, p.shape.k,
              p.shape.batch <= 1 ? ""
@@ -479,13 +479,13 @@ void run_ledger(const LedgerArgs& a) {
     for (const Row& r : rows) out["results"].push_back(row_json(r));
     fmt::print("{}\n", out.dump(2));
   } else if (a.suite.empty()) {
-    print_detail(rows.front(), hw);
+    print_ledger_detail(rows.front(), hw);
   } else {
     print_table(rows, hw);
   }
 }
 
-const CommandRegistrar kRegistrar([](CLI::App& root) {
+const CommandRegistrar kLedgerRegistrar([](CLI::App& root) {
   auto a = std::make_shared<LedgerArgs>();
   CLI::App* cmd = root.add_subcommand("ledger",
                                       "The performance ledger of a GEMM: FLOPs, bytes, intensity, bound, "

@@ -43,7 +43,7 @@ GemmType parse_gemm_type(const std::string& name) {
 }
 
 // --m is rows per group (per batch); a contiguous desc holds the rows of all groups.
-GemmDesc make_desc(GemmType type, int groups, int m, int n, int k, const PlanArgs& args) {
+GemmDesc make_plan_desc(GemmType type, int groups, int m, int n, int k, const PlanArgs& args) {
   TILEGEMM_REQUIRE(m > 0, "--m", "a positive size", std::to_string(m));
   TILEGEMM_REQUIRE(groups > 0, "--num-groups", "a positive count", std::to_string(groups));
   // The ledger's size contract (every size below 2^31) applied to the rows of all groups, which m * groups
@@ -81,7 +81,7 @@ std::vector<GemmDesc> descs_from(const PlanArgs& args) {
                      fmt::format("'{}' with a shape", args.suite));
     std::vector<GemmDesc> descs;
     for (const BenchShape& s : suite_shapes(args.suite, "--suite"))
-      descs.push_back(make_desc(s.type, s.groups, s.m, s.n, s.k, args));
+      descs.push_back(make_plan_desc(s.type, s.groups, s.m, s.n, s.k, args));
     return descs;
   }
   TILEGEMM_REQUIRE(
@@ -90,7 +90,7 @@ std::vector<GemmDesc> descs_from(const PlanArgs& args) {
                   args.n ? std::to_string(*args.n) : "(missing)", args.k ? std::to_string(*args.k) : "(missing)"));
   if (type == GemmType::kNormal)
     TILEGEMM_REQUIRE(args.num_groups == 1, "--num-groups", "1 for --gemm-type normal", std::to_string(args.num_groups));
-  return {make_desc(type, args.num_groups, *args.m, *args.n, *args.k, args)};
+  return {make_plan_desc(type, args.num_groups, *args.m, *args.n, *args.k, args)};
 }
 
 // Runners-up that differ in tile shape or cluster (each with its best stage count), best first.
@@ -152,8 +152,8 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"smem_bytes", c.smem_bytes}};
 }
 
-void print_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vector<Candidate>& ranked,
-                  std::size_t enumerated, int top) {
+void print_plan_detail(const GemmDesc& desc, const HardwareModel& hw, const std::vector<Candidate>& ranked,
+                       std::size_t enumerated, int top) {
   const Candidate& best = ranked.front();
   const CostBreakdown& r = best.cost;
   fmt::print("problem   {} on {} ({} SMs)\n", to_string(desc), hw.name, r.num_sms);
@@ -236,13 +236,13 @@ void run_plan_checked(const PlanArgs& args) {
                  short_config(best.config), best.cost.tiles, best.cost.waves, 100 * best.cost.last_wave_util,
                  best.cost.predicted_us, best.cost.predicted_tflops, best.cost.bound);
     } else {
-      print_detail(desc, hw, ranked, enumerated, args.top);
+      print_plan_detail(desc, hw, ranked, enumerated, args.top);
     }
   }
   if (args.json) fmt::print("{}\n", out.dump(2));
 }
 
-const CommandRegistrar kRegistrar([](CLI::App& root) {
+const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = root.add_subcommand("plan", "Show the GEMM config the heuristics choose and why (no GPU needed)");
   cmd->add_option("--m", args->m, "Rows of A and D (per group / per batch for grouped and batched GEMMs)");

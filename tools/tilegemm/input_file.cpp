@@ -32,4 +32,11 @@ std::string read_input_file(const std::string& path, const std::string& argument
   return text.str();
 }
 
+void write_file(const std::string& path, const std::string& text, const char* argument) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InvalidArgument(argument, "a writable file path", fmt::format("'{}'", path));
+  out << text;
+  if (!out.flush()) throw RuntimeError(fmt::format("{}: writing '{}' failed", argument, path));
+}
+
 }  // namespace tilegemm::cli
