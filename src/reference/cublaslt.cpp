@@ -120,44 +120,6 @@ void require_fp8_operand(const TensorView& v, const Operand& op, const std::stri
                    "a 16-byte aligned data pointer (cuBLASLt's FP8 alignment)", view_string(v));
 }
 
-// RAII holders for the per-call descriptors.
-struct Layout {
-  cublasLtMatrixLayout_t handle = nullptr;
-  Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld, std::int64_t batch,
-         std::int64_t batch_stride) {
-    check_cublas(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
-    if (batch > 1) {
-      const std::int32_t count = static_cast<std::int32_t>(batch);
-      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                                               sizeof(count)),
-                   "set BATCH_COUNT");
-      check_cublas(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                               &batch_stride, sizeof(batch_stride)),
-                   "set STRIDED_BATCH_OFFSET");
-    }
-  }
-  ~Layout() { cublaslt().cublasLtMatrixLayoutDestroy(handle); }
-  Layout(const Layout&) = delete;
-  Layout& operator=(const Layout&) = delete;
-};
-
-struct MatmulDesc {
-  cublasLtMatmulDesc_t handle = nullptr;
-  MatmulDesc(cublasOperation_t trans_a, cublasOperation_t trans_b) {
-    check_cublas(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                 "cublasLtMatmulDescCreate");
-    check_cublas(
-        cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)),
-        "set TRANSA");
-    check_cublas(
-        cublaslt().cublasLtMatmulDescSetAttribute(handle, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)),
-        "set TRANSB");
-  }
-  ~MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
-  MatmulDesc(const MatmulDesc&) = delete;
-  MatmulDesc& operator=(const MatmulDesc&) = delete;
-};
-
 // K == 0: D = C (or zeros), which cuBLASLt does not accept as a matmul.
 void fill_without_k(const TensorView& d, const TensorView* c, const Problem& p, cudaStream_t stream) {
   const std::size_t elem = d.dtype == DType::kFloat32 ? 4 : 2;
@@ -214,19 +176,18 @@ void cublaslt_gemm(const TensorView& a, const TensorView& b, const TensorView& d
   const cublasOperation_t trans_a = op_b.k_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t trans_b = op_a.k_major ? CUBLAS_OP_N : CUBLAS_OP_T;
 
-  MatmulDesc desc(trans_a, trans_b);
+  reference_detail::MatmulDesc desc("cublaslt_gemm", trans_a, trans_b);
   if (fp8) {
     // Full-precision accumulation (DeepGEMM sets it too; fast accumulation keeps fewer bits between K
     // slices).
     const std::int8_t fast_accumulate = 0;
-    check_cublas(cublaslt().cublasLtMatmulDescSetAttribute(desc.handle, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
-                                                           &fast_accumulate, sizeof(fast_accumulate)),
-                 "set FAST_ACCUM");
+    desc.set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accumulate, "set FAST_ACCUM");
   }
-  Layout layout_a(in_type, op_b.rows, op_b.cols, op_b.ld, p.batch, batch_b);
-  Layout layout_b(in_type, op_a.rows, op_a.cols, op_a.ld, p.batch, batch_a);
-  Layout layout_c(out_type, p.n, p.m, ld_c, p.batch, batch_c);
-  Layout layout_d(out_type, p.n, p.m, ld_d, p.batch, batch_d);
+  using reference_detail::MatrixLayout;
+  const MatrixLayout layout_a("cublaslt_gemm", in_type, op_b.rows, op_b.cols, op_b.ld, p.batch, batch_b);
+  const MatrixLayout layout_b("cublaslt_gemm", in_type, op_a.rows, op_a.cols, op_a.ld, p.batch, batch_a);
+  const MatrixLayout layout_c("cublaslt_gemm", out_type, p.n, p.m, ld_c, p.batch, batch_c);
+  const MatrixLayout layout_d("cublaslt_gemm", out_type, p.n, p.m, ld_d, p.batch, batch_d);
   const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data),
                                        pointer_alignment(c_view.data), pointer_alignment(d.data)};
 

@@ -25,6 +25,40 @@ void check_cublas_status(cublasStatus_t status, const char* who, const char* wha
                                    cublaslt().cublasLtGetStatusString(status)));
 }
 
+MatrixLayout::MatrixLayout(const char* who, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld,
+                           std::int64_t batch, std::int64_t batch_stride) {
+  check_cublas_status(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld), who,
+                      "cublasLtMatrixLayoutCreate");
+  if (batch > 1) {
+    const std::int32_t count = static_cast<std::int32_t>(batch);
+    check_cublas_status(
+        cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+        who, "set BATCH_COUNT");
+    check_cublas_status(cublaslt().cublasLtMatrixLayoutSetAttribute(handle, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                                    &batch_stride, sizeof(batch_stride)),
+                        who, "set STRIDED_BATCH_OFFSET");
+  }
+}
+
+MatrixLayout::~MatrixLayout() {
+  cublaslt().cublasLtMatrixLayoutDestroy(handle);
+}
+
+MatmulDesc::MatmulDesc(const char* who, cublasOperation_t trans_a, cublasOperation_t trans_b) : who_(who) {
+  check_cublas_status(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), who,
+                      "cublasLtMatmulDescCreate");
+  set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a, "set TRANSA");
+  set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b, "set TRANSB");
+}
+
+MatmulDesc::~MatmulDesc() {
+  cublaslt().cublasLtMatmulDescDestroy(handle);
+}
+
+void MatmulDesc::set_bytes(cublasLtMatmulDescAttributes_t key, const void* value, std::size_t bytes, const char* what) {
+  check_cublas_status(cublaslt().cublasLtMatmulDescSetAttribute(handle, key, value, bytes), who_, what);
+}
+
 CublasLtContext& cublaslt_context(int device, void* stream, const char* who) {
   static std::mutex mutex;
   static std::map<std::pair<int, void*>, CublasLtContext> contexts;

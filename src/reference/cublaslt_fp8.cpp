@@ -103,33 +103,8 @@ Fp8Problem check_fp8_arguments(const TensorView& a, const TensorView& sfa, const
   return p;
 }
 
-struct Fp8Layout {
-  cublasLtMatrixLayout_t handle = nullptr;
-  Fp8Layout(cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
-    check_cublas_fp8(cublaslt().cublasLtMatrixLayoutCreate(&handle, type, rows, cols, ld),
-                     "cublasLtMatrixLayoutCreate");
-  }
-  ~Fp8Layout() { cublaslt().cublasLtMatrixLayoutDestroy(handle); }
-  Fp8Layout(const Fp8Layout&) = delete;
-  Fp8Layout& operator=(const Fp8Layout&) = delete;
-};
-
-struct Fp8MatmulDesc {
-  cublasLtMatmulDesc_t handle = nullptr;
-  Fp8MatmulDesc() {
-    check_cublas_fp8(cublaslt().cublasLtMatmulDescCreate(&handle, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
-  }
-  ~Fp8MatmulDesc() { cublaslt().cublasLtMatmulDescDestroy(handle); }
-  Fp8MatmulDesc(const Fp8MatmulDesc&) = delete;
-  Fp8MatmulDesc& operator=(const Fp8MatmulDesc&) = delete;
-  template <class T>
-  void set(cublasLtMatmulDescAttributes_t key, const T& value, const char* what) {
-    check_cublas_fp8(cublaslt().cublasLtMatmulDescSetAttribute(handle, key, &value, sizeof(value)), what);
-  }
-};
-
 // The block-scaled modes exist from cuBLAS 12.9 on (header and library).
-void set_scale_modes(Fp8MatmulDesc& desc, CublasLtFp8Scaling scaling) {
+void set_scale_modes(reference_detail::MatmulDesc& desc, CublasLtFp8Scaling scaling) {
   if (scaling != CublasLtFp8Scaling::kBlockwise) return;
 #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120900
   if (cublaslt().cublasLtGetVersion() < 120900)
@@ -198,19 +173,17 @@ void cublaslt_fp8_gemm_nt(const TensorView& a, const TensorView& sfa, const Tens
   reference_detail::CublasLtContext& ctx = reference_detail::cublaslt_context(device, stream, "cublaslt_fp8_gemm_nt");
   const std::int64_t ld_a = p.m <= 1 ? p.k : a.stride(0), ld_b = p.n <= 1 ? p.k : b.stride(0);
 
-  Fp8MatmulDesc desc;
-  const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-  desc.set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a, "set TRANSA");
-  desc.set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b, "set TRANSB");
+  reference_detail::MatmulDesc desc("cublaslt_fp8_gemm_nt", CUBLAS_OP_T, CUBLAS_OP_N);
   set_scale_modes(desc, scaling);
   const void* scale_a = sfb.data;  // cuBLASLt's A is our b
   const void* scale_b = sfa.data;
   desc.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scale_a, "set A_SCALE_POINTER");
   desc.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scale_b, "set B_SCALE_POINTER");
 
-  Fp8Layout layout_a(CUDA_R_8F_E4M3, p.k, p.n, ld_b);
-  Fp8Layout layout_b(CUDA_R_8F_E4M3, p.k, p.m, ld_a);
-  Fp8Layout layout_d(CUDA_R_16BF, p.n, p.m, ld_d);
+  using reference_detail::MatrixLayout;
+  const MatrixLayout layout_a("cublaslt_fp8_gemm_nt", CUDA_R_8F_E4M3, p.k, p.n, ld_b);
+  const MatrixLayout layout_b("cublaslt_fp8_gemm_nt", CUDA_R_8F_E4M3, p.k, p.m, ld_a);
+  const MatrixLayout layout_d("cublaslt_fp8_gemm_nt", CUDA_R_16BF, p.n, p.m, ld_d);
   const std::uint32_t alignments[4] = {pointer_alignment(b.data), pointer_alignment(a.data), pointer_alignment(d.data),
                                        pointer_alignment(d.data)};
 
