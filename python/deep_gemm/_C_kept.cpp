@@ -2,7 +2,8 @@
 // here: run_kept(table, prefix, *tensors) reads each tensor's shape, strides, dtype, device and data pointer through
 // the CPython API (the attributes _tensor.py reads, so no libtorch), finds the plan deep_gemm/_plans.py keeps under
 // (prefix, signature) and runs it on torch's current stream. tensors_key(*tensors) is that signature, for the slow
-// path to keep the plan under. Doing this in C rather than in Python halves what a cached call costs the host.
+// path to keep the plan under. torch's accessors are most of the cost either way; reading them from C saves the
+// interpreter's share, about a quarter of the Python side of a cached FP8 call on a 2-core CPU.
 #include <nanobind/nanobind.h>
 
 #include <Python.h>
@@ -49,9 +50,9 @@ const Names& names() {
   return n;
 }
 
-// How to read one type's tensors. For torch.Tensor (and its subclasses) the accessors are C descriptors found once on
-// the type: calling them directly skips the attribute lookup that dominates PyObject_GetAttr on every call. Any other
-// type (the tests' stand-ins) is read through the generic attribute protocol.
+// How to read one type's tensors. For torch.Tensor (and subclasses that keep its accessors) they are C descriptors
+// found once on the type and called directly, skipping the attribute lookup on every call (about 50 ns a tensor). Any
+// other type (the tests' stand-ins) is read through the generic attribute protocol.
 struct Readers {
   getter shape = nullptr, dtype = nullptr;  // the getset descriptors' C getters
   void* shape_closure = nullptr;
@@ -151,12 +152,17 @@ bool push_ints(PyObject* seq, Signature& s) {
   return true;
 }
 
+// `method` (a method descriptor) called on t, or t's method called `name`.
+PyObject* call_method(PyObject* t, const Readers& r, PyObject* method, PyObject* name) {
+  return r.direct ? PyObject_Vectorcall(method, &t, 1, nullptr) : PyObject_CallMethodNoArgs(t, name);
+}
+
 // t.get_device(), or for objects without it the index of a 'cuda' `device` (0 when it has none), else -1.
-bool read_device(PyObject* t, std::int64_t& device) {
+bool read_device(PyObject* t, const Readers& r, std::int64_t& device) {
   const Names& n = names();
-  nb::object index = nb::steal(PyObject_CallMethodNoArgs(t, n.get_device));
+  nb::object index = nb::steal(call_method(t, r, r.get_device, n.get_device));
   if (!index.is_valid()) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return false;
+    if (r.direct || !PyErr_ExceptionMatches(PyExc_AttributeError)) return false;
     PyErr_Clear();
     nb::object dev = nb::steal(PyObject_GetAttr(t, n.device));
     if (!dev.is_valid()) return false;
@@ -179,24 +185,15 @@ bool read_tensor(PyObject* t, int i, Signature& s) {
   if (t == Py_None) return s.push(-1);
   const Names& n = names();
   const Readers& r = readers_of(Py_TYPE(t));
-  auto call = [t](PyObject* method) { return PyObject_Vectorcall(method, &t, 1, nullptr); };
   nb::object shape = nb::steal(r.direct ? r.shape(t, r.shape_closure) : PyObject_GetAttr(t, n.shape));
   if (!shape.is_valid() || !push_ints(shape.ptr(), s)) return false;
-  nb::object strides = nb::steal(r.direct ? call(r.stride) : PyObject_CallMethodNoArgs(t, n.stride));
+  nb::object strides = nb::steal(call_method(t, r, r.stride, n.stride));
   if (!strides.is_valid() || !push_ints(strides.ptr(), s)) return false;
   nb::object dtype = nb::steal(r.direct ? r.dtype(t, r.dtype_closure) : PyObject_GetAttr(t, n.dtype));
   std::int64_t code = 0, device = 0;
   if (!dtype.is_valid() || !dtype_code(dtype.ptr(), code) || !s.push(code)) return false;
-  if (r.direct) {
-    nb::object index = nb::steal(call(r.get_device));
-    if (!index.is_valid() || !PyLong_Check(index.ptr())) return false;
-    device = PyLong_AsLongLong(index.ptr());
-    if (device == -1 && PyErr_Occurred()) return false;
-  } else if (!read_device(t, device)) {
-    return false;
-  }
-  if (!s.push(device)) return false;
-  nb::object pointer = nb::steal(r.direct ? call(r.data_ptr) : PyObject_CallMethodNoArgs(t, n.data_ptr));
+  if (!read_device(t, r, device) || !s.push(device)) return false;
+  nb::object pointer = nb::steal(call_method(t, r, r.data_ptr, n.data_ptr));
   if (!pointer.is_valid() || !PyLong_Check(pointer.ptr())) return false;
   const unsigned long long address = PyLong_AsUnsignedLongLong(pointer.ptr());
   if (address == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return false;

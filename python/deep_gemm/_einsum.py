@@ -178,8 +178,8 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
         views = (view(a, 'a'), view(b, 'b'), view(d, 'd'))
         c_view = None if c is None else view(c, 'c')
         device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
-        run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_batch_reduced_gemm(*views, c_view, device,
-                                                                                         num_sms),
+        run_checked(kept_key(prefix, a, b, d, c),
+                    lambda: _C.plan_bf16_batch_reduced_gemm(*views, c_view, device, num_sms),
                     current_stream(device), num_sms, [v[0] for v in views] + [0 if c_view is None else c_view[0]])
         return
     e = _expression(expr, also=(BATCH_REDUCTION, ))
@@ -208,8 +208,8 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
         _C.cublaslt('nt', *views, c_view, device, stream)
     else:
         num_sms = num_sms_setting()
-        run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_gemm(*views, c_view, device, num_sms), stream,
-                    num_sms,
+        run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_gemm(*views, c_view, device, num_sms),
+                    stream, num_sms,
                     [v[0] for v in views] + [0 if c_view is None else c_view[0]])
 
 

@@ -34,8 +34,8 @@ def _dense(layout, a, b, d, c, compiled_dims):
     require_no_overlap(d, 'd')
     c_view = None if c is None else view(c, 'c')
     device, num_sms = common_device(a=a, b=b, d=d, c=c), num_sms_setting()
-    run_checked(kept_key(prefix, a, b, d, c), lambda: _C.plan_bf16_gemm(a_view, b_view, d_view, c_view, device, num_sms),
-                current_stream(device), num_sms, [a_view[0], b_view[0], d_view[0], 0 if c is None else c_view[0]])
+    run_checked(kept_key(prefix, a, b, d, c),
+                lambda: _C.plan_bf16_gemm(a_view, b_view, d_view, c_view, device, num_sms), current_stream(device), num_sms, [a_view[0], b_view[0], d_view[0], 0 if c is None else c_view[0]])
 
 
 def bf16_gemm_nt(a, b, d, c=None, compiled_dims='nk'):
@@ -116,9 +116,9 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims='
     views = view(a, 'a'), view(b, 'b'), view(d, 'd'), view(masked_m, 'masked_m')
     require_no_overlap(d, 'd')
     device, num_sms = common_device(a=a, b=b, d=d, masked_m=masked_m), num_sms_setting()
-    run_checked(kept_key(prefix, a, b, d, masked_m), lambda: _C.plan_m_grouped_masked(*views, expected_m, device,
-                                                                                       num_sms),
-                current_stream(device), num_sms, [v[0] for v in views])
+    run_checked(kept_key(prefix, a, b, d, masked_m),
+                lambda: _C.plan_m_grouped_masked(*views, expected_m, device, num_sms), current_stream(device), num_sms,
+                [v[0] for v in views])
 
 
 def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims='mn',

@@ -5,9 +5,9 @@ strides, dtype and device index, which optional tensors are given, and the scala
 types (so ``1`` never finds the plan of ``True``, nor ``128.0`` that of ``128``). A plan is kept under
 ``(prefix, _C.tensors_key(*tensors))``: the prefix, a tuple the GEMM function builds, names the function and holds
 its scalar arguments; the tensors are given in the plan's pointer order (None for an absent one). A call first asks
-``run_kept(prefix, *tensors)``, which reads the tensors, finds the plan and runs it in one C++ call. What the checks read from the
-pointers (null or not, the address modulo 16, which tensors share an address, as ``c`` given as ``d``) and the
-process settings (the set_num_sms value, the DG_* environment after a reload, set_deterministic) are compared by
+``run_kept(prefix, *tensors)``, which reads the tensors, finds the plan and runs it in one C++ call. What the checks
+read from the pointers (null or not, the address modulo 16, which tensors share an address, as ``c`` given as ``d``)
+and the process settings (the set_num_sms value, the DG_* environment after a reload, set_deterministic) are compared by
 the C++ plan on every run: a run it turns down goes through the full checks again, which make a new plan.
 
 A plan is kept only once every check passed. On a machine without a GPU the calls check their arguments and
