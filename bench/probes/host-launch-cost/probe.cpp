@@ -12,7 +12,7 @@
 // Built on the GPU machine against the library (after scripts/gpu-suite's build step):
 //   g++ -std=c++20 -O2 -Iinclude -Isrc -Idevice -I.deps/include -I/usr/local/cuda/include \
 //       bench/probes/host-launch-cost/probe.cpp build-gpu/libtilegemm_core.a -L/usr/local/cuda/lib64 \
-//       -L/usr/local/cuda/lib64/stubs -lnvrtc -lcuda -ldl -lpthread -o /tmp/host_launch_cost
+//       -L/usr/local/cuda/lib64/stubs -lnvrtc -lcudart_static -lcuda -lrt -ldl -lpthread -o /tmp/host_launch_cost
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
