@@ -4,6 +4,8 @@ activity under torch.profiler (each kernel's name and duration), beside dst.copy
 
     scripts/gpu-peer python bench/probes/layout-helper-cost/probe.py
 """
+import time
+
 import torch
 
 import deep_gemm
@@ -33,6 +35,48 @@ def gpu_activity(fn):
     return [(e.key, e.count, e.device_time_total / max(e.count, 1)) for e in prof.key_averages()]
 
 
+def host_us(fn, calls=300):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter_ns()
+        fn()
+        times.append(time.perf_counter_ns() - t0)
+    torch.cuda.synchronize()
+    return sorted(times)[calls // 2] / 1e3
+
+
+def steps(sf):
+    """Host time of each step of the helper's Python path, and whether a call waits for the GPU: its host time
+    right after torch.cuda._sleep keeps the stream busy for about 1 ms."""
+    from deep_gemm import _C, _sf_layout, _tensor
+    batched = sf.unsqueeze(0)
+    out = _sf_layout._mn_major_empty(torch, batched, sf.shape[1], sf.dtype)
+    target = _sf_layout._launch_target(sf, 'sf')
+    vb, vo = _tensor.view(batched, 'sf'), _tensor.view(out, 'out')
+    parts = {
+        'require_sf': lambda: _sf_layout._require_sf(sf),
+        'has_layout': lambda: _sf_layout._has_deepgemm_layout(sf),
+        'unsqueeze': lambda: sf.unsqueeze(0),
+        'empty_strided': lambda: _sf_layout._mn_major_empty(torch, batched, sf.shape[1], sf.dtype),
+        'two views': lambda: (_tensor.view(batched, 'sf'), _tensor.view(out, 'out')),
+        'launch_target': lambda: _sf_layout._launch_target(sf, 'sf'),
+        '_C.sf_transpose': lambda: _C.sf_transpose(vb, vo, *target),
+        'whole call': lambda: deep_gemm.get_mn_major_tma_aligned_tensor(sf),
+    }
+    for name, fn in parts.items():
+        print(f'  {name}: {host_us(fn):.2f} us', flush=True)
+    for name, fn in (('whole call', parts['whole call']), ('_C.sf_transpose', parts['_C.sf_transpose'])):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(2_000_000)
+        t0 = time.perf_counter_ns()
+        fn()
+        waited = (time.perf_counter_ns() - t0) / 1e3
+        torch.cuda.synchronize()
+        print(f'  {name} behind a ~1 ms GPU sleep: host {waited:.1f} us', flush=True)
+
+
 def main():
     flush = torch.empty(256 * 10**6 // 4, dtype=torch.int32, device='cuda')
     for mn, kb in ((4096, 56), (32768, 128)):
@@ -44,6 +88,7 @@ def main():
             host = timing.time_host(torch, fn, 200)[0]
             print(f'{mn}x{kb} {name}: host {host:.1f} us, events {event_us(fn, flush):.1f} us, '
                   f'gpu {[(k, c, round(t, 1)) for k, c, t in gpu_activity(fn)]}', flush=True)
+        steps(sf)
 
 
 if __name__ == '__main__':

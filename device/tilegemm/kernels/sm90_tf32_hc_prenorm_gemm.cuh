@@ -1,0 +1,225 @@
+#pragma once
+// The mHC pre-norm GEMM (DeepSeek-V3.2): D = A·Bᵀ in TF32 and sqr_sum = Σ_k A² from the same pass over A.
+//   A bf16 [M, K] (K contiguous), B fp32 [N, K] with N ≤ 32 (N % 8 == 0), D fp32 [M, N], sqr_sum fp32 [M].
+// N is tiny and K long, so the kernel is bound by reading A once: 2 bytes per element against 2·N FLOP.
+//
+// Shape of the work. A CTA owns BLOCK_M = 64 rows and one K slice (split) of them; its grid is row blocks ×
+// splits. One producer warp streams [64 x 128] A tiles and [N x 128] B tiles through a ring of stages with TMA
+// (128-byte swizzle). Each of the four consumer warps takes a 32-wide K slice of every stage for all 64 rows
+// (so no two warps read the same B), converts its A elements to fp32 in registers, adds their squares and feeds
+// them to mma.sync m16n8k8 TF32 with B from shared memory. At the end the warps' partial sums meet in shared
+// memory. With one split the CTA writes D and sqr_sum; with the caller's splits it writes its slice
+// [split][M][N]; with splits the library chose (kReduce) it writes a partial tile to a workspace and the last
+// CTA of its row block adds the partials in split order (deterministic) and writes the result.
+//
+// K order inside an mma: a dot product does not care in which order the K elements meet, only that A and B
+// agree. Lane (g, t) loads the 8 consecutive A elements 8t..8t+7 of its rows (one 16-byte load) and uses
+// elements 8t+2s, 8t+2s+1 as the mma's logical columns t, t+4 of K step s; B is read with the same map.
+#include "tilegemm/hc_prenorm_params.hpp"
+#include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/global_memory.cuh"
+#include "tilegemm/prim/mma_sync.cuh"
+#include "tilegemm/prim/sync.cuh"
+#include "tilegemm/prim/tma.cuh"
+
+namespace tilegemm {
+
+namespace hc_prenorm {
+
+enum class Barrier : u32 { kConsumers = 1 };  // named barrier over the consumer warps (0 is __syncthreads)
+
+// Address of the 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled box (rows of 128 bytes, box 1024-aligned).
+TG_DEVICE const u8* swizzled(const u8* box, int row, int chunk) {
+  return box + row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+
+TG_DEVICE uint4 lds128(const u8* p) {
+  return *reinterpret_cast<const uint4*>(p);
+}
+
+}  // namespace hc_prenorm
+
+// kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
+template <int kN, int kStages, bool kReduce>
+TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
+  using namespace hc_prenorm;
+  static_assert(kN >= 8 && kN <= 32 && kN % 8 == 0, "N must be 8, 16, 24 or 32 (B rows, one mma n-tile per 8)");
+  static_assert(kStages >= 2, "the ring needs at least two stages");
+  constexpr int kNTiles = kN / 8;
+  constexpr int kBBoxBytes = kN * kSliceK * 4;
+  constexpr int kStageBytes = stage_bytes(kN);
+  constexpr int kPitch = kN + 4;
+
+  extern __shared__ u8 smem_raw[];
+  u8* smem = reinterpret_cast<u8*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) & ~1023ull);
+  float* red = reinterpret_cast<float*>(smem + kStages * kStageBytes);  // [warp][64][kPitch]
+  float* red_sq = red + kConsumerWarps * kBlockM * kPitch;              // [warp][64]
+  auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(red_sq + kConsumerWarps * kBlockM);
+  int* last_flag = reinterpret_cast<int*>(barriers + 1);
+
+  const int warp = static_cast<int>(warp_uniform(threadIdx.x / 32));
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int row_block = static_cast<int>(blockIdx.x) / p.num_splits;
+  const int split = static_cast<int>(blockIdx.x) % p.num_splits;
+  const int m0 = row_block * kBlockM;
+  // Balanced K slices: split s takes k blocks [s·kb/S, (s+1)·kb/S).
+  const int kb_begin = static_cast<int>(static_cast<long long>(split) * p.k_blocks / p.num_splits);
+  const int kb_end = static_cast<int>(static_cast<long long>(split + 1) * p.k_blocks / p.num_splits);
+
+  if (threadIdx.x == 0) {
+    barriers->init(kConsumerWarps);
+    prim::fence_barrier_init();
+    prim::tma_prefetch_descriptor(&p.tma_a);
+    prim::tma_prefetch_descriptor(&p.tma_b);
+  }
+  __syncthreads();
+  prim::pdl_prologue_done();
+
+  if (warp == kConsumerWarps) {  // producer: one lane issues every stage's loads
+    if (prim::elect_one_sync()) {
+      prim::PipelineState<kStages> st;
+      for (int kb = kb_begin; kb < kb_end; ++kb, st.advance()) {
+        barriers->producer_acquire(st);
+        u64* full = &barriers->inputs_arrived[st.index];
+        prim::mbarrier_arrive_expect_tx(full, kStageBytes);
+        u8* stage = smem + st.index * kStageBytes;
+        const int k0 = kb * kBlockK;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) prim::tma_load_3d(&p.tma_a, full, stage + h * kABoxBytes, k0 + h * kABoxK, m0, 0);
+#pragma unroll
+        for (int w = 0; w < kConsumerWarps; ++w)
+          prim::tma_load_3d(&p.tma_b, full, stage + 2 * kABoxBytes + w * kBBoxBytes, k0 + w * kSliceK, 0, 0);
+      }
+    }
+    return;
+  }
+
+  // Consumers. Lane (g, t): rows 16i + g and 16i + g + 8 of m-tile i, n-tile j's column 8j + g of B.
+  const int g = lane / 4, t = lane % 4;
+  float acc[kMTiles][kNTiles][4] = {};
+  float sq[kMTiles][2] = {};
+  prim::PipelineState<kStages> st;
+  for (int kb = kb_begin; kb < kb_end; ++kb, st.advance()) {
+    barriers->consumer_wait(st);
+    const u8* stage = smem + st.index * kStageBytes;
+    const u8* a_box = stage + (warp / 2) * kABoxBytes;
+    const int a_chunk = (warp % 2) * 4 + t;  // this warp's 32 columns are chunks 0-3 or 4-7 of the A box
+    const u8* b_box = stage + 2 * kABoxBytes + warp * kBBoxBytes;
+    uint4 a[kMTiles][2];
+#pragma unroll
+    for (int i = 0; i < kMTiles; ++i) {
+      a[i][0] = lds128(swizzled(a_box, 16 * i + g, a_chunk));
+      a[i][1] = lds128(swizzled(a_box, 16 * i + g + 8, a_chunk));
+    }
+    uint4 b[kNTiles][2];
+#pragma unroll
+    for (int j = 0; j < kNTiles; ++j) {
+      b[j][0] = lds128(swizzled(b_box, 8 * j + g, 2 * t));
+      b[j][1] = lds128(swizzled(b_box, 8 * j + g, 2 * t + 1));
+    }
+    __syncwarp();
+    if (lane == 0) barriers->consumer_release(st.index);
+
+#pragma unroll
+    for (int s = 0; s < 4; ++s) {
+      u32 bf[kNTiles][2];
+#pragma unroll
+      for (int j = 0; j < kNTiles; ++j) {
+        const uint4& q = b[j][s / 2];
+        bf[j][0] = s % 2 == 0 ? q.x : q.z;
+        bf[j][1] = s % 2 == 0 ? q.y : q.w;
+      }
+#pragma unroll
+      for (int i = 0; i < kMTiles; ++i) {
+        // Word s of each row holds its elements 8t+2s (low half) and 8t+2s+1 (high half); a bf16 is the top
+        // half of the fp32 with the same value.
+        const u32 w0 = s == 0 ? a[i][0].x : s == 1 ? a[i][0].y : s == 2 ? a[i][0].z : a[i][0].w;
+        const u32 w1 = s == 0 ? a[i][1].x : s == 1 ? a[i][1].y : s == 2 ? a[i][1].z : a[i][1].w;
+        const u32 frag[4] = {w0 << 16, w1 << 16, w0 & 0xffff0000u, w1 & 0xffff0000u};
+        const float x0 = __uint_as_float(frag[0]), x1 = __uint_as_float(frag[1]);
+        const float x2 = __uint_as_float(frag[2]), x3 = __uint_as_float(frag[3]);
+        sq[i][0] = fmaf(x0, x0, fmaf(x2, x2, sq[i][0]));
+        sq[i][1] = fmaf(x1, x1, fmaf(x3, x3, sq[i][1]));
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) prim::mma_m16n8k8_tf32(acc[i][j], frag, bf[j]);
+      }
+    }
+  }
+
+  // The warps' partial sums into shared memory: accumulators as they lie, squares summed over the quad first.
+  float* mine = red + warp * kBlockM * kPitch;
+#pragma unroll
+  for (int i = 0; i < kMTiles; ++i) {
+#pragma unroll
+    for (int j = 0; j < kNTiles; ++j) {
+      *reinterpret_cast<float2*>(&mine[(16 * i + g) * kPitch + 8 * j + 2 * t]) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2*>(&mine[(16 * i + g + 8) * kPitch + 8 * j + 2 * t]) =
+          make_float2(acc[i][j][2], acc[i][j][3]);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float v = sq[i][h];
+      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      v += __shfl_xor_sync(0xffffffffu, v, 2);
+      if (t == 0) red_sq[warp * kBlockM + 16 * i + g + 8 * h] = v;
+    }
+  }
+  constexpr u32 kConsumerThreads = kConsumerWarps * 32;
+  prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+
+  // Element e of the CTA's tile: row e / (N + 1), column e % (N + 1), column N being sqr_sum.
+  constexpr int kTileElems = kBlockM * (kN + 1);
+  const auto tile_value = [&](int e) {
+    const int row = e / (kN + 1), col = e % (kN + 1);
+    float v = 0;
+#pragma unroll
+    for (int w = 0; w < kConsumerWarps; ++w)
+      v += col < kN ? red[(w * kBlockM + row) * kPitch + col] : red_sq[w * kBlockM + row];
+    return v;
+  };
+  const auto store = [&](int e, float v, int slice) {
+    const int row = m0 + e / (kN + 1), col = e % (kN + 1);
+    if (row >= p.m) return;
+    if (col < kN)
+      p.d[slice * p.d_split_stride + static_cast<long long>(row) * p.ldd + col] = v;
+    else
+      p.sqr_sum[slice * p.sqr_split_stride + row] = v;
+  };
+
+  if constexpr (!kReduce) {
+    // One split, or the caller's splits: this CTA's slice of D (slice 0 when there is one).
+    for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) store(e, tile_value(e), split);
+  } else {
+    // Partial tiles are kTileElems floats (a multiple of 4): moved as float4.
+    float4* partial =
+        reinterpret_cast<float4*>(p.partials + (static_cast<long long>(row_block) * p.num_splits + split) * kTileElems);
+    for (int q = static_cast<int>(threadIdx.x); q < kTileElems / 4; q += kConsumerThreads)
+      partial[q] = make_float4(tile_value(4 * q), tile_value(4 * q + 1), tile_value(4 * q + 2), tile_value(4 * q + 3));
+    // NOTE: the fence and the barrier before the release increment make every consumer's partial visible to
+    // the CTA that acquires the counter last.
+    __threadfence();
+    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+    if (threadIdx.x == 0)
+      *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[row_block], 1) == p.num_splits - 1;
+    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+    if (!*last_flag) return;
+    __threadfence();
+    // The last CTA adds the splits' tiles in split order (the same bits on every run). Its loads are independent
+    // until the adds, so several are in flight per thread: this tail is the price of the split.
+    const float4* first = reinterpret_cast<const float4*>(p.partials) +
+                          static_cast<long long>(row_block) * p.num_splits * (kTileElems / 4);
+    for (int q = static_cast<int>(threadIdx.x); q < kTileElems / 4; q += kConsumerThreads) {
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll 8
+      for (int s = 0; s < p.num_splits; ++s) {
+        const float4 x = __ldcg(first + static_cast<long long>(s) * (kTileElems / 4) + q);
+        v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
+      }
+      store(4 * q, v.x, 0), store(4 * q + 1, v.y, 0), store(4 * q + 2, v.z, 0), store(4 * q + 3, v.w, 0);
+    }
+    // The next launch on this stream finds the counter at zero again: no memset per call.
+    if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[row_block], 0);
+  }
+}
+
+}  // namespace tilegemm

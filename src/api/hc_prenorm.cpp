@@ -1,0 +1,133 @@
+// tf32_hc_prenorm_gemm: validate → HcPrenormConfig (the split) → tensor maps and workspace → one launch.
+#include "tilegemm/hc_prenorm.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "api/device_context.hpp"
+#include "api/validate.hpp"
+#include "kernels/split_workspace.hpp"
+#include "kernels/sm90_hc_prenorm.hpp"
+#include "kernels/tma_descriptor.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
+
+namespace tilegemm {
+namespace {
+
+using api::require_int_size;
+using api::require_tensor;
+using api::shape_str;
+
+std::int64_t element_bytes(const TensorView& v) {
+  return dtype_bits(v.dtype) / 8;  // bf16 or fp32 here
+}
+
+// TMA reads A and B: 16-byte aligned rows.
+void require_tma_rows(const TensorView& v, const char* name) {
+  const auto row_bytes = v.stride(0) * element_bytes(v);
+  TILEGEMM_REQUIRE(v.stride(1) == 1, name, "a K-major tensor (stride 1 along K)", describe(v));
+  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0 && (v.size(0) <= 1 || row_bytes % 16 == 0) &&
+                       v.stride(0) >= 0,
+                   name, "a 16-byte aligned pointer and rows a multiple of 16 bytes apart (TMA)", describe(v));
+}
+
+// D [M, N] or [S, M, N] and sqr_sum [M] or [S, M], fp32; D's N and sqr_sum's M contiguous.
+void require_outputs(const TensorView& d, const TensorView& sqr_sum, std::int64_t m, std::int64_t n,
+                     std::optional<int> splits) {
+  const int d_dims = splits ? 3 : 2;
+  require_tensor(d, "d", d_dims, DType::kFloat32);
+  require_tensor(sqr_sum, "sqr_sum", d_dims - 1, DType::kFloat32);
+  const std::string d_want = splits ? fmt::format("[{}, {}, {}] (num_splits, M, N)", *splits, m, n)
+                                    : fmt::format("[{}, {}] (M, N)", m, n);
+  TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n && (!splits || d.size(0) == *splits), "d",
+                   "an fp32 tensor " + d_want, shape_str(d));
+  TILEGEMM_REQUIRE(d.size(-1) <= 1 || d.stride(-1) == 1, "d", "N contiguous (stride 1 along N)", describe(d));
+  const std::string s_want = splits ? fmt::format("[{}, {}] (num_splits, M)", *splits, m) : fmt::format("[{}] (M)", m);
+  TILEGEMM_REQUIRE(sqr_sum.size(-1) == m && (!splits || sqr_sum.size(0) == *splits), "sqr_sum",
+                   "an fp32 tensor " + s_want, shape_str(sqr_sum));
+  const bool contiguous = (m <= 1 || sqr_sum.stride(-1) == 1) && (!splits || *splits <= 1 || sqr_sum.stride(0) == m);
+  TILEGEMM_REQUIRE(contiguous, "sqr_sum", "a contiguous tensor", describe(sqr_sum));
+  for (int i = 0; i < d.ndim; ++i) TILEGEMM_REQUIRE(d.strides[i] >= 0, "d", "non-negative strides", describe(d));
+}
+
+// DG_PRINT_CONFIGS: each configuration once per process.
+void print_once(const HcPrenormConfig& c) {
+  if (!env().print_configs && !env().jit_debug) return;
+  static std::mutex mutex;
+  static std::set<std::tuple<int, int, int, int, bool>> seen;
+  std::lock_guard lock(mutex);
+  if (seen.emplace(c.m, c.n, c.k, c.num_splits, c.caller_splits).second)
+    std::fprintf(stderr, "%s\n", format_hc_prenorm_config(c).c_str());
+}
+
+kernels::TmaView k_major_view(const TensorView& v, std::uint32_t box_k, std::uint32_t box_rows) {
+  kernels::TmaView view;
+  view.base = v.data;
+  view.dtype = v.dtype;
+  // A single row's stride is never stepped along: any multiple of 16 bytes describes it.
+  const auto k_bytes = static_cast<std::uint64_t>(v.size(1) * element_bytes(v));
+  const auto row_bytes = v.size(0) > 1 ? static_cast<std::uint64_t>(v.stride(0) * element_bytes(v)) : (k_bytes + 15) / 16 * 16;
+  view.dims = {static_cast<std::uint64_t>(v.size(1)), static_cast<std::uint64_t>(v.size(0)), 1};
+  view.byte_strides = {row_bytes, row_bytes * view.dims[1]};
+  view.box = {box_k, box_rows, 1};
+  view.swizzle_bytes = 128;
+  return view;
+}
+
+}  // namespace
+
+void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView& sqr_sum,
+                          std::optional<int> num_splits, const GemmOptions& options) {
+  require_tensor(a, "a", 2, DType::kBFloat16);
+  require_tensor(b, "b", 2, DType::kFloat32);
+  const std::int64_t m = a.size(0), k = a.size(1), n = b.size(0);
+  TILEGEMM_REQUIRE(b.size(1) == k, "b", fmt::format("an fp32 tensor [N, {}] (K as a's)", k), shape_str(b));
+  TILEGEMM_REQUIRE(n >= 8 && n <= 32 && n % 8 == 0, "b", "8, 16, 24 or 32 rows (N)", shape_str(b));
+  TILEGEMM_REQUIRE(k > 0, "a", "K > 0", shape_str(a));
+  require_int_size(m, "a"), require_int_size(k, "a");
+  if (num_splits)
+    TILEGEMM_REQUIRE(*num_splits >= 1, "num_splits", "a split count >= 1 (None: chosen by the library)",
+                     fmt::format("{}", *num_splits));
+  require_outputs(d, sqr_sum, m, n, num_splits);
+  require_int_size(d.stride(-2), "d");
+  if (m > 0) require_tma_rows(a, "a");
+  require_tma_rows(b, "b");
+  if (m == 0) return;
+
+  const DeviceContext& ctx = current_device_context();
+  const int num_sms = options.num_sms > 0 && options.num_sms < ctx.hw.num_sms ? options.num_sms : ctx.hw.num_sms;
+  const HcPrenormConfig config = select_hc_prenorm_config(static_cast<int>(m), static_cast<int>(n),
+                                                          static_cast<int>(k), num_splits, ctx.hw, num_sms);
+  print_once(config);
+
+  HcPrenormParams params{};
+  params.tma_a = kernels::encode_tma(k_major_view(a, hc_prenorm::kABoxK, hc_prenorm::kBlockM), "a");
+  params.tma_b = kernels::encode_tma(k_major_view(b, hc_prenorm::kSliceK, static_cast<std::uint32_t>(n)), "b");
+  params.d = static_cast<float*>(d.data);
+  params.sqr_sum = static_cast<float*>(sqr_sum.data);
+  params.d_split_stride = num_splits ? d.stride(0) : 0;
+  params.sqr_split_stride = num_splits ? sqr_sum.stride(0) : 0;
+  params.ldd = static_cast<int>(d.stride(-2));
+  params.m = static_cast<int>(m);
+  params.k_blocks = static_cast<int>((k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK);
+  params.num_splits = config.num_splits;
+  if (config.reduce_in_kernel) {
+    // [row blocks] counters (left at zero by the kernel), then [row blocks][splits][64][N + 1] partial tiles.
+    const std::size_t row_blocks = static_cast<std::size_t>(config.grid / config.num_splits);
+    const std::size_t counter_bytes = (row_blocks * sizeof(int) + 255) / 256 * 256;
+    const std::size_t partial_bytes =
+        static_cast<std::size_t>(config.grid) * hc_prenorm::kBlockM * static_cast<std::size_t>(n + 1) * sizeof(float);
+    auto* workspace = static_cast<char*>(kernels::split_workspace(counter_bytes + partial_bytes, options.stream));
+    params.counters = reinterpret_cast<int*>(workspace);
+    params.partials = reinterpret_cast<float*>(workspace + counter_bytes);
+  }
+  kernels::launch_sm90_hc_prenorm(config, params, options.stream);
+}
+
+}  // namespace tilegemm

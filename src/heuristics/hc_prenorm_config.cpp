@@ -1,0 +1,100 @@
+// The HC-prenorm split: a model of where the time of a memory-bound skinny GEMM goes, per K split.
+//   A CTA moves its A rows' slice (DRAM) and B's slice (mostly L2: every row block reads all of B) through one SM.
+//   A wave of `active` CTAs lasts as long as the slower of: the wave's A bytes at the DRAM bandwidth, and one CTA's
+//   bytes at what a single SM can draw (kSmDrawShares even shares of the DRAM bandwidth: a lone SM runs ahead of
+//   its share, but not arbitrarily). Splits the library chooses are summed by the last CTA of each row block,
+//   which reads every split's partial tile: that tail grows with the split, which is what stops it.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "tilegemm/errors.hpp"
+#include "tilegemm/hc_prenorm.hpp"
+#include "tilegemm/hc_prenorm_params.hpp"
+
+namespace tilegemm {
+namespace {
+
+constexpr double kSmDrawShares = 2.0;  // a lone SM's draw, in even shares of the DRAM bandwidth
+constexpr double kWaveLatencyUs = 1.0;  // first bytes of a CTA's pipeline: launch and DRAM latency
+constexpr double kReduceLatencyUs = 1.0;  // the counter round trip and the partials' first reads
+constexpr int kMaxLibrarySplits = 64;
+constexpr int kMaxStages = 8;
+
+int stages_that_fit(int n, const HardwareModel& hw) {
+  int stages = kMaxStages;
+  while (stages > 2 && hc_prenorm::smem_bytes(n, stages) > hw.smem_per_block_bytes) --stages;
+  return stages;
+}
+
+// Modelled microseconds of one call with `splits` K slices.
+double model_us(int m, int n, int k, int splits, bool reduce, const HardwareModel& hw, int num_sms) {
+  const double hbm = hw.hbm_bytes_per_s();
+  const double sm_draw = kSmDrawShares * hbm / hw.num_sms;
+  const std::int64_t row_blocks = (m + hc_prenorm::kBlockM - 1) / hc_prenorm::kBlockM;
+  const std::int64_t ctas = row_blocks * splits;
+  const std::int64_t waves = (ctas + num_sms - 1) / num_sms;
+  const std::int64_t active = std::min<std::int64_t>(ctas, num_sms);
+  const double k_slice = static_cast<double>(k) / splits;
+  const double a_cta = std::min(m, hc_prenorm::kBlockM) * k_slice * 2, b_cta = n * k_slice * 4;
+  const double wave_s = std::max(active * a_cta / hbm, (a_cta + b_cta) / sm_draw);
+  double us = static_cast<double>(waves) * (wave_s * 1e6 + kWaveLatencyUs);
+  if (reduce && splits > 1) {
+    const double tile_bytes = hc_prenorm::kBlockM * (n + 1) * 4.0;
+    us += kReduceLatencyUs + splits * tile_bytes / sm_draw * 1e6;
+  }
+  return us;
+}
+
+}  // namespace
+
+HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int> num_splits, const HardwareModel& hw,
+                                         int num_sms) {
+  TILEGEMM_REQUIRE(m >= 0, "m", "a row count >= 0", fmt::format("{}", m));
+  TILEGEMM_REQUIRE(n >= 8 && n <= 32 && n % 8 == 0, "n", "8, 16, 24 or 32 columns (B's rows)", fmt::format("{}", n));
+  TILEGEMM_REQUIRE(k > 0, "k", "a reduction length > 0", fmt::format("{}", k));
+  TILEGEMM_REQUIRE(num_sms > 0 && hw.num_sms > 0 && hw.hbm_gbps > 0, "hw", "a hardware model with SMs and DRAM bandwidth",
+                   fmt::format("{} ({} SMs asked, {} GB/s)", hw.name, num_sms, hw.hbm_gbps));
+  const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
+  const std::int64_t row_blocks = (static_cast<std::int64_t>(m) + hc_prenorm::kBlockM - 1) / hc_prenorm::kBlockM;
+  HcPrenormConfig c;
+  c.m = m, c.n = n, c.k = k;
+  c.stages = stages_that_fit(n, hw);
+  c.smem_bytes = hc_prenorm::smem_bytes(n, c.stages);
+  TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
+                   fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
+  if (num_splits) {
+    TILEGEMM_REQUIRE(*num_splits >= 1 && row_blocks * *num_splits <= INT32_MAX, "num_splits",
+                     "a split count >= 1 (None: chosen by the library)", fmt::format("{}", *num_splits));
+    c.num_splits = *num_splits;
+    c.caller_splits = true;
+  } else {
+    const int most = std::min(k_blocks, kMaxLibrarySplits);
+    double best = model_us(m, n, k, 1, false, hw, num_sms);
+    for (int s = 2; s <= most; ++s) {
+      const double us = model_us(m, n, k, s, true, hw, num_sms);
+      if (us < 0.98 * best) best = us, c.num_splits = s;  // a split must win clearly: it costs a workspace
+    }
+    c.reduce_in_kernel = c.num_splits > 1;
+  }
+  c.grid = static_cast<int>(row_blocks * c.num_splits);
+  const int slices = c.caller_splits ? c.num_splits : 1;
+  c.bytes = 2.0 * m * k + 4.0 * n * k + 4.0 * slices * m * (n + 1);
+  if (c.reduce_in_kernel) c.bytes += 2.0 * row_blocks * c.num_splits * hc_prenorm::kBlockM * (n + 1) * 4;
+  c.floor_us = c.bytes / hw.hbm_bytes_per_s() * 1e6;
+  c.predicted_us = model_us(m, n, k, c.num_splits, c.reduce_in_kernel, hw, num_sms);
+  return c;
+}
+
+std::string format_hc_prenorm_config(const HcPrenormConfig& c) {
+  return fmt::format(
+      "tf32_hc_prenorm_gemm m={} n={} k={} -> splits={}{} grid={} stages={} smem={} | {:.1f} MB, floor {:.1f} us, "
+      "model {:.1f} us",
+      c.m, c.n, c.k, c.num_splits,
+      c.caller_splits ? " (caller's)" : c.reduce_in_kernel ? " (summed in the kernel)" : "", c.grid, c.stages,
+      c.smem_bytes, c.bytes / 1e6, c.floor_us, c.predicted_us);
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,167 @@
+// tf32_hc_prenorm_gemm without a GPU: its kernels compile for sm_90a with no spills under the name DeepGEMM's tests
+// profile, the split follows the model (one wave of CTAs, a split only where row blocks leave SMs idle), and every
+// bad argument is named before any CUDA call.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "expect_invalid.hpp"
+#include "kernels/sm90_hc_prenorm.hpp"
+#include "test_jit_support.hpp"
+#include "tilegemm/hc_prenorm.hpp"
+#include "tilegemm/hw.hpp"
+
+using namespace tilegemm;
+
+namespace {
+
+class HcPrenormCodegen : public tilegemm::testing::JitEnvFixture {};
+
+TEST_F(HcPrenormCodegen, KernelsCompileWithoutSpillsUnderDeepGemmsName) {
+  set("DG_JIT_PTXAS_CHECK", "1");
+  const HardwareModel hw = hardware_preset("h200");
+  for (int n : {8, 24, 32}) {
+    const int stages = select_hc_prenorm_config(4096, n, 7168, std::nullopt, hw, hw.num_sms).stages;
+    for (bool reduce : {false, true}) {
+      const jit::KernelSpec spec = kernels::sm90_hc_prenorm_spec(n, stages, reduce);
+      SCOPED_TRACE(spec.name);
+      // DeepGEMM's test times the kernel with bench_kineto(..., 'tf32_hc_prenorm_gemm').
+      EXPECT_NE(spec.entry.find("tf32_hc_prenorm_gemm"), std::string::npos);
+      EXPECT_NE(spec.source.find("\n" + spec.entry + "("), std::string::npos) << spec.source;
+      std::shared_ptr<const jit::CompiledKernel> kernel;
+      ASSERT_NO_THROW(kernel = jit::get_kernel(spec));
+      EXPECT_GT(kernel->cubin().size(), 1000u);
+    }
+  }
+}
+
+TEST(HcPrenormConfig, SplitFillsTheSmsOnlyWhereRowBlocksLeaveThemIdle) {
+  const HardwareModel hw = hardware_preset("h200");
+  const int sms = hw.num_sms;
+  // 128 row blocks of 64 already fill 132 SMs: a split would add a second wave.
+  const HcPrenormConfig big = select_hc_prenorm_config(8192, 24, 28672, std::nullopt, hw, sms);
+  EXPECT_EQ(big.num_splits, 1);
+  EXPECT_FALSE(big.reduce_in_kernel);
+  EXPECT_EQ(big.grid, 128);
+  // 64 row blocks: two K slices each fill the machine in one wave.
+  const HcPrenormConfig half = select_hc_prenorm_config(4096, 24, 28672, std::nullopt, hw, sms);
+  EXPECT_EQ(half.num_splits, 2);
+  EXPECT_TRUE(half.reduce_in_kernel);
+  // Decode-sized M: one row block, so the K split is what spreads the call over the SMs; never past one wave.
+  for (int m : {1, 13, 137}) {
+    for (int k : {7168, 7680, 28672}) {
+      const HcPrenormConfig c = select_hc_prenorm_config(m, 24, k, std::nullopt, hw, sms);
+      SCOPED_TRACE(format_hc_prenorm_config(c));
+      EXPECT_GE(c.num_splits, 8);
+      EXPECT_TRUE(c.reduce_in_kernel);
+      EXPECT_LE(c.grid, sms);
+      EXPECT_GE(c.predicted_us, c.floor_us);
+    }
+  }
+  // Fewer SMs (deep_gemm.set_num_sms): the grid shrinks with them.
+  EXPECT_LE(select_hc_prenorm_config(13, 24, 28672, std::nullopt, hw, 32).grid, 32);
+  // The caller's split is kept as given, even past the K blocks (those CTAs write zeros).
+  const HcPrenormConfig caller = select_hc_prenorm_config(137, 24, 7168, 16, hw, sms);
+  EXPECT_EQ(caller.num_splits, 16);
+  EXPECT_TRUE(caller.caller_splits);
+  EXPECT_FALSE(caller.reduce_in_kernel);
+  EXPECT_EQ(caller.grid, 3 * 16);
+  EXPECT_EQ(select_hc_prenorm_config(64, 8, 128, 4, hw, sms).num_splits, 4);
+  // The ledger's bytes: A once (bf16), B once (fp32), D and sqr_sum (fp32) once per slice.
+  EXPECT_DOUBLE_EQ(big.bytes, 2.0 * 8192 * 28672 + 4.0 * 24 * 28672 + 4.0 * 8192 * 25);
+  EXPECT_NEAR(big.floor_us, big.bytes / hw.hbm_bytes_per_s() * 1e6, 1e-9);
+  EXPECT_NE(format_hc_prenorm_config(big).find("splits=1"), std::string::npos);
+}
+
+TEST(HcPrenormConfig, RejectsShapesTheKernelDoesNotTake) {
+  const HardwareModel hw = hardware_preset("h200");
+  test_util::expect_invalid([&] { select_hc_prenorm_config(64, 12, 1024, std::nullopt, hw, 132); }, "n");
+  test_util::expect_invalid([&] { select_hc_prenorm_config(64, 40, 1024, std::nullopt, hw, 132); }, "n");
+  test_util::expect_invalid([&] { select_hc_prenorm_config(64, 24, 0, std::nullopt, hw, 132); }, "k");
+  test_util::expect_invalid([&] { select_hc_prenorm_config(64, 24, 1024, 0, hw, 132); }, "num_splits");
+}
+
+// Host buffers stand in for device tensors: every check runs before any CUDA call.
+struct Tensors {
+  std::vector<float> a_store = std::vector<float>(64 * 1024), b_store = std::vector<float>(32 * 1024),
+                     d_store = std::vector<float>(16 * 64 * 32), s_store = std::vector<float>(16 * 64);
+  TensorView a = TensorView::matrix(a_store.data(), DType::kBFloat16, 64, 1024, 1024);
+  TensorView b = TensorView::matrix(b_store.data(), DType::kFloat32, 24, 1024, 1024);
+  TensorView d = TensorView::matrix(d_store.data(), DType::kFloat32, 64, 24, 24);
+  TensorView s = vector(s_store.data(), 64);
+  static TensorView vector(float* p, std::int64_t n) {
+    TensorView v;
+    v.data = p, v.dtype = DType::kFloat32, v.ndim = 1, v.shape[0] = n, v.strides[0] = 1;
+    return v;
+  }
+};
+
+TEST(HcPrenormValidation, EveryBadArgumentIsNamed) {
+  using test_util::expect_invalid;
+  const auto call = [](const Tensors& t, std::optional<int> splits = std::nullopt) {
+    tf32_hc_prenorm_gemm(t.a, t.b, t.d, t.s, splits);
+  };
+  {
+    Tensors t;
+    t.a.dtype = DType::kFloat32;
+    expect_invalid([&] { call(t); }, "a");
+  }
+  {
+    Tensors t;
+    t.b.dtype = DType::kBFloat16;
+    expect_invalid([&] { call(t); }, "b");
+  }
+  {
+    Tensors t;  // K differs
+    t.b.shape[1] = 512;
+    expect_invalid([&] { call(t); }, "b", "K as a's");
+  }
+  {
+    Tensors t;  // N = 20
+    t.b.shape[0] = 20;
+    expect_invalid([&] { call(t); }, "b", "8, 16, 24 or 32");
+  }
+  {
+    Tensors t;  // D [64, 16] for N = 24
+    t.d.shape[1] = 16;
+    expect_invalid([&] { call(t); }, "d", "[64, 24]");
+  }
+  {
+    Tensors t;  // D transposed
+    t.d.strides = {1, 64, 0, 0};
+    expect_invalid([&] { call(t); }, "d", "N contiguous");
+  }
+  {
+    Tensors t;  // sqr_sum strided
+    t.s.strides[0] = 2;
+    expect_invalid([&] { call(t); }, "sqr_sum", "contiguous");
+  }
+  {
+    Tensors t;  // with num_splits, D must be [S, M, N]
+    expect_invalid([&] { call(t, 4); }, "d");
+  }
+  {
+    Tensors t;
+    expect_invalid([&] { call(t, 0); }, "num_splits");
+  }
+  {
+    Tensors t;  // B's rows 4 bytes out of TMA's 16-byte alignment
+    t.b.data = t.b_store.data() + 1;
+    expect_invalid([&] { call(t); }, "b", "16-byte");
+  }
+  {
+    Tensors t;  // A with K strided
+    t.a.strides = {2048, 2, 0, 0};
+    expect_invalid([&] { call(t); }, "a", "K-major");
+  }
+}
+
+TEST(HcPrenormValidation, EmptyMIsANoOpWithoutTheGpu) {
+  Tensors t;
+  t.a.shape[0] = 0, t.d.shape[0] = 0, t.s.shape[0] = 0;
+  EXPECT_NO_THROW(tf32_hc_prenorm_gemm(t.a, t.b, t.d, t.s, std::nullopt));
+}
+
+}  // namespace
