@@ -123,3 +123,22 @@ TEST(CliPlan, PlansFp8WithOneScaleBlockOfKPerStage) {
   EXPECT_NE(r.output.find("a=fp8 b=fp8 d=bf16"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("x128 stages="), std::string::npos) << "FP8 stages hold one 128-wide K block\n" << r.output;
 }
+
+TEST(CliPlan, HcPrenormShowsTheSplitAndItsModel) {
+  const CliResult text = run_plan("--op hc_prenorm --m 8192 --n 24 --k 28672");
+  ASSERT_EQ(text.status, 0) << text.output;
+  for (const char* expected : {"tf32_hc_prenorm_gemm", "splits=1", "grid=128", "floor", "model"})
+    EXPECT_NE(text.output.find(expected), std::string::npos) << expected << "\n" << text.output;
+  const CliResult json = run_plan("--op hc_prenorm --m 13 --n 24 --k 7168 --json", false);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["op"], "tf32_hc_prenorm_gemm");
+  EXPECT_GT(j["num_splits"].get<int>(), 1);
+  EXPECT_TRUE(j["reduce_in_kernel"].get<bool>());
+  EXPECT_EQ(nlohmann::json::parse(run_plan("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 16 --json", false)
+                                      .output)["num_splits"],
+            16);
+  expect_usage_error("--op hc_prenorm --m 13 --n 20 --k 7168", "n: expected 8, 16, 24 or 32");
+  expect_usage_error("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 0", "--num-splits");
+  expect_usage_error("--op attention --m 13 --n 24 --k 7168", "--op");
+}

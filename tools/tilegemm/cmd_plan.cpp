@@ -12,6 +12,7 @@
 #include "command.hpp"
 #include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/heuristics.hpp"
 
 namespace tilegemm::cli {
@@ -31,7 +32,25 @@ struct PlanArgs {
   std::string suite;
   bool json = false;
   int top = 0;
+  std::string op = "gemm";
+  std::optional<int> num_splits;
 };
+
+// --op hc_prenorm: the split of DeepSeek-V3.2's mHC pre-norm GEMM (A bf16 [m, k], B fp32 [n, k]) and the model
+// behind it.
+void run_hc_prenorm_plan(const PlanArgs& args, const HardwareModel& hw) {
+  TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes for --op hc_prenorm", "a size missing");
+  const HcPrenormConfig c =
+      select_hc_prenorm_config(*args.m, *args.n, *args.k, args.num_splits, hw, args.num_sms > 0 ? args.num_sms : hw.num_sms);
+  if (!args.json) return fmt::print("{}\n", format_hc_prenorm_config(c));
+  const nlohmann::json out = {{"op", "tf32_hc_prenorm_gemm"}, {"hw", hw.name},      {"m", c.m},
+                              {"n", c.n},                     {"k", c.k},           {"num_splits", c.num_splits},
+                              {"caller_splits", c.caller_splits}, {"reduce_in_kernel", c.reduce_in_kernel},
+                              {"grid", c.grid},               {"stages", c.stages}, {"smem_bytes", c.smem_bytes},
+                              {"bytes", c.bytes},             {"floor_us", c.floor_us},
+                              {"predicted_us", c.predicted_us}};
+  fmt::print("{}\n", out.dump(2));
+}
 
 GemmType parse_gemm_type(const std::string& name) {
   for (GemmType t : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
@@ -201,13 +220,16 @@ void run_plan(const PlanArgs& args) {
       {"major_a", "--layout"},
       {"major_b", "--layout"},
       {"desc", "--m/--n/--k"},
+      {"num_splits", "--num-splits"},
   };
   with_option_names(options, [&] { run_plan_checked(args); });
 }
 
 void run_plan_checked(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
+  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm", "--op", "gemm or hc_prenorm", args.op);
   const HardwareModel hw = sm90_hardware_preset(args.hw, "--hw");
+  if (args.op == "hc_prenorm") return run_hc_prenorm_plan(args, hw);
   const std::vector<GemmDesc> descs = descs_from(args);
   nlohmann::json out = nlohmann::json::array();
   if (!args.json && descs.size() > 1)
@@ -262,6 +284,9 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   cmd->add_option("--suite", args->suite, "Plan every shape of a suite: deepseek, decode, grouped, masked or all");
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_option("--top", args->top, "Also list the best N distinct tile shapes")->capture_default_str();
+  cmd->add_option("--op", args->op, "gemm, or hc_prenorm (tf32_hc_prenorm_gemm: A bf16 [m,k], B fp32 [n,k])")
+      ->capture_default_str();
+  cmd->add_option("--num-splits", args->num_splits, "hc_prenorm: the caller's K split (default: the library's)");
   cmd->callback([args] { run_plan(*args); });
 });
 
