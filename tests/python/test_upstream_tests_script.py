@@ -244,8 +244,12 @@ def test_discovery_on_deepgemms_own_test_files():
     assert {r['prelude'] for r in layout} == {'torch.manual_seed(1)\nrandom.seed(1)'}
     assert [(r['function'], r['whole']) for r in by_file['test_lazy_init.py']] == [('(whole file)', True)]
     skipped = {r['file'] for r in runs if upstream.skip_reason(r, upstream.DEFAULT_SKIPS)}
-    assert skipped == {'test_attention.py', 'test_hyperconnection.py', 'test_mega_moe.py', 'test_legacy.py',
-                       'test_sanitizer.py'}
+    assert skipped == {'test_attention.py', 'test_mega_moe.py', 'test_legacy.py', 'test_sanitizer.py'}
+    # Of the attention file only the MQA logits functions are skipped: skip_head_mid runs; so does the HC prenorm file.
+    attention = {r['function']: upstream.skip_reason(r, upstream.DEFAULT_SKIPS) for r in by_file['test_attention.py']}
+    assert attention['test_gemm_skip_head_mid'] is None
+    assert attention['test_mqa_logits'] and attention['test_paged_mqa_logits']
+    assert all(not upstream.skip_reason(r, upstream.DEFAULT_SKIPS) for r in by_file['test_hyperconnection.py'])
 
 
 def test_markdown_escapes_cells():
