@@ -37,10 +37,10 @@ TG_HOST_DEVICE constexpr int smem_bytes(int n, int stages) {
 }  // namespace hc_prenorm
 
 struct HcPrenormParams {
-  TmaDescriptor tma_a;  // A bf16 [M][K], K contiguous: boxes of [BLOCK_M rows][64 k], 128-byte swizzle
-  TmaDescriptor tma_b;  // B fp32 [N][K], K contiguous: boxes of [N rows][32 k], 128-byte swizzle
-  float* d;             // D fp32 [splits?][M][N], N contiguous
-  float* sqr_sum;       // fp32 [splits?][M], contiguous
+  TmaDescriptor tma_a;         // A bf16 [M][K], K contiguous: boxes of [BLOCK_M rows][64 k], 128-byte swizzle
+  TmaDescriptor tma_b;         // B fp32 [N][K], K contiguous: boxes of [N rows][32 k], 128-byte swizzle
+  float* d;                    // D fp32 [splits?][M][N], N contiguous
+  float* sqr_sum;              // fp32 [splits?][M], contiguous
   long long d_split_stride;    // elements between the splits' D slices (caller's splits; 0 otherwise)
   long long sqr_split_stride;  // elements between the splits' sqr_sum slices
   int ldd;                     // elements between D's rows

@@ -26,6 +26,14 @@ namespace tilegemm {
 void fp8_gemm_1d2d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const GemmOptions& options = {});
 
+// DeepGEMM's fp8_gemm_nt_skip_head_mid: fp8_gemm_1d2d of 2-D operands (a [M,K], b [N,K]) whose N columns are heads
+// of left + right, into d bf16 [M, N + N / (left + right) · mid] whose heads are left + mid + right wide (HeadSplits,
+// tilegemm/gemm_config.hpp); the mid columns of each head are not written. N must be a multiple of left + right, and
+// left and right must share a tile width of the kernel (a multiple of 8 in [16, 256]; multiples of 16 always do).
+// K > 0, as in DeepGEMM (zeroing d for K = 0 would overwrite the mid columns).
+void fp8_gemm_1d2d_skip_head_mid(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                                 const TensorView& d, const HeadSplits& head_splits, const GemmOptions& options = {});
+
 // 1D1D (weight gradients): both scales per-token; d fp32 [M,N]; c optional fp32 (may be d: D += A·Bᵀ).
 void fp8_gemm_1d1d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const TensorView* c, const GemmOptions& options = {});

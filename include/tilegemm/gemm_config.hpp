@@ -8,6 +8,15 @@
 
 namespace tilegemm {
 
+// DeepGEMM's fp8_gemm_nt_skip_head_mid: the GEMM's N columns are heads of left + right columns, and D's heads are
+// left + mid + right wide; GEMM column n = head·(left + right) + r lands in D column head·(left + mid + right) + r
+// (r < left) or + r + mid (r >= left). D's mid columns are never written. All zero: a plain D.
+struct HeadSplits {
+  int left = 0, mid = 0, right = 0;
+  bool any() const { return left != 0 || mid != 0 || right != 0; }
+  bool operator==(const HeadSplits&) const = default;
+};
+
 struct GemmDesc {
   GemmType type = GemmType::kNormal;
   int m = 0, n = 0, k = 0;
@@ -31,6 +40,8 @@ struct GemmDesc {
   // read through one TMA map per group, this many groups per launch (4, 8, 16 or 32: a kernel variant, same shared
   // memory; kernels::sm90_fp8_group_maps_per_launch).
   int k_group_maps = 0;
+  // FP8 1D2D dense: D's columns remapped per head (fp8_gemm_1d2d_skip_head_mid); a kernel variant.
+  HeadSplits head_splits;
 };
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B

@@ -23,10 +23,10 @@ struct HcPrenormConfig {
   bool reduce_in_kernel = false;  // the library's splits > 1: summed by the last CTA of each row block
   int stages = 0;
   int smem_bytes = 0;
-  int grid = 0;                   // CTAs: row blocks × splits
-  double bytes = 0;               // DRAM bytes: A, B once, D and sqr_sum (and the partials, reduce_in_kernel)
-  double floor_us = 0;            // bytes at the DRAM bandwidth
-  double predicted_us = 0;        // the split model's time for the chosen split
+  int grid = 0;             // CTAs: row blocks × splits
+  double bytes = 0;         // DRAM bytes: A, B once, D and sqr_sum (and the partials, reduce_in_kernel)
+  double floor_us = 0;      // bytes at the DRAM bandwidth
+  double predicted_us = 0;  // the split model's time for the chosen split
 };
 
 // The configuration for (m, n, k) on `hw` with `num_sms` SMs: num_splits as given, or (nullopt) the split the

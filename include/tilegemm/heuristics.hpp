@@ -5,6 +5,7 @@
 //   the performance ledger → pick the cheapest, ties broken by a fixed order. select_config caches one answer
 //   per (desc, hardware, num_sms) so that repeated calls are a hash lookup; DG_PRINT_CONFIGS=1 prints each new
 //   desc → config once to stderr.
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -94,6 +95,10 @@ struct Candidate {
 // Checks the problem itself (sizes, dtypes, TMA stride alignment). Throws InvalidArgument naming the
 // offending dimension, e.g. "k: expected a multiple of 8 (16-byte TMA row stride of K-major bf16 A/B), got 100".
 void validate_desc(const GemmDesc& desc);
+// fp8_gemm_nt_skip_head_mid's head_splits for a GEMM of N columns (b's rows): each part >= 0, left + right > 0 and
+// dividing N, and some FP8 tile width dividing both left and right. Throws InvalidArgument naming head_splits.
+// validate_desc runs it for a desc with head splits; the API also before it checks d's width against them.
+void validate_head_splits(const HeadSplits& heads, std::int64_t n);
 
 // Shared memory the SM90 BF16 kernel asks for with this config:
 // stages × (block_m + block_n) × block_k × sizeof(A) + block_m × block_n × sizeof(D) + 1024.
@@ -136,6 +141,9 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& config, cons
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 // The FP8 kernel's rules (device/tilegemm/kernels/sm90_fp8_gemm.cuh), as sm90_bf16_config_legal.
 bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);
+// The widest block_n the FP8 1D2D kernel runs (a multiple of 8 in [16, 256]) that divides head_splits' left and right,
+// so each tile lies in one part of a head; 0 when none does.
+int sm90_fp8_head_split_max_block_n(const HeadSplits& heads);
 // The family the desc's dtypes name (BF16 or FP8).
 int sm90_smem_bytes(const GemmDesc& desc, const GemmConfig& config);
 bool sm90_config_legal(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw, std::string* why);

@@ -23,6 +23,7 @@
 #include "tilegemm/fp8_gemm.hpp"
 #include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/gemm.hpp"
+#include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/jit.hpp"
 #include "tilegemm/reference.hpp"
@@ -88,6 +89,15 @@ void cublaslt(const std::string& layout, const View& a, const View& b, const Vie
 void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uintptr_t stream) {
   const auto vs = to_view(sf, "sf"), vo = to_view(out, "out");
   on_device(device, {}, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, reinterpret_cast<void*>(stream)); });
+}
+
+// DeepSeek-V3.2's mHC pre-norm GEMM (include/tilegemm/hc_prenorm.hpp): checks, the split choice and the launch.
+void tf32_hc_prenorm_gemm(const View& a, const View& b, const View& d, const View& sqr_sum,
+                          std::optional<int> num_splits, int device, std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d"), vs = to_view(sqr_sum, "sqr_sum");
+  on_device(device, {}, [&] {
+    tilegemm::tf32_hc_prenorm_gemm(va, vb, vd, vs, num_splits, {reinterpret_cast<void*>(stream), num_sms});
+  });
 }
 
 // Launch plans (src/api/launch_plan.hpp, _plan.hpp): the plan_* functions check a call and return its plan without
@@ -164,6 +174,16 @@ PyPlan plan_fp8_gemm(const View& a, const View& sfa, const View& b, const View& 
   if (c) vc = to_view(*c, "c");
   return make_plan(device, kFp8Renames, [&] {
     return tilegemm::api::plan_fp8_gemm(va, vsa, vb, vsb, vd, vc ? &*vc : nullptr, one_d_one_d, num_sms);
+  });
+}
+
+PyPlan plan_fp8_gemm_skip_head_mid(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
+                                   const std::tuple<int, int, int>& head_splits, int device, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
+  const auto vd = to_view(d, "d");
+  const auto [left, mid, right] = head_splits;
+  return make_plan(device, kFp8Renames, [&] {
+    return tilegemm::api::plan_fp8_gemm_skip_head_mid(va, vsa, vb, vsb, vd, {left, mid, right}, num_sms);
   });
 }
 
@@ -284,6 +304,8 @@ void register_plan_bindings(nb::module_& m) {
         "device"_a, "num_sms"_a);
   m.def("plan_fp8_gemm", &plan_fp8_gemm, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "c"_a.none(), "one_d_one_d"_a,
         "device"_a, "num_sms"_a);
+  m.def("plan_fp8_gemm_skip_head_mid", &plan_fp8_gemm_skip_head_mid, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
+        "head_splits"_a, "device"_a, "num_sms"_a);
   m.def("plan_m_grouped_fp8_contiguous", &plan_m_grouped_fp8_contiguous, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
         "grouped_layout"_a, "use_psum_layout"_a, "device"_a, "num_sms"_a);
   m.def("plan_m_grouped_fp8_masked", &plan_m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "masked_m"_a,
@@ -323,6 +345,8 @@ NB_MODULE(_C, m) {
   register_kept_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
+  m.def("tf32_hc_prenorm_gemm", &tf32_hc_prenorm_gemm, "a"_a, "b"_a, "d"_a, "sqr_sum"_a, "num_splits"_a.none(),
+        "device"_a, "stream"_a, "num_sms"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
   m.def("mk_alignment", &tilegemm::get_mk_alignment_for_contiguous_layout);
   m.def("gpu_available", &tilegemm::gpu_available);

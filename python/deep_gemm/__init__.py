@@ -5,9 +5,9 @@ as torch.library ops: _torch_ops.py). Exported: the BF16 family, the cuBLASLt
 wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only) also under DeepGEMM's fp8_fp4_*
 names (FP8 operands only: SM90 has no FP4 kernel here), DeepGEMM's legacy aliases of the masked GEMMs, einsum /
 fp8_einsum for the expressions that are one batched GEMM over strided views (see _einsum.py), the scale-layout
-helpers and DeepGEMM's utils and testing modules. FP4 GEMMs, attention/MQA logits, hyper-connection, mega MoE,
-fp8_gemm_nt_skip_head_mid and the SM100-only k_grouped_fp8_gemm_tn_contiguous have no SM90 kernel here and are
-absent rather than present and failing.
+helpers and DeepGEMM's utils and testing modules, fp8_gemm_nt_skip_head_mid (the 1D2D GEMM with D's columns
+remapped per head) and the mHC pre-norm GEMM tf32_hc_prenorm_gemm. FP4 GEMMs, attention/MQA logits, mega MoE and the SM100-only
+k_grouped_fp8_gemm_tn_contiguous have no SM90 kernel here and are absent rather than present and failing.
 """
 import os as _os
 
@@ -53,11 +53,15 @@ from ._gemm import (  # noqa: E402
 from ._fp8 import (  # noqa: E402
     fp8_gemm_nt, fp8_gemm_nn,
     fp8_gemm_tn, fp8_gemm_tt,
+    fp8_gemm_nt_skip_head_mid,
     m_grouped_fp8_gemm_nt_contiguous,
     m_grouped_fp8_gemm_nn_contiguous,
     m_grouped_fp8_gemm_nt_masked,
     k_grouped_fp8_gemm_nt_contiguous,
 )
+
+# DeepSeek-V3.2's mHC pre-norm GEMM (TF32, the K split chosen and summed in the kernel unless num_splits is given)
+from ._hc_prenorm import tf32_hc_prenorm_gemm  # noqa: E402
 
 # DeepGEMM's FP8/FP4 names: the FP8 GEMMs above, with a ValueError for packed FP4 operands
 from ._fp8_fp4 import (  # noqa: E402

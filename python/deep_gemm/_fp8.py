@@ -198,6 +198,73 @@ def fp8_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, comp
     _fp8_gemm(a, b, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, True, False)
 
 
+def _head_splits(head_splits):
+    """(left, mid, right) of DeepGEMM's ``head_splits``; TypeError/ValueError naming it."""
+    if not isinstance(head_splits, (tuple, list)):
+        raise TypeError(f'head_splits: expected a (left, mid, right) tuple of ints, got '
+                        f'{type(head_splits).__name__} {head_splits!r}')
+    if len(head_splits) != 3:
+        raise ValueError(f'head_splits: expected 3 ints (left, mid, right), got {len(head_splits)}: {head_splits!r}')
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in head_splits):
+        raise TypeError(f'head_splits: expected ints (left, mid, right), got {head_splits!r}')
+    left, mid, right = head_splits
+    if not all(0 <= v <= INT32_MAX for v in head_splits) or left + right == 0:
+        raise ValueError(f'head_splits: expected (left, mid, right) in [0, 2^31) with left + right > 0, got '
+                         f'{tuple(head_splits)!r}')
+    return left, mid, right
+
+
+# DeepGEMM's SM90 path: the 1D2D GEMM with D's columns remapped per head (d bf16; the 1D1D recipe is not offered there
+# either). Plans are kept under a prefix of their own, so a plain fp8_gemm_nt call never finds one, nor the reverse.
+def fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims='nk', disable_ue8m0_cast=False):
+    if _torch_ops.compiling():
+        return _torch_ops.traced('fp8_gemm_nt_skip_head_mid', a, b, d, head_splits, recipe, compiled_dims,
+                                 disable_ue8m0_cast)
+    try:
+        (a_data, a_sf), (b_data, b_sf) = a, b
+        prefix = ('fp8_gemm_nt_skip_head_mid', typed_sequence(head_splits), compiled_dims, id(disable_ue8m0_cast),
+                  _recipes(recipe, None, None))
+    except (TypeError, ValueError):  # not (tensor, sf) pairs, head_splits or a recipe that is no sequence: checked below
+        prefix = None
+    if prefix is not None and run_kept(prefix, a_data, a_sf, b_data, b_sf, d, None):  # the plan's c slot: none
+        return
+    _common(compiled_dims, disable_ue8m0_cast)
+    left, mid, right = _head_splits(head_splits)
+    a_data, a_sf = _pair(a, 'a')
+    b_data, b_sf = _pair(b, 'b')
+    if _resolve_recipe(recipe, None, None) != RECIPE_1D2D[1]:
+        raise ValueError(f'recipe: expected None or {RECIPE_1D2D} (SM90 runs this GEMM with the 1D2D recipe, bf16 d), '
+                         f'got {recipe!r}')
+    require_dims(a_data, 'a', 2, '[M, K]')
+    require_dims(b_data, 'b', 2, '[N, K]')
+    require_dims(a_sf, 'a[1]', 2, 'of scale factors')
+    require_dims(b_sf, 'b[1]', 2, 'of scale factors')
+    (m, k), (n, k_b) = shape_of(a_data), shape_of(b_data)
+    if k_b != k:
+        raise ValueError(f'b: expected K = {k} like a, got shape {tuple(shape_of(b_data))}')
+    require_k_major(a_data, 'a')
+    require_k_major(b_data, 'b')
+    if k == 0:  # as DeepGEMM; zeroing d for K = 0 would also overwrite the mid columns
+        raise ValueError(f'a: expected K > 0 for fp8_gemm_nt_skip_head_mid, got shape {(m, k)}')
+    if n % (left + right):
+        raise ValueError(f'head_splits: expected left + right = {left + right} to divide N = {n} (b\'s rows), got '
+                         f'{(left, mid, right)}')
+    require_tensor(d, 'd')
+    require_dims(d, 'd', 2, "[M, N']")
+    require_shape(d, 'd', (m, n + n // (left + right) * mid),
+                  f' ([M, N + N / (left + right) * mid] for head_splits {(left, mid, right)})')
+    require_dtype(d, 'd', 'bfloat16')
+    require_row_major(d, 'd')
+    require_no_overlap(d, 'd')
+    check_sf_shape(a_sf, 'a[1]', m, k, 1, 128, None)
+    check_sf_shape(b_sf, 'b[1]', n, k, 128, 128, None)
+    device, num_sms = common_device(a=a_data, **{'a[1]': a_sf}, b=b_data, **{'b[1]': b_sf}, d=d), num_sms_setting()
+    views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'))
+    run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, None),
+                lambda: _C.plan_fp8_gemm_skip_head_mid(*views, (left, mid, right), device, num_sms),
+                current_stream(device), num_sms, pointers + [0])
+
+
 def _grouped_b(b, transpose_b):
     """(data, sf) of a grouped B ([G, N, K] after the optional transpose), checked K-major."""
     b_data, b_sf = _pair(b, 'b')

@@ -42,6 +42,8 @@ _SCHEMAS = {
                         f'{_RECIPES}, {_PSUM}',
     'fp8_masked': f'Tensor a, Tensor sfa, Tensor b, Tensor sfb, Tensor(d!) d, Tensor masked_m, int expected_m, '
                   f'{_RECIPES}',
+    'fp8_skip_head_mid': 'Tensor a, Tensor sfa, Tensor b, Tensor sfb, Tensor(d!) d, int[] head_splits, int[]? recipe, '
+                         'str compiled_dims, bool disable_ue8m0_cast',
     'fp8_k_grouped': 'Tensor a, Tensor sfa, Tensor b, Tensor sfb, Tensor(d!) d, int[] ks_cpu, Tensor grouped_layout, '
                      'Tensor? c, bool accumulate, int[] recipe, str compiled_dims, bool use_psum_layout',
     'einsum': 'str expr, Tensor a, Tensor b, Tensor(d!) d, Tensor? c, bool accumulate, bool use_cublaslt',
@@ -57,11 +59,12 @@ _FAMILIES = {
     'fp8_dense': [f'fp8_gemm_{x}' for x in ('nt', 'nn', 'tn', 'tt')],
     'fp8_m_contiguous': ['m_grouped_fp8_gemm_nt_contiguous', 'm_grouped_fp8_gemm_nn_contiguous'],
     'fp8_masked': ['m_grouped_fp8_gemm_nt_masked'],
+    'fp8_skip_head_mid': ['fp8_gemm_nt_skip_head_mid'],
     'fp8_k_grouped': ['k_grouped_fp8_gemm_nt_contiguous'],
     'einsum': ['einsum'],
     'fp8_einsum': ['fp8_einsum'],
 }
-_SEQUENCES = ('recipe', 'recipe_a', 'recipe_b', 'ks_cpu')
+_SEQUENCES = ('recipe', 'recipe_a', 'recipe_b', 'ks_cpu', 'head_splits')
 
 
 def _argument_names(schema):
@@ -109,7 +112,7 @@ class _Op:
             got['c'] = got['d']
         if self.fp8:
             got['a'], got['b'] = (got['a'], got.pop('sfa')), (got['b'], got.pop('sfb'))
-        for arg in ('recipe', 'recipe_a', 'recipe_b'):
+        for arg in ('recipe', 'recipe_a', 'recipe_b', 'head_splits'):
             if got.get(arg) is not None:
                 got[arg] = tuple(got[arg])
         return {p: got[p] for p in self.params}
@@ -266,6 +269,20 @@ def _fake_masked(name, g):
         _scales(sfb, 'b[1]', groups * _ceil128(n) * _ceil128(k), 'one per 128x128 block of each group')
 
 
+def _fake_skip_head_mid(name, g):
+    a, b, sfa, sfb = _operands(g, True)
+    m, k = _dims(a, 'a', 2, '[M, K]')
+    n, k_b = _dims(b, 'b', 2, '[N, K]')
+    _require(k_b == k, f'b: expected K = {k} like a, got shape {(n, k_b)}')
+    left, mid, right = g['head_splits']
+    _require(left + right > 0 and n % (left + right) == 0,
+             f'head_splits: expected left + right to divide N = {n}, got {tuple(g["head_splits"])}')
+    _shape(g['d'], 'd', (m, n + n // (left + right) * mid), ' ([M, N + N / (left + right) * mid])')
+    _dtype(g['d'], 'd', ('bfloat16', ))
+    _scales(sfa, 'a[1]', m * _ceil128(k), 'one per token and 128 of K')
+    _scales(sfb, 'b[1]', _ceil128(n) * _ceil128(k), 'one per 128x128 block')
+
+
 def _fake_k_grouped(name, g):
     fp8 = name.startswith('k_grouped_fp8')
     a, b, sfa, sfb = _operands(g, fp8)
@@ -315,7 +332,7 @@ def _fake_einsum(name, g):
 _FAKE_CHECKS = {
     'dense': _fake_dense, 'cublaslt': _fake_dense, 'fp8_dense': _fake_dense,
     'm_contiguous': _fake_m_contiguous, 'fp8_m_contiguous': _fake_m_contiguous,
-    'masked': _fake_masked, 'fp8_masked': _fake_masked,
+    'masked': _fake_masked, 'fp8_masked': _fake_masked, 'fp8_skip_head_mid': _fake_skip_head_mid,
     'k_grouped': _fake_k_grouped, 'fp8_k_grouped': _fake_k_grouped,
     'einsum': _fake_einsum, 'fp8_einsum': _fake_einsum,
 }

@@ -159,10 +159,15 @@ void run_fp8_k_grouped(const LaunchPlan& plan, const TensorView* v, void* stream
 
 namespace api {
 
-// Dense or batched, both recipes.
-Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                   const TensorView& d, const TensorView* c, bool per_token_b, int num_sms) {
+namespace {
+
+// Dense or batched, both recipes; with head splits (2-D 1D2D only) d is [M, N'], N' = N + N / (left + right) · mid.
+Plan plan_fp8_dense(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                    const TensorView& d, const TensorView* c, bool per_token_b, const HeadSplits& heads, int num_sms) {
   const int ndim = a.ndim;
+  if (heads.any())
+    TILEGEMM_REQUIRE(ndim == 2, "a", "a 2-D [M, K] tensor (skip-head-mid GEMMs are not batched)",
+                     fmt::format("{}-D {}", a.ndim, shape_str(a)));
   TILEGEMM_REQUIRE(ndim == 2 || ndim == 3, "a", "a 2-D [M, K] or 3-D [B, M, K] tensor",
                    fmt::format("{}-D {}", a.ndim, shape_str(a)));
   check_fp8_operand(a, "a", ndim);
@@ -174,8 +179,19 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
       b.size(-1) == k && (ndim == 2 || b.size(0) == batch), "b",
       fmt::format("[{}N, K={}] to match a {}", ndim == 3 ? fmt::format("B={}, ", batch) : "", k, shape_str(a)),
       shape_str(b));
-  TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n && (ndim == 2 || d.size(0) == batch), "d",
-                   fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  if (heads.any()) {
+    validate_head_splits(heads, n);
+    const std::int64_t d_cols = n + n / (std::int64_t{heads.left} + heads.right) * heads.mid;
+    TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == d_cols, "d",
+                     fmt::format("[M={}, N + N / (left + right) * mid = {}] for head_splits ({}, {}, {})", m, d_cols,
+                                 heads.left, heads.mid, heads.right),
+                     shape_str(d));
+    // DeepGEMM's contract; a K = 0 result zero-filled into d would overwrite the mid columns.
+    TILEGEMM_REQUIRE(k > 0, "a", "K > 0 for a skip-head-mid GEMM", shape_str(a));
+  } else {
+    TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n && (ndim == 2 || d.size(0) == batch), "d",
+                     fmt::format("[M={}, N={}]", m, n), shape_str(d));
+  }
   require_contiguous_rows(d, "d");
   check_per_token_sf(sfa, "sfa", ndim, batch, m, k);
   if (per_token_b)
@@ -190,7 +206,8 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
                      fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));
     require_contiguous_rows(*c, "c");
   }
-  for (auto [v, name] : {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}})
+  for (auto [v, name] :
+       {std::pair{m, "m"}, std::pair{n, "n"}, std::pair{k, "k"}, std::pair{batch, "batch"}, std::pair{d.size(-1), "d"}})
     require_int_size(v, name);
   auto plan = std::make_shared<LaunchPlan>(std::initializer_list<const TensorView*>{&a, &sfa, &b, &sfb, &d, c}, num_sms,
                                            &run_fp8_dense);
@@ -201,6 +218,7 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
   plan->desc = fp8_desc(ndim == 3 ? GemmType::kBatched : GemmType::kNormal, m, n, k, batch, d_dtype, c != nullptr, sfa,
                         per_token_b ? &sfb : nullptr);
   plan->desc.deterministic = plan->settings().deterministic;
+  plan->desc.head_splits = heads;
   // Validate everything before touching d: a rejected call leaves d as it was.
   if (k > 0) {
     validate_desc(plan->desc);
@@ -209,6 +227,20 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
     plan->work = Work::kFill;
   }
   return plan;
+}
+
+}  // namespace
+
+Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const TensorView* c, bool per_token_b, int num_sms) {
+  return plan_fp8_dense(a, sfa, b, sfb, d, c, per_token_b, HeadSplits{}, num_sms);
+}
+
+Plan plan_fp8_gemm_skip_head_mid(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                                 const TensorView& d, const HeadSplits& head_splits, int num_sms) {
+  // All-zero splits would be a plain GEMM: name them here rather than serve one under this name.
+  if (!head_splits.any()) validate_head_splits(head_splits, 0);
+  return plan_fp8_dense(a, sfa, b, sfb, d, nullptr, false, head_splits, num_sms);
 }
 
 Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
@@ -321,6 +353,11 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
 void fp8_gemm_1d2d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const GemmOptions& options) {
   api::plan_fp8_gemm(a, sfa, b, sfb, d, nullptr, false, options.num_sms)->run(options.stream);
+}
+
+void fp8_gemm_1d2d_skip_head_mid(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                                 const TensorView& d, const HeadSplits& head_splits, const GemmOptions& options) {
+  api::plan_fp8_gemm_skip_head_mid(a, sfa, b, sfb, d, head_splits, options.num_sms)->run(options.stream);
 }
 
 void fp8_gemm_1d1d(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,

@@ -11,8 +11,8 @@
 
 #include "api/device_context.hpp"
 #include "api/validate.hpp"
-#include "kernels/split_workspace.hpp"
 #include "kernels/sm90_hc_prenorm.hpp"
+#include "kernels/split_workspace.hpp"
 #include "kernels/tma_descriptor.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
@@ -32,9 +32,9 @@ std::int64_t element_bytes(const TensorView& v) {
 void require_tma_rows(const TensorView& v, const char* name) {
   const auto row_bytes = v.stride(0) * element_bytes(v);
   TILEGEMM_REQUIRE(v.stride(1) == 1, name, "a K-major tensor (stride 1 along K)", describe(v));
-  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0 && (v.size(0) <= 1 || row_bytes % 16 == 0) &&
-                       v.stride(0) >= 0,
-                   name, "a 16-byte aligned pointer and rows a multiple of 16 bytes apart (TMA)", describe(v));
+  TILEGEMM_REQUIRE(
+      reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0 && (v.size(0) <= 1 || row_bytes % 16 == 0) && v.stride(0) >= 0,
+      name, "a 16-byte aligned pointer and rows a multiple of 16 bytes apart (TMA)", describe(v));
 }
 
 // D [M, N] or [S, M, N] and sqr_sum [M] or [S, M], fp32; D's N and sqr_sum's M contiguous.
@@ -43,8 +43,8 @@ void require_outputs(const TensorView& d, const TensorView& sqr_sum, std::int64_
   const int d_dims = splits ? 3 : 2;
   require_tensor(d, "d", d_dims, DType::kFloat32);
   require_tensor(sqr_sum, "sqr_sum", d_dims - 1, DType::kFloat32);
-  const std::string d_want = splits ? fmt::format("[{}, {}, {}] (num_splits, M, N)", *splits, m, n)
-                                    : fmt::format("[{}, {}] (M, N)", m, n);
+  const std::string d_want =
+      splits ? fmt::format("[{}, {}, {}] (num_splits, M, N)", *splits, m, n) : fmt::format("[{}, {}] (M, N)", m, n);
   TILEGEMM_REQUIRE(d.size(-2) == m && d.size(-1) == n && (!splits || d.size(0) == *splits), "d",
                    "an fp32 tensor " + d_want, shape_str(d));
   TILEGEMM_REQUIRE(d.size(-1) <= 1 || d.stride(-1) == 1, "d", "N contiguous (stride 1 along N)", describe(d));
@@ -72,7 +72,8 @@ kernels::TmaView k_major_view(const TensorView& v, std::uint32_t box_k, std::uin
   view.dtype = v.dtype;
   // A single row's stride is never stepped along: any multiple of 16 bytes describes it.
   const auto k_bytes = static_cast<std::uint64_t>(v.size(1) * element_bytes(v));
-  const auto row_bytes = v.size(0) > 1 ? static_cast<std::uint64_t>(v.stride(0) * element_bytes(v)) : (k_bytes + 15) / 16 * 16;
+  const auto row_bytes =
+      v.size(0) > 1 ? static_cast<std::uint64_t>(v.stride(0) * element_bytes(v)) : (k_bytes + 15) / 16 * 16;
   view.dims = {static_cast<std::uint64_t>(v.size(1)), static_cast<std::uint64_t>(v.size(0)), 1};
   view.byte_strides = {row_bytes, row_bytes * view.dims[1]};
   view.box = {box_k, box_rows, 1};
@@ -102,8 +103,8 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
 
   const DeviceContext& ctx = current_device_context();
   const int num_sms = options.num_sms > 0 && options.num_sms < ctx.hw.num_sms ? options.num_sms : ctx.hw.num_sms;
-  const HcPrenormConfig config = select_hc_prenorm_config(static_cast<int>(m), static_cast<int>(n),
-                                                          static_cast<int>(k), num_splits, ctx.hw, num_sms);
+  const HcPrenormConfig config = select_hc_prenorm_config(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                                                          num_splits, ctx.hw, num_sms);
   print_once(config);
 
   HcPrenormParams params{};

@@ -113,6 +113,9 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
 // 1D2D when c is null and per_token_b is false (the recipe has no C); 1D1D when per_token_b is true.
 Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const TensorView* c, bool per_token_b, int num_sms);
+// 1D2D on 2-D operands with D's columns remapped per head (fp8_gemm_1d2d_skip_head_mid); tensors a, sfa, b, sfb, d.
+Plan plan_fp8_gemm_skip_head_mid(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                                 const TensorView& d, const HeadSplits& head_splits, int num_sms);
 Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                         const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
                                         bool use_psum_layout, int num_sms);

@@ -32,6 +32,8 @@ std::string to_string(const GemmDesc& desc) {
   s += fmt::format(" layout={} a={} b={} d={}", layout_name(desc.major_a, desc.major_b), dtype_name(desc.a_dtype),
                    dtype_name(desc.b_dtype), dtype_name(desc.d_dtype));
   if (desc.with_c) s += " with_c";
+  if (desc.head_splits.any())
+    s += fmt::format(" head_splits={}/{}/{}", desc.head_splits.left, desc.head_splits.mid, desc.head_splits.right);
   return s;
 }
 

@@ -17,8 +17,8 @@
 namespace tilegemm {
 namespace {
 
-constexpr double kSmDrawShares = 2.0;  // a lone SM's draw, in even shares of the DRAM bandwidth
-constexpr double kWaveLatencyUs = 1.0;  // first bytes of a CTA's pipeline: launch and DRAM latency
+constexpr double kSmDrawShares = 2.0;     // a lone SM's draw, in even shares of the DRAM bandwidth
+constexpr double kWaveLatencyUs = 1.0;    // first bytes of a CTA's pipeline: launch and DRAM latency
 constexpr double kReduceLatencyUs = 1.0;  // the counter round trip and the partials' first reads
 constexpr int kMaxLibrarySplits = 64;
 constexpr int kMaxStages = 8;
@@ -55,7 +55,8 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
   TILEGEMM_REQUIRE(m >= 0, "m", "a row count >= 0", fmt::format("{}", m));
   TILEGEMM_REQUIRE(n >= 8 && n <= 32 && n % 8 == 0, "n", "8, 16, 24 or 32 columns (B's rows)", fmt::format("{}", n));
   TILEGEMM_REQUIRE(k > 0, "k", "a reduction length > 0", fmt::format("{}", k));
-  TILEGEMM_REQUIRE(num_sms > 0 && hw.num_sms > 0 && hw.hbm_gbps > 0, "hw", "a hardware model with SMs and DRAM bandwidth",
+  TILEGEMM_REQUIRE(num_sms > 0 && hw.num_sms > 0 && hw.hbm_gbps > 0, "hw",
+                   "a hardware model with SMs and DRAM bandwidth",
                    fmt::format("{} ({} SMs asked, {} GB/s)", hw.name, num_sms, hw.hbm_gbps));
   const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
   const std::int64_t row_blocks = (static_cast<std::int64_t>(m) + hc_prenorm::kBlockM - 1) / hc_prenorm::kBlockM;
@@ -93,8 +94,10 @@ std::string format_hc_prenorm_config(const HcPrenormConfig& c) {
       "tf32_hc_prenorm_gemm m={} n={} k={} -> splits={}{} grid={} stages={} smem={} | {:.1f} MB, floor {:.1f} us, "
       "model {:.1f} us",
       c.m, c.n, c.k, c.num_splits,
-      c.caller_splits ? " (caller's)" : c.reduce_in_kernel ? " (summed in the kernel)" : "", c.grid, c.stages,
-      c.smem_bytes, c.bytes / 1e6, c.floor_us, c.predicted_us);
+      c.caller_splits      ? " (caller's)"
+      : c.reduce_in_kernel ? " (summed in the kernel)"
+                           : "",
+      c.grid, c.stages, c.smem_bytes, c.bytes / 1e6, c.floor_us, c.predicted_us);
 }
 
 }  // namespace tilegemm

@@ -164,6 +164,9 @@ std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
                 static_cast<int>(d.use_psum_layout),
                 static_cast<int>(d.sfa_layout),
                 static_cast<int>(d.sfb_strided),
+                d.head_splits.left,
+                d.head_splits.mid,
+                d.head_splits.right,
                 env().force_scheme,
                 env().force_split_k})
     append_raw(key, v);

@@ -1,5 +1,7 @@
 #include "heuristics/selector_offer.hpp"
 
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "heuristics/sm90_cost.hpp"        // sm90_problem_shape, sm90_output_tiles
@@ -60,7 +62,10 @@ bool sm90_offered(const GemmDesc& desc, const GemmConfig& c, const ConfigFilter&
     return reject(why,
                   "BF16 stages of four K atoms (block_k 256) are not offered by the selector "
                   "(kSm90Bf16FourAtomStagesSelected = false; TILEGEMM_CONFIG_FILTER=block_k=256 forces them)");
-  if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}))
+  // Head splits whose left and right share only odd multiples of 8 (gcd 24, 40, ...) leave the selector no other width.
+  const bool heads_need_odd_eighths =
+      desc.head_splits.any() && std::gcd(desc.head_splits.left, desc.head_splits.right) % 16 != 0;
+  if (c.block_n % 16 == 8 && !kSm90OddEighthBlockNSelected && !filter.names({"block_n"}) && !heads_need_odd_eighths)
     return reject(why,
                   "block_n an odd multiple of 8 is not offered by the selector (kSm90OddEighthBlockNSelected = "
                   "false: measured slower; TILEGEMM_CONFIG_FILTER=block_n=56 forces such a width)");

@@ -19,7 +19,18 @@ constexpr int kMaxResultAndPartialRegs = 192;
 int align128(int bytes) {
   return (bytes + 127) / 128 * 128;
 }
+
+// 1D2D: a tile may straddle at most two 128-wide scale blocks of B (block_n <= 128, or 144, 160, 192, 256).
+bool fits_two_scale_blocks(int block_n) {
+  return block_n <= kFp8ScaleBlock || block_n - kFp8ScaleBlock == std::gcd(block_n, kFp8ScaleBlock);
+}
 }  // namespace
+
+int sm90_fp8_head_split_max_block_n(const HeadSplits& heads) {
+  for (int block_n = 256; block_n >= 16; block_n -= 8)
+    if (heads.left % block_n == 0 && heads.right % block_n == 0 && fits_two_scale_blocks(block_n)) return block_n;
+  return 0;
+}
 
 int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;  // 1D1D
@@ -58,12 +69,21 @@ bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const Hard
   }
   // 1D2D: 256-row contiguous tiles straddling two groups run in two passes (sched::Tile::two_passes).
   if (!sm90_tile_shape_fits(desc, c, !per_token_b, why)) return false;
-  if (!per_token_b && c.block_n > kFp8ScaleBlock && c.block_n - kFp8ScaleBlock != std::gcd(c.block_n, kFp8ScaleBlock))
+  if (!per_token_b && !fits_two_scale_blocks(c.block_n))
     return reject(why, [&] {
       return fmt::format(
           "block_n {}: a 1D2D tile may straddle at most two 128-wide scale blocks of B "
           "(block_n <= 128 or one of 144, 160, 192, 256)",
           c.block_n);
+    });
+  // Skip-head-mid remaps a tile's first column only: its columns must stay inside one part of a head.
+  const HeadSplits& heads = desc.head_splits;
+  if (heads.any() && (heads.left % c.block_n != 0 || heads.right % c.block_n != 0))
+    return reject(why, [&] {
+      return fmt::format(
+          "block_n {} does not divide head_splits left {} and right {} (a tile must lie in one part "
+          "of a head)",
+          c.block_n, heads.left, heads.right);
     });
   const int sub_blocks = c.rows_per_math_warpgroup() / 64;
   const int regs = (sub_blocks + 1) * c.block_n / 2;

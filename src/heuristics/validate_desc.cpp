@@ -79,6 +79,24 @@ void validate_desc(const GemmDesc& desc) {
   if (desc.major_b == Major::kMNMajor) require_tma_aligned(desc.n, desc.b_dtype, "n", "MN-major B");
   require_tma_aligned(desc.n, desc.d_dtype, "n",
                       desc.d_dtype == DType::kFloat32 ? "fp32 D (N-contiguous)" : "bf16 D (N-contiguous)");
+  if (desc.head_splits.any()) {
+    TILEGEMM_REQUIRE(
+        is_fp8_desc(desc) && desc.type == GemmType::kNormal && desc.d_dtype == DType::kBFloat16 && !desc.with_c,
+        "head_splits", "a dense FP8 1D2D GEMM (bf16 D, no C) to remap D's columns of", to_string(desc));
+    validate_head_splits(desc.head_splits, desc.n);
+  }
+}
+
+void validate_head_splits(const HeadSplits& heads, std::int64_t n) {
+  const std::string value = fmt::format("({}, {}, {})", heads.left, heads.mid, heads.right);
+  const std::int64_t head = std::int64_t{heads.left} + heads.right;
+  TILEGEMM_REQUIRE(heads.left >= 0 && heads.mid >= 0 && heads.right >= 0 && head > 0, "head_splits",
+                   "(left, mid, right), each >= 0, with left + right > 0", value);
+  TILEGEMM_REQUIRE(n % head == 0, "head_splits", fmt::format("left + right dividing N = {} (b's rows)", n), value);
+  TILEGEMM_REQUIRE(sm90_fp8_head_split_max_block_n(heads) > 0, "head_splits",
+                   "left and right that share a tile width of the FP8 kernel (a multiple of 8 in [16, 256] dividing "
+                   "both: multiples of 16 always do)",
+                   value);
 }
 
 }  // namespace tilegemm

@@ -30,7 +30,7 @@ struct Config {{
   static constexpr tilegemm::ScaleLayout kSfaLayout = tilegemm::ScaleLayout::{sfa_layout};
   static constexpr bool kSfbStrided = {sfb_strided};
   static constexpr bool kGroupMaps = {group_maps};
-}};
+{head_fields}}};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
 {entry}(const __grid_constant__ tilegemm::{params_type} params) {{
@@ -59,15 +59,28 @@ const char* scale_layout_suffix(const GemmDesc& desc) {
                                                     : "";
 }
 
+// Skip-head-mid kernels only: the Config fields the kernel remaps D's columns by (absent, a plain kernel's source is
+// what it was before head splits existed).
+std::string head_split_fields(const HeadSplits& h) {
+  if (!h.any()) return "";
+  return fmt::format(
+      "  static constexpr int kHeadLeft = {};\n  static constexpr int kHeadMid = {};\n"
+      "  static constexpr int kHeadRight = {};\n",
+      h.left, h.mid, h.right);
+}
+
 }  // namespace
 
 jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
   const std::string name = fmt::format(
-      "sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
+      "sm90_fp8_gemm_{}_{}{}_{}x{}x{}_s{}_w{}_r{}_c{}{}{}{}{}{}{}", is_1d1d(desc) ? "1d1d" : "1d2d",
       gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", config.block_m, config.block_n, config.block_k,
       config.stages, config.num_math_warpgroups, config.raster_group, config.cluster_m, desc.with_c ? "_acc" : "",
       scheme_suffix(desc, config), scale_layout_suffix(desc), desc.sfb_strided ? "_sfbstr" : "",
-      desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "");
+      desc.k_group_maps > 0 ? fmt::format("_gmaps{}", desc.k_group_maps) : "",
+      desc.head_splits.any()
+          ? fmt::format("_heads{}_{}_{}", desc.head_splits.left, desc.head_splits.mid, desc.head_splits.right)
+          : "");
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family and recipe (profilers and DeepGEMM's bench_kineto find kernels by name).
@@ -77,6 +90,7 @@ jit::KernelSpec sm90_fp8_gemm_spec(const GemmDesc& desc, const GemmConfig& confi
       fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
       fmt::arg("per_token_b", bool_token(is_1d1d(desc))), fmt::arg("sfa_layout", scale_layout_token(desc.sfa_layout)),
       fmt::arg("sfb_strided", bool_token(desc.sfb_strided)), fmt::arg("group_maps", bool_token(desc.k_group_maps > 0)),
+      fmt::arg("head_fields", head_split_fields(desc.head_splits)),
       fmt::arg("params_type", desc.k_group_maps > 0 ? fmt::format("Fp8GroupMapsParams<{}>", desc.k_group_maps)
                                                     : std::string("Fp8GemmParams")),
       fmt::arg("call_args", desc.k_group_maps > 0 ? "params.base, {params.maps, params.k_block_base}" : "params"),
@@ -142,7 +156,10 @@ std::shared_ptr<const jit::CompiledKernel> cached_fp8_kernel(const GemmDesc& des
                         sm90_deterministic_fixup(desc, config),
                         static_cast<int>(desc.sfa_layout),
                         desc.sfb_strided,
-                        desc.k_group_maps};
+                        desc.k_group_maps,
+                        desc.head_splits.left,
+                        desc.head_splits.mid,
+                        desc.head_splits.right};
   return cache.get(raw_key(fields), [&] { return sm90_fp8_gemm_spec(desc, config); });
 }
 

@@ -135,8 +135,8 @@ TEST(CliPlan, HcPrenormShowsTheSplitAndItsModel) {
   EXPECT_EQ(j["op"], "tf32_hc_prenorm_gemm");
   EXPECT_GT(j["num_splits"].get<int>(), 1);
   EXPECT_TRUE(j["reduce_in_kernel"].get<bool>());
-  EXPECT_EQ(nlohmann::json::parse(run_plan("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 16 --json", false)
-                                      .output)["num_splits"],
+  EXPECT_EQ(nlohmann::json::parse(
+                run_plan("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 16 --json", false).output)["num_splits"],
             16);
   expect_usage_error("--op hc_prenorm --m 13 --n 20 --k 7168", "n: expected 8, 16, 24 or 32");
   expect_usage_error("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 0", "--num-splits");

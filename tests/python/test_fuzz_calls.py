@@ -295,6 +295,26 @@ def dense_fp8(transpose_a, transpose_b):
     return make
 
 
+def skip_head_mid_call(rng):
+    m, k, heads = rng.choice((1, 64, 200)), rng.choice((128, 384, 640)), rng.choice((1, 3))
+    left, mid, right = rng.choice(((128, 64, 128), (64, 16, 128), (0, 32, 64)))
+    n = heads * (left + right)
+    args = dict(a=fp8_operand(m, k, True, False), b=fp8_operand(n, k, False, False),
+                d=t(m, n + heads * mid, dtype='bfloat16'), head_splits=(left, mid, right),
+                recipe=rng.choice((None, (1, 128, 128))))
+    # Splits that keep every part's sign and sum but no longer fit N or d's width may be blamed on those.
+    roles = dict(a=Pair(tma('float8_e4m3fn'), Tensor(**SCALES)), b=Pair(tma('float8_e4m3fn'), Tensor(**SCALES)),
+                 d=out('bfloat16'),
+                 head_splits=Scalar(None, 128, 'abc', (128, 64), (128, 64, 128, 0), (-128, 64, 128), (0, 64, 0),
+                                    (128.0, 64, 128), (True, 64, 128), (2**31, 0, 0),
+                                    loose=((128, 64, 64), (8, 0, 8), (left, mid + 8, right))),
+                 recipe=Scalar((1, 1, 128), *BAD_RECIPES))
+    common, common_roles = fp8_common(rng)
+    args.update(common)
+    roles.update(common_roles)
+    return Call(args, roles)
+
+
 def m_grouped_fp8(layout, with_hint):
     def make(rng):
         groups, n, k = rng.choice((1, 3)), rng.choice((128, 256)), rng.choice((128, 384))
@@ -513,6 +533,7 @@ def families():
     table['m_grouped_fp8_fp4_gemm_nt_masked'] = masked_fp8
     table['k_grouped_bf16_gemm_tn_contiguous'] = k_grouped_bf16
     table['k_grouped_fp8_gemm_nt_contiguous'] = k_grouped_fp8
+    table['fp8_gemm_nt_skip_head_mid'] = skip_head_mid_call
     table['einsum'] = einsum_call
     table['fp8_einsum'] = fp8_einsum_call
     table['get_tma_aligned_size'] = tma_aligned_size_call

@@ -77,10 +77,10 @@ def test_version_names_the_api_level():
 
 
 def test_functions_without_kernels_are_not_exported():
-    # FP4-only names, SM100-only forms (the MN-major K-grouped FP8 GEMM), attention and hyper-connection kernels
+    # FP4-only names, SM100-only forms (the MN-major K-grouped FP8 GEMM), the MQA logits and mega MoE kernels
     # (tests/python/test_dropin_surface.py lists every absent DeepGEMM name with its reason).
-    for name in ('fp4_gemm_nt', 'fp8_fp4_mqa_logits', 'fp8_mqa_logits', 'fp8_paged_mqa_logits', 'tf32_hc_prenorm_gemm',
-                 'k_grouped_fp8_gemm_tn_contiguous', 'fp8_gemm_nt_skip_head_mid', 'fp8_fp4_mega_moe'):
+    for name in ('fp4_gemm_nt', 'fp8_fp4_mqa_logits', 'fp8_mqa_logits', 'fp8_paged_mqa_logits',
+                 'k_grouped_fp8_gemm_tn_contiguous', 'fp8_fp4_mega_moe'):
         assert not hasattr(deep_gemm, name), name
 
 

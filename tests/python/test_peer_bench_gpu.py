@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip('torch')
 
 import deep_gemm  # noqa: E402
-from deep_gemm.bench import cli, gemm_cases, layout_suite, measure, suites, timing  # noqa: E402
+from deep_gemm.bench import cli, gemm_cases, hc_suite, layout_suite, measure, suites, timing  # noqa: E402
 from deep_gemm.bench.inputs import Quantiser  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or not deep_gemm._C.gpu_available(),
@@ -71,6 +71,33 @@ def test_layout_suite_reports_bandwidth_against_a_copy(tmp_path):
             continue
         assert ours['status'] == 'ok', (row['shape'], ours)
         assert row['ours_gbps'] > 0 and row['ours_vs_copy'] > 0
+
+
+def test_hc_suite_checks_every_call_and_reports_gb_per_s(tmp_path):
+    tf32_before = torch.backends.cuda.matmul.allow_tf32
+    rc, report = run_bench(tmp_path, '--suite', 'hc', '--shapes', '13x24x28672,8192x24x7168')
+    [section] = report['sections']
+    assert rc == 0, (tmp_path / 'bench.md').read_text()
+    assert torch.backends.cuda.matmul.allow_tf32 == tf32_before
+    assert [r['shape'] for r in section['rows']] == ['13x24x28672', '8192x24x7168']
+    for row in section['rows']:
+        ours = row['results']['ours']
+        assert ours['status'] == 'ok' and ours['diff'] < hc_suite.TOLERANCE, (row['shape'], ours)
+        assert row['ours_gbps'] > 0
+        if PEER:
+            for key in ('deepgemm', hc_suite.SPLIT_KEY):
+                assert row['results'][key]['status'] == 'ok', (row['shape'], key, row['results'][key])
+            assert row['deepgemm_best'] in ('deepgemm', hc_suite.SPLIT_KEY) and row['ratio_vs_deepgemm_best'] > 0
+            assert row['deepgemm_split16_gbps'] > 0
+
+
+def test_the_hc_check_catches_a_call_that_writes_nothing():
+    lazy = SimpleNamespace(tf32_hc_prenorm_gemm=lambda a, b, d, s, num_splits=None: None)
+    with hc_suite.tf32_matmul(torch):
+        problem = hc_suite.problem(context({'ours': deep_gemm, 'deepgemm': lazy}), suites.HcPrenorm(137, 24, 7168))
+        assert measure.check(torch, problem, 'ours')['status'] == 'ok'
+        for key in ('deepgemm', hc_suite.SPLIT_KEY):
+            assert measure.check(torch, problem, key)['status'] == 'mismatch'
 
 
 def context(libs):

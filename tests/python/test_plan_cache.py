@@ -114,6 +114,9 @@ FAMILIES = {
     'fp8_m_grouped_masked': lambda: (deep_gemm.m_grouped_fp8_gemm_nt_masked,
                                      ((fp8(4, 64, K), f32(4, 64, KB)), (fp8(4, N, K), f32(4, N // 128, KB)),
                                       t(4, 64, N), i32(4), 32), {}),
+    'fp8_skip_head_mid': lambda: (deep_gemm.fp8_gemm_nt_skip_head_mid,
+                                  ((fp8(M, K), f32(M, KB)), (fp8(N, K), f32(N // 128, KB)), t(M, N + 2 * 64),
+                                   (128, 64, 128)), {}),
 }
 
 
@@ -256,7 +259,23 @@ def test_invalid_calls_keep_no_plan():
     assert info()['size'] == 0
 
 
-@pytest.mark.parametrize('family', ['bf16_nt', 'bf16_m_grouped_masked', 'fp8_1d2d', 'fp8_m_grouped_contiguous'])
+def test_skip_head_mid_and_plain_calls_keep_plans_of_their_own():
+    # The same operands, d shaped for each: neither call may run the other's plan (nor another split's).
+    a, b = (fp8(M, K), f32(M, KB)), (fp8(N, K), f32(N // 128, KB))
+    wide = t(M, N + 2 * 64)
+    hits = info()['hits']
+    no_gpu(deep_gemm.fp8_gemm_nt_skip_head_mid, a, b, wide, (128, 64, 128))
+    no_gpu(deep_gemm.fp8_gemm_nt, a, b, t(M, N))
+    no_gpu(deep_gemm.fp8_gemm_nt_skip_head_mid, a, b, wide, (64, 32, 64))  # same d width, other heads
+    assert info()['size'] == 3 and info()['hits'] == hits
+    no_gpu(deep_gemm.fp8_gemm_nt_skip_head_mid, a, b, wide, [128, 64, 128])  # a list: a signature of its own
+    assert info()['size'] == 4
+    no_gpu(deep_gemm.fp8_gemm_nt_skip_head_mid, a, b, wide, (128, 64, 128))
+    assert info()['hits'] == hits + 1
+
+
+@pytest.mark.parametrize('family', ['bf16_nt', 'bf16_m_grouped_masked', 'fp8_1d2d', 'fp8_m_grouped_contiguous',
+                                    'fp8_skip_head_mid'])
 def test_a_kept_plan_runs_no_python_check(family, monkeypatch):
     fn, args, kwargs = FAMILIES[family]()
     no_gpu(fn, *args, **kwargs)

@@ -5,8 +5,8 @@ deep_gemm/utils and deep_gemm/testing modules (test_dropin_surface.py checks the
 text where it is available). DeepGEMM binds get_tma_aligned_size and get_mn_major_tma_aligned_tensor without
 argument names; ours use its C++ parameter names (x, element_size; sf). The fp8_fp4_* names take the FP8
 functions' arguments (DeepGEMM binds them to the same functions). Deliberately absent (no SM90 kernel here):
-FP4-only names, k_grouped_fp8_gemm_tn_contiguous (MN-major, SM100), fp8_gemm_nt_skip_head_mid, the attention,
-hyper-connection and mega MoE kernels. einsum has DeepGEMM 2.6's use_cublaslt argument (later releases dropped
+FP4-only names, k_grouped_fp8_gemm_tn_contiguous (MN-major, SM100), the attention, hyper-connection and mega MoE
+kernels (fp8_gemm_nt_skip_head_mid is DeepGEMM's attention.hpp binding, exported here). einsum has DeepGEMM 2.6's use_cublaslt argument (later releases dropped
 it for use_deterministic_algorithms()).
 """
 import inspect
@@ -47,6 +47,8 @@ DEEPGEMM_26 = {
     'k_grouped_fp8_gemm_nt_contiguous': [('a', R), ('b', R), ('d', R), ('ks_cpu', R), ('grouped_layout', R),
                                          ('c', None), ('recipe', (1, 1, 128)), ('compiled_dims', 'mn'),
                                          ('use_psum_layout', False)],
+    'fp8_gemm_nt_skip_head_mid': [('a', R), ('b', R), ('d', R), ('head_splits', R), ('recipe', None),
+                                  ('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
     'fp8_fp4_gemm_nt': FP8_DENSE + [('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
     'fp8_fp4_gemm_nn': FP8_DENSE + [('compiled_dims', 'nk'), ('disable_ue8m0_cast', False)],
     'fp8_fp4_gemm_tn': FP8_DENSE + [('compiled_dims', 'mn'), ('disable_ue8m0_cast', False)],
@@ -69,6 +71,7 @@ DEEPGEMM_26 = {
                                                                ('gran_k', R), ('k_alignment', R),
                                                                ('use_psum_layout', False)],
     'get_tma_aligned_size': [('x', R), ('element_size', R)],
+    'tf32_hc_prenorm_gemm': [('a', R), ('b', R), ('d', R), ('sqr_sum', R), ('num_splits', None)],
     'get_mn_major_tma_aligned_tensor': [('sf', R)],
     'cublaslt_gemm_nt': [('a', R), ('b', R), ('d', R), ('c', None)],
     'cublaslt_gemm_nn': [('a', R), ('b', R), ('d', R), ('c', None)],

@@ -128,7 +128,13 @@ def calls():
         deep_gemm.fp8_einsum('bhr,hdr->bhd', a, b, d)
         return d
 
+    def skip_head_mid():
+        d = meta(M, N + N // 256 * 64)
+        deep_gemm.fp8_gemm_nt_skip_head_mid(fp8_pair(M, K), fp8_pair(N, K, block_rows=True), d, (128, 64, 128))
+        return d
+
     out += [('fp8_gemm_nt 1D1D c=d', fp8_1d1d, 'fp8_gemm_nt'),
+            ('fp8_gemm_nt_skip_head_mid', skip_head_mid, 'fp8_gemm_nt_skip_head_mid'),
             ('m_grouped_bf16_gemm_nt_contiguous', m_grouped('bf16', 'nt'), 'm_grouped_bf16_gemm_nt_contiguous'),
             ('m_grouped_bf16_gemm_nn_contiguous', m_grouped('bf16', 'nn'), 'm_grouped_bf16_gemm_nn_contiguous'),
             ('m_grouped_fp8_gemm_nt_contiguous', m_grouped('fp8', 'nt'), 'm_grouped_fp8_gemm_nt_contiguous'),
@@ -206,6 +212,8 @@ def test_c_given_as_d_becomes_accumulate_and_other_c_stays_an_input():
     (lambda: deep_gemm.bf16_gemm_nt(meta(M, K, dtype=FP32), meta(N, K), meta(M, N)), 'a: expected bfloat16'),
     (lambda: deep_gemm.fp8_gemm_nt(fp8_pair(M, K), (meta(N, K, dtype=FP8), meta(N, K // 128, dtype=FP32)),
                                    meta(M, N)), 'b[1]: expected 6 scale factors'),
+    (lambda: deep_gemm.fp8_gemm_nt_skip_head_mid(fp8_pair(M, K), fp8_pair(N, K, block_rows=True), meta(M, N),
+                                                 (128, 64, 128)), 'd: expected shape (64, 320)'),
     (lambda: deep_gemm.m_grouped_bf16_gemm_nt_contiguous(meta(M, K), meta(G, N, K), meta(M, N), meta(M)),
      'grouped_layout: expected int32'),
     (lambda: deep_gemm.m_grouped_bf16_gemm_nt_masked(meta(G, M, K), meta(G + 1, N, K), meta(G, M, N),
@@ -267,4 +275,4 @@ def test_ops_register_on_the_first_checked_call_or_on_request_when_deep_gemm_cam
     assert lines[1] == 'False'  # nor does importing torch afterwards
     assert lines[2] == 'n'  # the C++ checks ran (and named N of d)
     assert lines[3] == 'True True'  # the checked call registered the ops
-    assert int(lines[4]) == 22  # register_torch_ops() again: still one op per GEMM
+    assert int(lines[4]) == 23  # register_torch_ops() again: still one op per GEMM

@@ -40,14 +40,22 @@ struct PlanArgs {
 // behind it.
 void run_hc_prenorm_plan(const PlanArgs& args, const HardwareModel& hw) {
   TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes for --op hc_prenorm", "a size missing");
-  const HcPrenormConfig c =
-      select_hc_prenorm_config(*args.m, *args.n, *args.k, args.num_splits, hw, args.num_sms > 0 ? args.num_sms : hw.num_sms);
+  const HcPrenormConfig c = select_hc_prenorm_config(*args.m, *args.n, *args.k, args.num_splits, hw,
+                                                     args.num_sms > 0 ? args.num_sms : hw.num_sms);
   if (!args.json) return fmt::print("{}\n", format_hc_prenorm_config(c));
-  const nlohmann::json out = {{"op", "tf32_hc_prenorm_gemm"}, {"hw", hw.name},      {"m", c.m},
-                              {"n", c.n},                     {"k", c.k},           {"num_splits", c.num_splits},
-                              {"caller_splits", c.caller_splits}, {"reduce_in_kernel", c.reduce_in_kernel},
-                              {"grid", c.grid},               {"stages", c.stages}, {"smem_bytes", c.smem_bytes},
-                              {"bytes", c.bytes},             {"floor_us", c.floor_us},
+  const nlohmann::json out = {{"op", "tf32_hc_prenorm_gemm"},
+                              {"hw", hw.name},
+                              {"m", c.m},
+                              {"n", c.n},
+                              {"k", c.k},
+                              {"num_splits", c.num_splits},
+                              {"caller_splits", c.caller_splits},
+                              {"reduce_in_kernel", c.reduce_in_kernel},
+                              {"grid", c.grid},
+                              {"stages", c.stages},
+                              {"smem_bytes", c.smem_bytes},
+                              {"bytes", c.bytes},
+                              {"floor_us", c.floor_us},
                               {"predicted_us", c.predicted_us}};
   fmt::print("{}\n", out.dump(2));
 }

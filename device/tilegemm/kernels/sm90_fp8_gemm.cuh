@@ -24,6 +24,8 @@
 //   2-CTA cluster (kClusterM == 2): the two CTAs take m-blocks 2q and 2q+1 of one n-block; each loads half of
 //                            the B tile and multicasts it to both (sched::Tile::share_b false: each loads its
 //                            own), as the BF16 kernel does. Scales are loaded by each CTA for itself.
+//   head splits (1D2D dense, Config::kHeadLeft/kHeadMid/kHeadRight): each tile is stored at D's columns of its head
+//                            part, skipping `mid` columns per head (fp8_gemm_nt_skip_head_mid; Traits::d_column).
 //
 // The generated source defines a `Config` with the named constants below and an extern "C" entry point that
 // calls sm90_fp8_gemm<Config>(params).
@@ -199,6 +201,24 @@ struct Sm90Fp8Traits {
                 "(BLOCK_N <= 128, or BLOCK_N - 128 == gcd(BLOCK_N, 128): 144, 160, 192, 256)");
   static_assert((kSubM + 1) * BLOCK_N / 2 <= 192, "result + one K block of partials must fit in registers");
   static_assert(!kPerTokenB || Cfg::kDIsFloat, "the 1D1D recipe writes fp32 D");
+
+  // fp8_gemm_nt_skip_head_mid: the generated Config then has kHeadLeft/kHeadMid/kHeadRight (a plain kernel's has
+  // none), and D column of GEMM column n skips `mid` columns in each head. The host takes only tiles as wide as a
+  // divisor of left and right, so a tile stays in one part of a head and moves as a whole: only the store's first
+  // column (and the column bound) are remapped, once per tile.
+  static constexpr bool kHeadSplits = requires { Cfg::kHeadMid; };
+  TG_DEVICE static int d_column(int n) {
+    if constexpr (kHeadSplits) {
+      static_assert(Cfg::kGemmType == GemmType::kNormal && !kPerTokenB && Cfg::kHeadLeft % BLOCK_N == 0 &&
+                        Cfg::kHeadRight % BLOCK_N == 0,
+                    "head splits: dense 1D2D, BLOCK_N dividing left and right");
+      constexpr int kHead = Cfg::kHeadLeft + Cfg::kHeadRight;
+      const int head = n / kHead, r = n % kHead;
+      return head * (kHead + Cfg::kHeadMid) + (r < Cfg::kHeadLeft ? r : r + Cfg::kHeadMid);
+    } else {
+      return n;
+    }
+  }
 
   // B's group for the stage at reduction offset k0, which a two-pass tile's second pass maps back to its own K.
   TG_DEVICE static int stage_b_batch(const sched::Tile& tile, int& k0) {
@@ -583,10 +603,10 @@ struct Sm90Fp8Consumer {
       }
       // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
       if (!tile.active) continue;
-      // Epilogue: registers → swizzled shared memory → TMA store.
+      // Epilogue: registers → swizzled shared memory → TMA store (at D's columns: T::d_column).
       T::Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(gemm, tile.m0 + row_base), smem_d, acc,
                                                          thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base,
-                                                         tile.n0, gemm.n, tile.d_batch);
+                                                         T::d_column(tile.n0), T::d_column(gemm.n), tile.d_batch);
     }
   }
 };

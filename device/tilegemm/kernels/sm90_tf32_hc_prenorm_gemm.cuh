@@ -152,7 +152,8 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
   for (int i = 0; i < kMTiles; ++i) {
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) {
-      *reinterpret_cast<float2*>(&mine[(16 * i + g) * kPitch + 8 * j + 2 * t]) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2*>(&mine[(16 * i + g) * kPitch + 8 * j + 2 * t]) =
+          make_float2(acc[i][j][0], acc[i][j][1]);
       *reinterpret_cast<float2*>(&mine[(16 * i + g + 8) * kPitch + 8 * j + 2 * t]) =
           make_float2(acc[i][j][2], acc[i][j][3]);
     }
@@ -199,8 +200,7 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     // the CTA that acquires the counter last.
     __threadfence();
     prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-    if (threadIdx.x == 0)
-      *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[row_block], 1) == p.num_splits - 1;
+    if (threadIdx.x == 0) *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[row_block], 1) == p.num_splits - 1;
     prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
     if (!*last_flag) return;
     __threadfence();

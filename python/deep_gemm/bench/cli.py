@@ -6,7 +6,7 @@ import sys
 import time
 from types import SimpleNamespace
 
-from . import cpp_timer, gemm_cases, host_suite, layout_suite, measure, report, stats, suites, timing
+from . import cpp_timer, gemm_cases, hc_suite, host_suite, layout_suite, measure, report, stats, suites, timing
 from .cublas import block_support
 from .inputs import Quantiser
 from .peer import describe, load_peer, lookup
@@ -21,8 +21,9 @@ with tilegemm bench's C++ loop (same flush and timer), in the same rounds: the P
 EPILOG = f"""suites: deepseek (M in 64, 128, 4096 x DeepSeek-V3's six (N, K)), decode (M in 1, 8, 16, 32 x the same),
 ragged ({', '.join(c.name for c in suites.RAGGED)}),
 grouped (M-grouped contiguous), masked (M-grouped masked), host (host time per call of each exported family),
-layout (the scale-layout helpers in GB/s), or all.
-exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM case; 2 for a bad option,
+layout (the scale-layout helpers in GB/s), hc (tf32_hc_prenorm_gemm on DeepGEMM's test shapes, in GB/s: ours with
+num_splits=None against DeepGEMM's num_splits=None and 16), or all.
+exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM or hc case; 2 for a bad option,
 no torch, no CUDA GPU or a DeepGEMM folder that does not import."""
 
 
@@ -140,6 +141,10 @@ def _cublas_note(suite, dtype, env):
             f"scales: {env['cublas_fp8_block_unsupported']}), checked against their own reference.")
 
 
+def _note(suite, dtype, env):
+    return hc_suite.NOTE if suite == 'hc' else _cublas_note(suite, dtype, env)
+
+
 def failed_row(case, suite, error):
     """The row of a case whose inputs could not be made: our result is the error, so the run exits 1."""
     message = f'bench: {type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ""}'
@@ -148,6 +153,8 @@ def failed_row(case, suite, error):
     if suite == 'layout':
         row['params'] = {'helper': case.helper, 'mn': case.mn, 'k': case.k, 'kb': (case.k + 127) // 128,
                          'groups': case.groups}
+    elif suite == 'hc':
+        row['params'] = {'m': case.m, 'n': case.n, 'k': case.k}
     return row
 
 
@@ -175,7 +182,7 @@ def run(torch, options, libs, on_row=None):
     result = {'environment': env, 'sections': sections}
     for suite, dtype, cases in plan(options):
         rows = []
-        sections.append(report.section(suite, dtype, rows, _cublas_note(suite, dtype, env)))
+        sections.append(report.section(suite, dtype, rows, _note(suite, dtype, env)))
         for i, case in enumerate(cases, 1):
             label = f"{suite}{' ' + dtype if dtype else ''} [{i}/{len(cases)}] {case.name}"
             try:
@@ -184,13 +191,16 @@ def run(torch, options, libs, on_row=None):
                 elif suite == 'layout':
                     row = layout_suite.add_bandwidth(measure.measure(torch, layout_suite.problem(ctx, case),
                                                                      options, flush))
+                elif suite == 'hc':
+                    with hc_suite.tf32_matmul(torch):  # the reference is a TF32 torch matmul, as in DeepGEMM's test
+                        row = hc_suite.add_rates(measure.measure(torch, hc_suite.problem(ctx, case), options, flush))
                 else:
                     row = measure.measure(torch, gemm_cases.BUILDERS[suite](ctx, case, dtype), options, flush,
                                           libs['ours'] if tilegemm_timer else None)
             except Exception as e:  # making the inputs failed (memory, a torch without an op): record, go on
                 row = failed_row(case, suite, e)
             rows.append(row)
-            sections[-1] = report.section(suite, dtype, rows, _cublas_note(suite, dtype, env))
+            sections[-1] = report.section(suite, dtype, rows, _note(suite, dtype, env))
             torch.cuda.empty_cache()
             _progress(f'{label}: {report.check_cell(row)} ({time.monotonic() - begin:.0f} s)')
             if on_row is not None:

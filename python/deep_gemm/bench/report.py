@@ -6,7 +6,10 @@ import os
 from . import stats
 
 GEMM_SUITES = ('deepseek', 'decode', 'ragged', 'grouped', 'masked')
-NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'cublas': 'cuBLAS', 'copy': 'copy'}
+# Suites whose rows fail the run when our call fails (a mismatch fails it in any suite).
+FAILING_SUITES = GEMM_SUITES + ('hc', )
+NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'deepgemm_split16': 'DeepGEMM 16 splits',
+         'cublas': 'cuBLAS', 'copy': 'copy'}
 
 
 def _num(value, digits=1):
@@ -105,9 +108,24 @@ def _layout_table(section):
     return lines
 
 
+def _hc_table(section):
+    lines = ['| m | n | k | ours µs | ours GB/s | DeepGEMM none µs | DeepGEMM none GB/s | DeepGEMM 16 µs | '
+             'DeepGEMM 16 GB/s | DeepGEMM none / ours | DeepGEMM best / ours | check |',
+             '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
+    for row in section['rows']:
+        p = row['params']
+        lines.append(f"| {p.get('m', '—')} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
+                     f"{_num(row.get('ours_gbps'), 0)} | {_time(row, 'deepgemm')} | "
+                     f"{_num(row.get('deepgemm_gbps'), 0)} | {_time(row, 'deepgemm_split16')} | "
+                     f"{_num(row.get('deepgemm_split16_gbps'), 0)} | {_ratio(row.get('ratio_vs_deepgemm'))} | "
+                     f"{_ratio(row.get('ratio_vs_deepgemm_best'))} | {check_cell(row)} |")
+    return lines
+
+
 def _geomean_line(section):
     parts = []
-    for key, label in (('ratio_vs_deepgemm', 'DeepGEMM / ours'), ('ratio_vs_cublas', 'cuBLAS / ours')):
+    for key, label in (('ratio_vs_deepgemm', 'DeepGEMM / ours'), ('ratio_vs_deepgemm_best', 'DeepGEMM best / ours'),
+                       ('ratio_vs_cublas', 'cuBLAS / ours')):
         g = section['geomeans'].get(key)
         if g and g['rows']:
             parts.append(f"{label} {g['geomean']:.3f} over {g['rows']} rows")
@@ -136,11 +154,13 @@ def markdown(report):
             lines += _host_table(section)
         elif section['suite'] == 'layout':
             lines += _layout_table(section)
+        elif section['suite'] == 'hc':
+            lines += _hc_table(section)
         else:
             lines += _gemm_table(section, env.get('kernel_timer', False))
         lines += ['', _geomean_line(section), '']
     failed = [f"{s['suite']} {s.get('dtype') or ''} {r['shape']}".replace('  ', ' ')
-              for s in report['sections'] for r in s['rows'] if s['suite'] in GEMM_SUITES and row_failed(r)]
+              for s in report['sections'] for r in s['rows'] if s['suite'] in FAILING_SUITES and row_failed(r)]
     if failed:
         lines += ['Failed rows (a mismatch, or our call failing): ' + ', '.join(failed) + '.', '']
     return '\n'.join(lines)
@@ -148,17 +168,18 @@ def markdown(report):
 
 def section(suite, dtype, rows, note=None):
     keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else \
+        ('ratio_vs_deepgemm', 'ratio_vs_deepgemm_best') if suite == 'hc' else \
         ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')
     return {'suite': suite, 'dtype': dtype, 'note': note, 'rows': rows, 'geomeans': geomeans(rows, keys)}
 
 
 def exit_status(report):
-    """1 when a GEMM-suite row failed (see row_failed) or any library's result mismatched anywhere, else 0."""
+    """1 when a GEMM- or hc-suite row failed (see row_failed) or any library's result mismatched anywhere, else 0."""
     for s in report['sections']:
         for row in s['rows']:
             if any(r['status'] == 'mismatch' for r in row['results'].values()):
                 return 1
-            if s['suite'] in GEMM_SUITES and row_failed(row):
+            if s['suite'] in FAILING_SUITES and row_failed(row):
                 return 1
     return 0
 

@@ -91,6 +91,23 @@ class Layout:
         return (f'{self.groups}x' if self.groups > 1 else '') + f'{self.mn}x{self.k}'
 
 
+@dataclass(frozen=True)
+class HcPrenorm:
+    """The mHC pre-norm GEMM tf32_hc_prenorm_gemm: a bf16 [m, k] times b fp32 [n, k] transposed (TF32) into
+    d fp32 [m, n], and the squared sum of each row of a into sqr_sum fp32 [m]."""
+    m: int
+    n: int
+    k: int
+
+    @property
+    def name(self):
+        return f'{self.m}x{self.n}x{self.k}'
+
+    @property
+    def flops(self):
+        return 2 * self.m * self.n * self.k
+
+
 def _dense(ms, nks=DEEPSEEK_NK):
     return tuple(Dense(m, n, k) for m in ms for n, k in nks)
 
@@ -131,6 +148,9 @@ LAYOUT = tuple(Layout(helper, mn, k) for helper in LAYOUT_HELPERS[:2] for mn, k 
     tuple(Layout(helper, 4096, 7168, groups=8) for helper in LAYOUT_HELPERS[:2]) + \
     (Layout(LAYOUT_HELPERS[2], 4096, 4096, groups=8), Layout(LAYOUT_HELPERS[2], 7168, 2048, groups=16))
 
+# DeepGEMM's own test shapes of tf32_hc_prenorm_gemm (tests/test_hyperconnection.py), in its order.
+HC = tuple(HcPrenorm(m, n, k) for m in (13, 137, 4096, 8192) for n, k in ((24, 28672), (24, 7680), (24, 7168)))
+
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
     'decode': _dense((1, 8, 16, 32)),
@@ -139,9 +159,10 @@ SUITES = {
     'masked': MASKED,
     'host': HOST,
     'layout': LAYOUT,
+    'hc': HC,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
-DTYPE_FREE = ('layout', )
+DTYPE_FREE = ('layout', 'hc')
 
 
 def masked_rows(groups, expected_m, max_m, rng):
