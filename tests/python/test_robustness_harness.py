@@ -2,6 +2,7 @@
 kind and edge the run promises, and its checks catch each planted fault (a guard element overwritten, an output
 element left unwritten, a wrong value, an input changed) while passing an exact stand-in. The GPU run itself is
 scripts/gpu-suite's step robustness."""
+import math
 import os
 import sys
 
@@ -56,10 +57,21 @@ def test_problems_meet_the_contracts():
             assert 1 <= p['expected_m'] <= p['m_max']
         elif kind.startswith('k_grouped'):
             assert all(k % (128 if fp8 else 64) == 0 for k in p['ks']) and len(p['ks']) == p['groups']
+        elif kind == 'skip_head_mid':
+            left, mid, right = p['head_splits']
+            assert min(left, mid, right) >= 0 and left + right > 0 and p['n'] % (left + right) == 0, p
+            assert math.gcd(left, right) % 8 == 0 and mid % 8 == 0 and p['k'] % 16 == 0 and p['k'] > 0, p
+        elif kind == 'hc_prenorm':
+            assert p['n'] in (8, 16, 24, 32) and p['k'] % 8 == 0 and p['k'] > 0, p
+            assert p['num_splits'] is None or 1 <= p['num_splits'] <= 20, p
     grouped = [p for p in ALL if p['kind'].startswith('m_grouped')]
     assert any(0 in p['group_rows'] for p in grouped)
     assert any(0 in p['masked_m'] for p in ALL if p['kind'].startswith('masked'))
     assert any(0 in p['ks'] for p in ALL if p['kind'].startswith('k_grouped'))
+    hc = [p for p in ALL if p['kind'] == 'hc_prenorm']
+    assert {p['n'] for p in hc} == {8, 16, 24, 32} and any(p['k'] % 128 for p in hc) and max(p['k'] for p in hc) > 4096
+    assert any(p['num_splits'] is None for p in hc) and any(p['num_splits'] == 1 for p in hc)
+    assert any(p['num_splits'] and p['num_splits'] > -(-p['k'] // 128) for p in hc)  # splits with no K
 
 
 def test_small_limits_hold():
@@ -100,6 +112,53 @@ def test_a_planted_fault_is_caught(fault):
     assert len(visible) > len(rows) // 2
     missed = [r for r in visible if r['ok']]
     assert not missed, missed[:3]
+
+
+def _tf32_hc_prenorm(case, skip_split=None, drop_last_block=False):
+    """What the HC pre-norm kernel computes, on the CPU: B truncated to TF32, fp32 sums over balanced runs of
+    128-wide K blocks, one per split (the library's splits added up); optionally a split's slice left unwritten or
+    K's last block left out."""
+    import torch
+    p = case.p
+    a, b = case.ga.view.float(), case.gb.view.contiguous()
+    b = (b.view(torch.int32) & ~0x1FFF).view(torch.float32)  # 10 mantissa bits, truncated
+    k_blocks = -(-p['k'] // 128)
+    splits = p['num_splits'] or 3
+    k_end = (k_blocks - 1) * 128 if drop_last_block else p['k']
+    parts = []
+    for s in range(splits):
+        cols = slice(min(s * k_blocks // splits * 128, k_end), min((s + 1) * k_blocks // splits * 128, k_end))
+        parts.append((a[:, cols] @ b[:, cols].T, a[:, cols].square().sum(-1)))
+    if p['num_splits'] is None:
+        case.gd.view.copy_(sum(d for d, _ in parts))
+        case.gs.view.copy_(sum(s for _, s in parts))
+        return
+    for s, (d, sq) in enumerate(parts):
+        if s != skip_split:
+            case.gd.view[s].copy_(d)
+            case.gs.view[s].copy_(sq)
+
+
+def test_hc_prenorm_check_adds_splits_allows_tf32_and_catches_a_lost_split():
+    pytest.importorskip('torch', reason='the harness builds its cases with torch')
+    from families import build_case
+    base = [p for p in (problems.make_problem(5, i, problems.SMALL) for i in range(2000))
+            if p['kind'] == 'hc_prenorm' and p['m']][:8]
+    assert len(base) == 8
+    for p in base:
+        for splits in (None, 1, 3, 20):
+            case = build_case({**p, 'num_splits': splits}, 'cpu')
+            case.fill(p['data_seed'])
+            case.prepare()
+            _tf32_hc_prenorm(case)
+            assert not case.check(), (problems.describe(p), splits)
+            if splits and splits > 1:
+                case.prepare()
+                _tf32_hc_prenorm(case, skip_split=splits - 1)
+                assert case.check(), (problems.describe(p), splits)
+            case.prepare()
+            _tf32_hc_prenorm(case, drop_last_block=True)
+            assert any('output 0' in f for f in case.check()), (problems.describe(p), splits)
 
 
 def test_graph_section_covers_every_exported_gemm():

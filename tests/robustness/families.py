@@ -7,11 +7,12 @@ what is wrong.
 """
 import torch
 
-from operands import Guarded, check_output, random_values
+from operands import POISON, Guarded, check_output, random_values
 from problems import KINDS, function_name
 
 FP8 = torch.float8_e4m3fn
 PRODUCT_ROUNDING = 2.0**-8  # twice bf16's half ulp
+FP32_TINY = torch.finfo(torch.float32).tiny  # an absolute slack: a kernel may flush fp32 subnormals to zero
 TORCH_DTYPE = {'bf16': torch.bfloat16, 'fp32': torch.float32}
 
 
@@ -94,17 +95,21 @@ class Case:
                 o.g.view.copy_(o.in_place_c)
         self.input_copies = [g.buffer.clone() for g in self.inputs]
 
+    def observed(self, o):
+        """(result, reference, |reference|) of an output as the check compares them: here the output's view."""
+        return o.g.view, o.ref, o.absref
+
     def check(self):
         """Failures as strings: values out of bounds (NaN counts), guards changed, inputs changed."""
         failures, worst = [], 0.0
         for i, o in enumerate(self.outputs):
-            count, ratio, first = check_output(o.g.view, o.ref, o.absref, o.g.dtype, o.operand_dtype, o.rows,
-                                               o.extra)
+            out, ref, absref = self.observed(o)
+            count, ratio, first = check_output(out, ref, absref, o.g.dtype, o.operand_dtype, o.rows, o.extra)
             worst = max(worst, ratio)
             if count:
-                value = o.g.view[first].item()
+                value = out[first].item()
                 failures.append(f'output {i}: {count} elements out of bounds, first at {first}: got {value}, '
-                                f'expected {o.ref[first].item():.6g}')
+                                f'expected {ref[first].item():.6g}')
             changed = o.g.guard_changes()
             if changed:
                 failures.append(f'output {i}: {changed} guard elements overwritten')
@@ -433,9 +438,99 @@ class Einsum(Case):
             fn('bhr,hdr->bhd', self.ga.view, self.gb.view, self.gd.view)
 
 
+class SkipHeadMid(Case):
+    """fp8_gemm_nt_skip_head_mid: the 1D2D GEMM into d heads of left + mid + right columns; the head parts are held to
+    the reference, the mid columns must keep the poison prepare() wrote (as the guards do)."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        m, n, k = p['m'], p['n'], p['k']
+        left, mid, right = p['head_splits']
+        width = n + n // (left + right) * mid
+        self.ga = Guarded((m, k), FP8, device, pad_of(p['pad_a'], FP8))
+        self.gb = Guarded((n, k), FP8, device)
+        self.gd = Guarded((m, width), torch.bfloat16, device, pad_of(p['pad_d'], torch.bfloat16))
+        column = torch.arange(width, device=device) % (left + mid + right)
+        self.written = (column < left) | (column >= left + mid)  # d's columns the GEMM writes, in GEMM order
+        self.sfa = self.sfb = None
+        self.inputs, self.outputs = [self.ga, self.gb], [Output(self.gd, 'fp8')]
+        self.outputs[0].rows = self.written.expand(m, width)  # an element mask: only head parts are compared
+
+    def fill(self, seed):
+        p, gen = self.p, self.gen(seed)
+        m, n, k = p['m'], p['n'], p['k']
+        a, sfa = cast_per_token(self.rand(gen, (m, k)))
+        b, sfb = cast_per_block(self.rand(gen, (n, k)))
+        self.ga.view.copy_(a)
+        self.gb.view.copy_(b)
+        self.keep_scales(sfa, sfb)
+        a64, b64 = dequant_token(a, sfa), dequant_block(b, sfb)
+        out = self.outputs[0]
+        out.ref = torch.zeros(self.gd.shape, dtype=torch.float64, device=self.device)
+        out.absref = torch.zeros_like(out.ref)
+        out.ref[:, self.written], out.absref[:, self.written] = a64 @ b64.T, a64.abs() @ b64.abs().T
+
+    def call(self, dg):
+        dg.fp8_gemm_nt_skip_head_mid((self.ga.view, self.sfa), (self.gb.view, self.sfb), self.gd.view,
+                                     tuple(self.p['head_splits']))
+
+    def check(self):
+        failures = super().check()
+        int_dtype, value = POISON[torch.bfloat16]
+        changed = int((self.gd.view.view(int_dtype)[:, ~self.written] != value).sum())
+        if changed:
+            failures.append(f'output 0: {changed} mid-column elements overwritten')
+        return failures
+
+
+class HcPrenorm(Case):
+    """tf32_hc_prenorm_gemm: d = a @ bᵀ with TF32 products (a bf16 [M, K], b fp32 [N, K], N in {8, 16, 24, 32}) and
+    sqr_sum = Σ_k a², both fp32. With num_splits = S, d [S, M, N] and sqr_sum [S, M] hold per-split partial sums:
+    the check adds the slices (in float64) before it compares, so a slice left unwritten (poison: NaN), a K block
+    counted twice or never fails as a wrong value would. A split output's references hold the whole sum in slice 0
+    and zeros in the others (the slices the stand-ins write). Bounds: |d - ref| <= 2^-10 (TF32) of Σ_k |a·b| plus
+    the fp32 rounding of d and FP32_TINY; sqr_sum within 1e-5 of the sum (plus its fp32 rounding)."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        m, n, k, splits = p['m'], p['n'], p['k'], p['num_splits']
+        lead = () if splits is None else (splits, )
+        self.ga = Guarded((m, k), torch.bfloat16, device, pad_of(p['pad_a'], torch.bfloat16))
+        self.gb = Guarded((n, k), torch.float32, device, pad_of(p['pad_b'], torch.float32))
+        self.gd = Guarded(lead + (m, n), torch.float32, device, pad_of(p['pad_d'], torch.float32))
+        self.gs = Guarded(lead + (m, ), torch.float32, device)  # contiguous, as the contract asks
+        self.inputs = [self.ga, self.gb]
+        self.outputs = [Output(self.gd, 'tf32'), Output(self.gs, 'sqr_sum')]
+        self.outputs[0].extra = FP32_TINY
+
+    def fill(self, seed):
+        gen = self.gen(seed)
+        self.ga.view.copy_(self.rand(gen, self.ga.shape))
+        self.gb.view.copy_(self.rand(gen, self.gb.shape, torch.float32))  # full fp32 mantissas: TF32 drops bits
+        a, b = self.ga.view.double(), self.gb.view.double()
+        d, s = self.outputs
+        d.ref, d.absref = a @ b.T, a.abs() @ b.abs().T
+        s.ref = s.absref = (a * a).sum(-1)
+        if self.p['num_splits'] is not None:
+            for o in self.outputs:
+                ref, absref = (torch.zeros(o.g.shape, dtype=torch.float64, device=self.device) for _ in range(2))
+                ref[0], absref[0] = o.ref, o.absref
+                o.ref, o.absref = ref, absref
+
+    def observed(self, o):
+        if self.p['num_splits'] is None:
+            return super().observed(o)
+        return o.g.view.double().sum(0), o.ref.sum(0), o.absref.sum(0)
+
+    def call(self, dg):
+        dg.tf32_hc_prenorm_gemm(self.ga.view, self.gb.view, self.gd.view, self.gs.view,
+                                num_splits=self.p['num_splits'])
+
+
 def build_case(p, device):
     kind = p['kind']
     cls = (DenseBf16 if kind in ('dense_bf16', 'cublaslt') else DenseFp8 if kind == 'dense_fp8' else
            MGrouped if kind.startswith('m_grouped') else Masked if kind.startswith('masked') else
-           KGrouped if kind.startswith('k_grouped') else Einsum)
+           KGrouped if kind.startswith('k_grouped') else SkipHeadMid if kind == 'skip_head_mid' else
+           HcPrenorm if kind == 'hc_prenorm' else Einsum)
     return cls(p, device)

@@ -19,9 +19,10 @@ GUARD_BYTES = 512
 # Per-element error bounds: |d - ref| <= rel * |ref| + acc * (|a| @ |b|ᵀ + |c|). rel covers the rounding of D to
 # its dtype; acc the accumulation inside the kernel (fp32 for BF16 wgmma, about 14 bits within FP8's 128-wide K
 # blocks before the fp32 promotion), each with a wide margin: a wrong tile, row, scale or K block is off by about
-# |ref|, a hundred times more on the sizes drawn here.
+# |ref|, a hundred times more on the sizes drawn here. 'tf32': products of fp32 B reduced to TF32 (10 mantissa bits,
+# truncation at worst) by the tensor cores; 'sqr_sum': a sum of squares (|ref| and |a| @ |b|ᵀ alike), 1e-5 of it.
 REL = {torch.bfloat16: 2.0**-7, torch.float32: 2.0**-20}
-ACC = {'bf16': 2.0**-12, 'fp8': 2.0**-9}
+ACC = {'bf16': 2.0**-12, 'fp8': 2.0**-9, 'tf32': 2.0**-10, 'sqr_sum': 1e-5}
 
 
 def poison_bits(dtype):

@@ -34,6 +34,8 @@ KINDS = {
     'k_grouped_fp8': (6, 'fp8'),
     'einsum_bf16': (3, 'bf16'),
     'einsum_fp8': (3, 'fp8'),
+    'skip_head_mid': (3, 'fp8'),
+    'hc_prenorm': (3, 'bf16'),
     'cublaslt': (5, 'bf16'),
 }
 
@@ -157,6 +159,37 @@ def _einsum(rng, lim, fp8):
     return {'expr': 'bhr,hdr->bhd', 'b': b, 'h': h, 'd': d, 'r': r, 'd_dtype': 'bf16'}
 
 
+def _skip_head_mid(rng, lim):
+    # fp8_gemm_nt_skip_head_mid: GEMM heads of left + right columns into d heads of left + mid + right. left and right
+    # share a tile width: multiples of 16, or one time in four of 24 (only odd-multiple-of-8 tiles then fit); either
+    # may be 0. mid is any multiple of 8 (d keeps 16-byte rows), 0 included. K > 0, as the contract asks.
+    while True:
+        unit = 24 if rng.random() < 0.25 else 16
+        left, right = unit * rng.randint(0, 8), unit * rng.randint(1, 8)
+        if rng.random() < 0.5:
+            left, right = right, left
+        mid, heads = 8 * rng.randint(0, 16), log_uniform(rng, 1, 64)
+        m, n, k = size(rng, 1, lim.max_m), heads * (left + right), size(rng, 16, lim.max_nk)
+        if n <= lim.max_nk and _fits(lim, (m, k), (n, k), (m, n + heads * mid)):
+            break
+    return {'m': m, 'n': n, 'k': k, 'head_splits': (left, mid, right), 'd_dtype': 'bf16', 'pad_a': rng.random() < 0.25,
+            'pad_d': rng.random() < 0.25}
+
+
+def _hc_prenorm(rng, lim):
+    # tf32_hc_prenorm_gemm: a bf16 [M, K] (16-byte rows: K any multiple of 8, most not of the kernel's 128-wide K
+    # blocks; K > 0, as the contract asks), b fp32 [N, K] with N in {8, 16, 24, 32}. Half the problems leave the K
+    # split to the library (summed in the kernel, through a per-stream workspace); half pass num_splits = S in 1..20,
+    # often more splits than K has 128-wide blocks (those splits' slices must hold zeros).
+    n, splits = rng.choice([8, 16, 24, 32]), None if rng.random() < 0.5 else rng.randint(1, 20)
+    while True:
+        m, k = size(rng, 1, lim.max_m), size(rng, 8, lim.max_nk)
+        if _fits(lim, (m, k), (n, k), (splits or 1, m, n)):
+            break
+    return {'m': 0 if rng.random() < 0.01 else m, 'n': n, 'k': k, 'num_splits': splits, 'd_dtype': 'fp32',
+            'pad_a': rng.random() < 0.25, 'pad_b': rng.random() < 0.25, 'pad_d': rng.random() < 0.25}
+
+
 def _cublaslt(rng, lim):
     p = _dense(rng, lim, fp8=False)
     p['pad_a'] = p['pad_b'] = p['pad_d'] = False
@@ -182,6 +215,10 @@ def make_problem(seed, index, lim=FULL):
         p = _k_grouped(rng, lim, fp8)
     elif kind.startswith('einsum'):
         p = _einsum(rng, lim, fp8)
+    elif kind == 'skip_head_mid':
+        p = _skip_head_mid(rng, lim)
+    elif kind == 'hc_prenorm':
+        p = _hc_prenorm(rng, lim)
     else:
         p = _cublaslt(rng, lim)
     p.update(kind=kind, index=index, seed=seed, data_seed=rng.getrandbits(31),
@@ -210,11 +247,15 @@ def function_name(p):
         return 'k_grouped_bf16_gemm_tn_contiguous'
     if kind == 'k_grouped_fp8':
         return 'k_grouped_fp8_gemm_nt_contiguous'
+    if kind == 'skip_head_mid':
+        return 'fp8_gemm_nt_skip_head_mid'
+    if kind == 'hc_prenorm':
+        return 'tf32_hc_prenorm_gemm'
     return 'fp8_einsum' if kind == 'einsum_fp8' else 'einsum'
 
 
 def describe(p):
     """A short, stable one-line name of a problem (reports and failure messages)."""
-    dims = {k: p[k] for k in ('groups', 'm', 'm_max', 'n', 'k', 'b', 'h', 'd', 'r') if k in p}
-    extra = [p[k] for k in ('layout', 'recipe', 'expr') if k in p]
+    dims = {k: p[k] for k in ('groups', 'm', 'm_max', 'n', 'k', 'b', 'h', 'd', 'r', 'num_splits') if k in p}
+    extra = [p[k] for k in ('layout', 'recipe', 'expr', 'head_splits') if k in p]
     return f"#{p['index']} {p['kind']} {' '.join(map(str, extra))} " + ' '.join(f'{k}={v}' for k, v in dims.items())

@@ -149,7 +149,8 @@ EXPORTED_GEMMS = (
     [f'm_grouped_{f}_gemm_{lay}_contiguous' for f in ('bf16', 'fp8', 'fp8_fp4') for lay in ('nt', 'nn')] +
     ['m_grouped_bf16_gemm_nt_masked', 'bf16_m_grouped_gemm_nt_masked', 'm_grouped_fp8_gemm_nt_masked',
      'm_grouped_fp8_fp4_gemm_nt_masked', 'fp8_m_grouped_gemm_nt_masked', 'k_grouped_bf16_gemm_tn_contiguous',
-     'k_grouped_fp8_gemm_nt_contiguous', 'einsum', 'fp8_einsum'])
+     'k_grouped_fp8_gemm_nt_contiguous', 'einsum', 'fp8_einsum', 'fp8_gemm_nt_skip_head_mid',
+     'tf32_hc_prenorm_gemm'])
 
 
 def one_problem_per_function(seed, lim):
@@ -208,6 +209,13 @@ SPLIT_SCHEME_PROBLEMS = (
      'sfa_mn_major': False},
 )
 
+# tf32_hc_prenorm_gemm on a long K, captured too: the split the library picks (summed in the kernel through a
+# per-stream workspace and counters, which the capture stream has none of yet) and the caller's 72 splits (more
+# than K's 56 blocks of 128: the spare slices hold zeros).
+HC_PRENORM_GRAPH_PROBLEMS = tuple(
+    {'kind': 'hc_prenorm', 'm': 64, 'n': 24, 'k': 7168, 'num_splits': splits, 'd_dtype': 'fp32', 'pad_a': False,
+     'pad_b': False, 'pad_d': False} for splits in (None, 72))
+
 
 def run_graphs(args):
     dg = _import_deep_gemm('deep_gemm')
@@ -224,6 +232,11 @@ def run_graphs(args):
             rows.append(row)
     del os.environ['TILEGEMM_GEMM_SCHEME']
     dg._C.reload_env()
+    for i, base in enumerate(HC_PRENORM_GRAPH_PROBLEMS):
+        p = {**base, 'index': 100100 + i, 'seed': args.seed, 'data_seed': 177 + i, 'scale': 1.0}
+        row = graph_row(problem_set.function_name(p), p, dg)
+        row['function'] += f" (num_splits={p['num_splits']}, K={p['k']})"
+        rows.append(row)
     summary = {'functions': len(rows), 'failed': sum(not r['ok'] for r in rows), 'rows': rows}
     write_json(args, 'graphs', summary)
     return summary
@@ -450,8 +463,8 @@ def report(args):
         lines.append(f"| random problems (seed {s['seed']}) | {s['run']} of {s['requested']} run, {s['failed']} failed |")
     if 'graphs' in sections:
         s = sections['graphs']
-        lines.append(f"| CUDA graphs | {s['functions']} calls (every exported GEMM; split-K and stream-K forced on two) "
-                     f"× 3 replays, {s['failed']} failed |")
+        lines.append(f"| CUDA graphs | {s['functions']} calls (every exported GEMM; split-K and stream-K forced on two; "
+                     f"long-K HC pre-norm split two ways) × 3 replays, {s['failed']} failed |")
     if 'threads' in sections:
         s = sections['threads']
         lines.append(f"| threads | {s['threads']} threads, {s['calls']} calls, {s['failed']} failed |")
