@@ -48,8 +48,8 @@ def host_us(fn, calls=300):
 
 
 def steps(sf):
-    """Host time of each step of the helper's Python path, and whether a call waits for the GPU: its host time
-    right after torch.cuda._sleep keeps the stream busy for about 1 ms."""
+    """Host time of each step of the helper's Python path, and whether each step waits for the GPU: its host time
+    right after torch.cuda._sleep keeps the stream busy for about 1 ms (a step that synchronises takes that long)."""
     from deep_gemm import _C, _sf_layout, _tensor
     batched = sf.unsqueeze(0)
     out = _sf_layout._mn_major_empty(torch, batched, sf.shape[1], sf.dtype)
@@ -67,7 +67,7 @@ def steps(sf):
     }
     for name, fn in parts.items():
         print(f'  {name}: {host_us(fn):.2f} us', flush=True)
-    for name, fn in (('whole call', parts['whole call']), ('_C.sf_transpose', parts['_C.sf_transpose'])):
+    for name, fn in parts.items():
         torch.cuda.synchronize()
         torch.cuda._sleep(2_000_000)
         t0 = time.perf_counter_ns()
