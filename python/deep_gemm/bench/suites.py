@@ -92,20 +92,9 @@ class Layout:
 
 
 @dataclass(frozen=True)
-class HcPrenorm:
+class HcPrenorm(Dense):
     """The mHC pre-norm GEMM tf32_hc_prenorm_gemm: a bf16 [m, k] times b fp32 [n, k] transposed (TF32) into
     d fp32 [m, n], and the squared sum of each row of a into sqr_sum fp32 [m]."""
-    m: int
-    n: int
-    k: int
-
-    @property
-    def name(self):
-        return f'{self.m}x{self.n}x{self.k}'
-
-    @property
-    def flops(self):
-        return 2 * self.m * self.n * self.k
 
 
 def _dense(ms, nks=DEEPSEEK_NK):
