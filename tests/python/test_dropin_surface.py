@@ -29,11 +29,11 @@ needs_peer = pytest.mark.skipif(PEER is None, reason='DeepGEMM 2.6.1 source not 
 # What DeepGEMM 2.6.1 exports that has no kernel here (SM90), and why. Present names must not be stubs.
 ABSENT = {
     'k_grouped_fp8_gemm_tn_contiguous': 'MN-major K-grouped FP8 is SM100-only in DeepGEMM (SM90 is unreachable)',
-    'fp8_fp4_mqa_logits': 'attention (MQA logits) kernels are not implemented',
-    'fp8_fp4_paged_mqa_logits': 'attention (MQA logits) kernels are not implemented',
-    'get_paged_mqa_logits_metadata': 'attention (MQA logits) kernels are not implemented',
-    'fp8_mqa_logits': 'attention (MQA logits) kernels are not implemented',
-    'fp8_paged_mqa_logits': 'attention (MQA logits) kernels are not implemented',
+    'fp8_fp4_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
+    'fp8_fp4_paged_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
+    'get_paged_mqa_logits_metadata': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
+    'fp8_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
+    'fp8_paged_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
     'SymmBuffer': 'mega MoE (multi-GPU fused MoE) is not implemented',
     'get_symm_buffer_for_mega_moe': 'mega MoE (multi-GPU fused MoE) is not implemented',
     'transform_weights_for_mega_moe': 'mega MoE (multi-GPU fused MoE) is not implemented',
