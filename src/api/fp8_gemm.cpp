@@ -201,6 +201,7 @@ Plan plan_fp8_dense(const TensorView& a, const TensorView& sfa, const TensorView
   TILEGEMM_REQUIRE(per_token_b || c == nullptr, "c", "none with per-block B scales (the 1D2D recipe has no C)",
                    "a tensor");
   if (c != nullptr) {
+    api::require_c_in_place_is_d(*c, d);
     require_tensor(*c, "c", ndim, DType::kFloat32);
     TILEGEMM_REQUIRE(c->size(-2) == m && c->size(-1) == n && (ndim == 2 || c->size(0) == batch), "c",
                      fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));
@@ -321,6 +322,7 @@ Plan plan_k_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   check_per_token_sf(sfa, "sfa", 2, 1, m, sum_k);
   check_per_token_sf(sfb, "sfb", 2, 1, n, sum_k);
   if (c != nullptr) {
+    api::require_c_in_place_is_d(*c, d);
     require_tensor(*c, "c", 3, DType::kFloat32);
     TILEGEMM_REQUIRE(c->size(0) == groups && c->size(1) == m && c->size(2) == n, "c",
                      fmt::format("the shape of d {}", shape_str(d)), shape_str(*c));

@@ -113,6 +113,7 @@ Plan plan_bf16_gemm(const TensorView& a, const TensorView& b, const TensorView& 
   TILEGEMM_REQUIRE(d.stride(-1) == 1, "d", "contiguous rows (last stride 1)",
                    fmt::format("last stride {}", d.stride(-1)));
   if (c != nullptr) {
+    api::require_c_in_place_is_d(*c, d);
     TILEGEMM_REQUIRE(c->dtype == d.dtype, "c", fmt::format("the dtype of d ({})", dtype_name(d.dtype)),
                      std::string(dtype_name(c->dtype)));
     TILEGEMM_REQUIRE(c->ndim == ndim && c->size(-2) == m && c->size(-1) == n, "c",
@@ -165,6 +166,7 @@ Plan plan_bf16_batch_reduced_gemm(const TensorView& a, const TensorView& b, cons
   TILEGEMM_REQUIRE(d.stride(1) == 1, "d", "contiguous rows (last stride 1)",
                    fmt::format("last stride {}", d.stride(1)));
   if (c != nullptr) {
+    api::require_c_in_place_is_d(*c, d);
     TILEGEMM_REQUIRE(c->dtype == d.dtype && c->ndim == 2 && c->size(0) == m && c->size(1) == n && c->stride(1) == 1,
                      "c", fmt::format("{} [M={}, N={}] with contiguous rows, like d", dtype_name(d.dtype), m, n),
                      fmt::format("{} {}", dtype_name(c->dtype), shape_str(*c)));
@@ -261,6 +263,7 @@ Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorVie
                    fmt::format("last strides {} and {}", a.stride(1), b.stride(1)));
   TILEGEMM_REQUIRE(d.stride(2) == 1, "d", "contiguous rows", fmt::format("last stride {}", d.stride(2)));
   if (c != nullptr) {
+    api::require_c_in_place_is_d(*c, d);
     TILEGEMM_REQUIRE(c->dtype == DType::kFloat32 && c->ndim == 3 && c->size(0) == groups && c->size(1) == m &&
                          c->size(2) == n && c->stride(2) == 1,
                      "c", fmt::format("fp32 {} with contiguous rows, like d", shape_str(d)),

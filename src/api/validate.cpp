@@ -82,6 +82,15 @@ void require_int_size(std::int64_t value, const char* name) {
   TILEGEMM_REQUIRE(value >= 0 && value < (1LL << 31), name, "a size in [0, 2^31)", std::to_string(value));
 }
 
+void require_c_in_place_is_d(const TensorView& c, const TensorView& d) {
+  if (c.data != d.data) return;
+  bool same = c.ndim == d.ndim;
+  for (int i = 0; same && i < c.ndim; ++i)
+    same = c.shape[i] == d.shape[i] && (c.shape[i] <= 1 || c.strides[i] == d.strides[i]);
+  TILEGEMM_REQUIRE(same, "c", "d itself (the same strides) when it shares d's memory, or a tensor of its own",
+                   fmt::format("{} at d's address, d {}", describe(c), describe(d)));
+}
+
 void require_grouped_layout(const TensorView& grouped_layout, bool use_psum_layout, std::int64_t m, std::int64_t groups,
                             int alignment) {
   require_tensor(grouped_layout, "grouped_layout", 1, DType::kInt32);

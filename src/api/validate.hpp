@@ -23,6 +23,9 @@ void require_contiguous_rows(const TensorView& v, const char* name);
 void require_tma_operands(const TensorView& a, const TensorView& b, const TensorView& d);
 // A size that fits the kernels' int arithmetic.
 void require_int_size(std::int64_t value, const char* name);
+// C sharing D's data pointer means D += A·Bᵀ in place (the kernels then read and write D's elements only): C must be
+// D's very view then, the same strides along every dimension of extent > 1. Otherwise InvalidArgument naming "c".
+void require_c_in_place_is_d(const TensorView& c, const TensorView& d);
 // The group metadata of grouped GEMMs (shared by the BF16 and FP8 entry points):
 // M-grouped contiguous: int32 [M] group index per row, or [G] end rows with use_psum_layout; contiguous; without
 // the prefix-sum layout M must be a multiple of `alignment` (each group padded to it).

@@ -122,3 +122,16 @@ TEST(ApiValidation, TmaAddressesAndRowStridesAreCheckedBeforeAnyLaunch) {
       },
       "d", "16-byte aligned address");
 }
+
+// C at D's address is D += A·Bᵀ in place: only D's own view may be there. A C with other strides over the same memory
+// would be read from one place and written to another; with no K to reduce it passed as "already done" (fuzz seed 5).
+TEST(ApiValidation, CAtDsAddressMustBeDsView) {
+  const auto a = mat(kBf16, 256, 512, 512), b = mat(kBf16, 128, 512, 512), d = mat(DType::kFloat32, 256, 128, 128);
+  const auto c_other_rows = mat(DType::kFloat32, 256, 128, 132);
+  expect_invalid([&] { bf16_gemm(a, b, d, &c_other_rows); }, "c", "d itself");
+  const TensorView d3 = TensorView::batched(fake(), DType::kFloat32, 1, 64, 64, 64 * 65, 65);
+  const TensorView c3 = TensorView::batched(fake(), DType::kFloat32, 1, 64, 64, 64 * 64, 64);
+  const auto ak = mat(kBf16, 0, 64, 64), bk = mat(kBf16, 0, 64, 64);
+  expect_invalid([&] { k_grouped_bf16_gemm_tn_contiguous(ak, bk, d3, {0}, ints(DType::kInt32, 1), &c3); }, "c",
+                 "d itself");
+}
