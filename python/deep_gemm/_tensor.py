@@ -46,6 +46,20 @@ def view(t, name):
     return (int(t.data_ptr()), dtype, shape, [int(s) for s in t.stride()])
 
 
+def raw_bytes_view(t, name):
+    """``view`` of a torch.uint8 tensor of raw bytes (DeepGEMM's fused KV cache: fp8 values and fp32 scales) under
+    the int8 code. tilegemm's DType has no unsigned byte, and the kernels only move these bytes; keeping uint8 out of
+    ``view`` keeps every other binding refusing it by name rather than reading it as int8."""
+    require_tensor(t, name)
+    if str(t.dtype) != 'torch.uint8':
+        raise ValueError(f'{name}: expected a torch.uint8 tensor of raw bytes, got {t.dtype}')
+    shape = _kernel_sizes([int(s) for s in t.shape], name)
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f'{name}: expected a tensor of 1 to 4 dimensions, got {len(shape)} ({tuple(shape)})')
+    device_of(t, name)
+    return (int(t.data_ptr()), _CODES['int8'], shape, [int(s) for s in t.stride()])
+
+
 def flat_view(t, name, numel):
     """The view of contiguous ``t``'s first ``numel`` elements as a 1-D tensor (no copy)."""
     dtype = _dtype_code(t, name)
