@@ -8,9 +8,11 @@
 // slice (DeepGEMM's contract: the caller adds them).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hw.hpp"
+#include "tilegemm/jit.hpp"
 #include "tilegemm/tensor_view.hpp"
 
 namespace tilegemm {
@@ -36,6 +38,14 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
 
 // One line for DG_PRINT_CONFIGS and `tilegemm plan`.
 std::string format_hc_prenorm_config(const HcPrenormConfig& config);
+
+// deep_gemm.precompile: the distinct kernels the calls of every M in `ms` with (n, k, num_splits) launch on `hw` with
+// `num_sms` SMs (0, or more than hw has: all of hw's, as the call), in first-use order: the configuration and the
+// kernel spec of the call's own path, so the same JIT cache keys. M = 0 launches nothing. Throws InvalidArgument
+// naming m, n, k, num_splits or hw as select_hc_prenorm_config does.
+std::vector<jit::KernelSpec> hc_prenorm_kernel_specs(const std::vector<int>& ms, int n, int k,
+                                                     std::optional<int> num_splits, const HardwareModel& hw,
+                                                     int num_sms);
 
 // The operation. Checks every argument (InvalidArgument naming it) before touching the GPU; M = 0 does nothing.
 void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView& sqr_sum,

@@ -3,6 +3,7 @@
 // this module never links libtorch and imports with any PyTorch build (or none).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -218,6 +219,46 @@ PyPlan plan_k_grouped_fp8(const View& a, const View& sfa, const View& b, const V
   });
 }
 
+std::vector<const tilegemm::api::LaunchPlan*> to_launch_plans(const nb::list& plans) {
+  std::vector<const tilegemm::api::LaunchPlan*> launch_plans;
+  for (nb::handle item : plans) launch_plans.push_back(nb::cast<const PyPlan&>(item).plan.get());
+  return launch_plans;
+}
+
+std::vector<std::pair<std::string, std::string>> spec_pairs(const std::vector<tilegemm::jit::KernelSpec>& specs) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& spec : specs) pairs.emplace_back(spec.name, spec.source);
+  return pairs;
+}
+
+std::vector<tilegemm::jit::KernelSpec> hc_prenorm_specs(const std::vector<int>& ms, int n, int k,
+                                                        std::optional<int> num_splits, const std::string& hw_name,
+                                                        int num_sms) {
+  try {
+    const tilegemm::HardwareModel hw = tilegemm::sm90_hardware_preset(hw_name, "hw");
+    return tilegemm::hc_prenorm_kernel_specs(ms, n, k, num_splits, hw, num_sms);
+  } catch (const tilegemm::InvalidArgument& e) {
+    rethrow_renamed(e, kNoRenames);
+  }
+}
+
+// jit::precompile of `specs` on `jobs` threads without the GIL, `progress(done, total, compiled, elapsed_s)` (None:
+// silent) after each kernel. Returns (kernels, compiled, already cached, failure lines).
+std::tuple<std::size_t, std::size_t, std::size_t, std::vector<std::string>> precompile_specs(
+    const std::vector<tilegemm::jit::KernelSpec>& specs, int jobs, nb::object progress) {
+  nb::gil_scoped_release release;
+  const auto result = tilegemm::jit::precompile(specs, jobs, [&](const tilegemm::jit::PrecompileProgress& p) {
+    if (progress.is_none()) return;
+    nb::gil_scoped_acquire acquire;
+    try {
+      progress(p.done, p.total, p.compiled, p.elapsed_s);
+    } catch (nb::python_error& e) {  // on a worker thread: reported, not thrown through the pool
+      e.discard_as_unraisable("deep_gemm.precompile's progress callback");
+    }
+  });
+  return std::make_tuple(result.total, result.compiled, result.cached, result.failures);
+}
+
 void register_plan_bindings(nb::module_& m) {
   nb::class_<PyPlan>(m, "Plan", "A checked GEMM call (deep_gemm/_plans.py keeps them per argument signature)")
       .def_prop_ro("num_tensors", [](const PyPlan& p) { return p.plan->num_tensors(); })
@@ -274,25 +315,47 @@ void register_plan_bindings(nb::module_& m) {
       "precompile_plans",
       [](const nb::list& plans, const std::string& hw_name, int jobs, nb::object progress) {
         const tilegemm::HardwareModel hw = tilegemm::sm90_hardware_preset(hw_name, "hw");
-        std::vector<const tilegemm::api::LaunchPlan*> launch_plans;
-        for (nb::handle item : plans) launch_plans.push_back(nb::cast<const PyPlan&>(item).plan.get());
-        nb::gil_scoped_release release;
-        std::vector<tilegemm::jit::KernelSpec> specs = tilegemm::api::plan_kernel_specs(launch_plans, hw, jobs);
+        std::vector<const tilegemm::api::LaunchPlan*> launch_plans = to_launch_plans(plans);
+        std::vector<tilegemm::jit::KernelSpec> specs;
+        {
+          nb::gil_scoped_release release;
+          specs = tilegemm::api::plan_kernel_specs(launch_plans, hw, jobs);
+        }
         // The scale-layout helpers' kernels too (get_mn_major_tma_aligned_tensor & co.: serving calls them).
         for (const auto which : tilegemm::layout::kAllSfKernels)
           specs.push_back(tilegemm::layout::sf_layout_spec(which));
-        const auto result = tilegemm::jit::precompile(specs, jobs, [&](const tilegemm::jit::PrecompileProgress& p) {
-          if (progress.is_none()) return;
-          nb::gil_scoped_acquire acquire;
-          try {
-            progress(p.done, p.total, p.compiled, p.elapsed_s);
-          } catch (nb::python_error& e) {  // on a worker thread: reported, not thrown through the pool
-            e.discard_as_unraisable("deep_gemm.precompile's progress callback");
-          }
-        });
-        return std::make_tuple(result.total, result.compiled, result.cached, result.failures);
+        return precompile_specs(specs, jobs, progress);
       },
       "plans"_a, "hw"_a, "jobs"_a, "progress"_a.none());
+  // The kernels `plans` launch on `hw`, as (name, source) pairs: what precompile_plans compiles (tests compare them).
+  m.def(
+      "plan_kernel_specs",
+      [](const nb::list& plans, const std::string& hw_name) {
+        const tilegemm::HardwareModel hw = tilegemm::sm90_hardware_preset(hw_name, "hw");
+        return spec_pairs(tilegemm::api::plan_kernel_specs(to_launch_plans(plans), hw, 1));
+      },
+      "plans"_a, "hw"_a);
+  // tf32_hc_prenorm_gemm's kernels for every M in `ms` (include/tilegemm/hc_prenorm.hpp: hc_prenorm_kernel_specs)
+  // as (name, source) pairs; precompile_hc_prenorm compiles those of every (n, k) into the JIT cache like
+  // precompile_plans (without the scale-layout kernels: the call uses none).
+  m.def(
+      "hc_prenorm_kernel_specs",
+      [](const std::vector<int>& ms, int n, int k, std::optional<int> num_splits, const std::string& hw_name,
+         int num_sms) { return spec_pairs(hc_prenorm_specs(ms, n, k, num_splits, hw_name, num_sms)); },
+      "ms"_a, "n"_a, "k"_a, "num_splits"_a.none(), "hw"_a, "num_sms"_a);
+  m.def(
+      "precompile_hc_prenorm",
+      [](const std::vector<int>& ms, const std::vector<int>& ns, const std::vector<int>& ks,
+         std::optional<int> num_splits, const std::string& hw_name, int num_sms, int jobs, nb::object progress) {
+        TILEGEMM_REQUIRE(jobs >= 0, "jobs", ">= 0 (0 = all cores)", std::to_string(jobs));
+        std::vector<tilegemm::jit::KernelSpec> specs;  // duplicates across (n, k) are compiled once
+        for (const int n : ns)
+          for (const int k : ks)
+            for (auto& spec : hc_prenorm_specs(ms, n, k, num_splits, hw_name, num_sms))
+              specs.push_back(std::move(spec));
+        return precompile_specs(specs, jobs, progress);
+      },
+      "ms"_a, "ns"_a, "ks"_a, "num_splits"_a.none(), "hw"_a, "num_sms"_a, "jobs"_a, "progress"_a.none());
   m.def("plan_bf16_gemm", &plan_bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "num_sms"_a);
   m.def("plan_bf16_batch_reduced_gemm", &plan_bf16_batch_reduced_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a,
         "num_sms"_a);

@@ -139,6 +139,15 @@ def _masked_call(name, m, n, k, groups, expected_m, sf_layout):
     return (a, b, d, masked_m, expected_m), {}
 
 
+def _skip_head_mid_call(m, n, k, head_splits, sf_layout):
+    """fp8_gemm_nt_skip_head_mid: the 1D2D GEMM [m, n] (n = heads * (left + right)) into d [m, n + heads * mid]."""
+    left, mid, right = head_splits
+    a = (_StandIn((m, k), 'float8_e4m3fn'), _token_sf(m, k, sf_layout))
+    b = (_StandIn((n, k), 'float8_e4m3fn'), _block_sf(n, k))
+    d = _StandIn((m, n + n // max(left + right, 1) * mid), 'bfloat16')
+    return (a, b, d, head_splits), {}
+
+
 def _k_grouped_call(name, m, n, ks, accumulate):
     groups, sum_k = len(ks), sum(ks)
     d, ks_tensor = _StandIn((groups, m, n), 'float32'), _StandIn((groups, ), 'int32')
@@ -154,7 +163,9 @@ _DENSE = [f'{p}_gemm_{x}' for p in ('bf16', 'fp8', 'fp8_fp4') for x in ('nt', 'n
 _M_GROUPED = [f'm_grouped_{p}_gemm_{x}_contiguous' for p in ('bf16', 'fp8', 'fp8_fp4') for x in ('nt', 'nn')]
 _MASKED = [f'm_grouped_{p}_gemm_nt_masked' for p in ('bf16', 'fp8', 'fp8_fp4')]
 _K_GROUPED = ['k_grouped_bf16_gemm_tn_contiguous', 'k_grouped_fp8_gemm_nt_contiguous']
-SUPPORTED = _DENSE + _M_GROUPED + _MASKED + _K_GROUPED
+_SKIP_HEAD_MID = 'fp8_gemm_nt_skip_head_mid'
+_HC_PRENORM = 'tf32_hc_prenorm_gemm'
+SUPPORTED = _DENSE + _M_GROUPED + _MASKED + _K_GROUPED + [_SKIP_HEAD_MID, _HC_PRENORM]
 
 
 def _sizes(value, name):
@@ -189,7 +200,8 @@ class _Progress:
 
 
 def precompile(function, *, m, n, k, num_groups=None, expected_m=None, out_dtype=None, recipe=None,
-               accumulate=False, sf_layout='mn-major', hw='h200', jobs=0, progress=True):
+               accumulate=False, sf_layout='mn-major', head_splits=None, num_splits=None, hw='h200', jobs=0,
+               progress=True):
     """Compiles into the JIT cache the kernels of ``function`` (a deep_gemm GEMM name) for every combination of the
     sizes given, on ``jobs`` threads (0: all cores); no GPU needed. Returns {'calls', 'kernels', 'compiled',
     'cached', 'seconds'}.
@@ -199,8 +211,11 @@ def precompile(function, *, m, n, k, num_groups=None, expected_m=None, out_dtype
     sizes; default m) the heuristics' hint; out_dtype 'bf16' or 'fp32' where the function takes both (default bf16;
     FP8 with recipe (1, 1, 128) fp32); accumulate: c given as d. sf_layout: how the per-token A scales come,
     'mn-major' (TMA-aligned, as get_mn_major_tma_aligned_tensor and serving engines' quantisers make them) or
-    'row-major' (as per_token_cast_to_fp8 returns them): each selects its own kernel. hw: the Hopper preset the
-    calls will run on (h200, h100-sxm, h800, h20)."""
+    'row-major' (as per_token_cast_to_fp8 returns them): each selects its own kernel. fp8_gemm_nt_skip_head_mid:
+    ``head_splits`` (left, mid, right) as the calls pass it, n the GEMM's N = heads * (left + right) (b's rows; d
+    has n + heads * mid columns). tf32_hc_prenorm_gemm: a bf16 [m, k], b fp32 [n, k] (n in 8, 16, 24, 32),
+    ``num_splits`` None (the library's split, summed in the kernel) or the calls' split count; 'calls' counts the
+    M values. hw: the Hopper preset the calls will run on (h200, h100-sxm, h800, h20)."""
     if function not in SUPPORTED:
         raise ValueError(f'function: expected one of {", ".join(SUPPORTED)}, got {function!r}')
     if sf_layout not in ('mn-major', 'row-major'):
@@ -211,8 +226,26 @@ def precompile(function, *, m, n, k, num_groups=None, expected_m=None, out_dtype
     out = _DTYPES.get(out_dtype or ('fp32' if per_token_b else 'bf16'))
     if out not in ('bfloat16', 'float32'):
         raise ValueError(f"out_dtype: expected 'bf16' or 'fp32', got {out_dtype!r}")
+    if function != _SKIP_HEAD_MID and head_splits is not None:
+        raise ValueError(f'head_splits: only fp8_gemm_nt_skip_head_mid takes head_splits, got {head_splits!r} '
+                         f'for {function}')
+    if function != _HC_PRENORM and num_splits is not None:
+        raise ValueError(f'num_splits: only tf32_hc_prenorm_gemm takes num_splits, got {num_splits!r} for {function}')
+    if function == _SKIP_HEAD_MID and (per_token_b or out != 'bfloat16'):
+        raise ValueError(f'{"recipe" if per_token_b else "out_dtype"}: fp8_gemm_nt_skip_head_mid runs the 1D2D recipe '
+                         f'into bf16 d, got recipe {recipe!r}, out_dtype {out_dtype!r}')
+    unused = {'num_groups': num_groups, 'expected_m': expected_m, 'accumulate': accumulate or None}
+    if function == _HC_PRENORM:
+        unused.update(recipe=recipe, out_dtype=out_dtype, sf_layout=None if sf_layout == 'mn-major' else sf_layout)
+    for name, value in unused.items() if function in (_SKIP_HEAD_MID, _HC_PRENORM) else ():
+        if value is not None:
+            raise ValueError(f'{name}: {function} takes no {name}, got {value!r}')
     fn = getattr(sys.modules[__package__], function)
     ms, ns = _sizes(m, 'm'), _sizes(n, 'n')
+    if function == _HC_PRENORM:
+        return _precompile_hc_prenorm(ms, ns, _sizes(k, 'k'), num_splits, hw, jobs, progress)
+    if function == _SKIP_HEAD_MID:
+        head_splits = _head_splits(head_splits, ns)
     if function in _K_GROUPED:
         ks_options = [_sizes(k, 'k')]
     else:
@@ -225,6 +258,8 @@ def precompile(function, *, m, n, k, num_groups=None, expected_m=None, out_dtype
             calls.append(_dense_call(function, m_, n_, k_, out, per_token_b, accumulate, sf_layout))
         elif function in _M_GROUPED:
             calls.append(_m_grouped_call(function, m_, n_, k_, num_groups, sf_layout))
+        elif function == _SKIP_HEAD_MID:
+            calls.append(_skip_head_mid_call(m_, n_, k_, head_splits, sf_layout))
         elif function in _MASKED:
             for e in _sizes(m_ if expected_m is None else expected_m, 'expected_m'):
                 calls.append(_masked_call(function, m_, n_, k_, num_groups, e, sf_layout))
@@ -232,12 +267,58 @@ def precompile(function, *, m, n, k, num_groups=None, expected_m=None, out_dtype
             calls.append(_k_grouped_call(function, m_, n_, k_, accumulate))
     start = time.perf_counter()
     plans = _plans.collect(lambda: [_call(fn, args, kwargs) for args, kwargs in calls])
-    total, compiled, cached, failures = _C.precompile_plans(plans, hw, jobs, _Progress(progress))
+    return _result(len(calls), _C.precompile_plans(plans, hw, jobs, _Progress(progress)), start)
+
+
+def _result(calls, compiled_counts, start):
+    total, compiled, cached, failures = compiled_counts
     if failures:
         raise RuntimeError(f'precompile: {len(failures)} of {total} kernels failed to compile:\n' +
                            '\n'.join(failures[:10]))
-    return {'calls': len(calls), 'kernels': total, 'compiled': compiled, 'cached': cached,
+    return {'calls': calls, 'kernels': total, 'compiled': compiled, 'cached': cached,
             'seconds': round(time.perf_counter() - start, 2)}
+
+
+def _head_splits(head_splits, ns):
+    """(left, mid, right) as fp8_gemm_nt_skip_head_mid checks it, and left + right dividing every n."""
+    try:
+        parts = tuple(head_splits)
+    except TypeError:
+        parts = ()
+    if (len(parts) != 3 or any(isinstance(p, bool) or not isinstance(p, int) or p < 0 for p in parts) or
+            parts[0] + parts[2] == 0):
+        raise ValueError(f'head_splits: expected (left, mid, right), sizes >= 0 with left + right > 0, for '
+                         f'fp8_gemm_nt_skip_head_mid, got {head_splits!r}')
+    for n_ in ns:
+        if n_ % (parts[0] + parts[2]):
+            raise ValueError(f'n: expected the GEMM\'s N = heads * (left + right), a multiple of '
+                             f'{parts[0] + parts[2]} for head_splits {parts}, got {n_}')
+    return parts
+
+
+def _precompile_hc_prenorm(ms, ns, ks, num_splits, hw, jobs, progress):
+    """tf32_hc_prenorm_gemm has no plan: its kernels come from the C++ call path's configuration and kernel spec
+    for each M (_C.hc_prenorm_kernel_specs lists them), with the set_num_sms setting as the call reads it."""
+    if num_splits is not None and (isinstance(num_splits, bool) or not isinstance(num_splits, int) or
+                                   not 1 <= num_splits <= 2**31 - 1):
+        raise ValueError(f'num_splits: expected None (chosen by the library) or a split count >= 1, got '
+                         f'{num_splits!r}')
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 0:
+        raise ValueError(f'jobs: expected a thread count >= 0 (0 = all cores), got {jobs!r}')
+    for m_ in ms:
+        if m_ > 2**31 - 1:
+            raise ValueError(f'm: expected sizes below 2^31, got {m_}')
+    for n_ in ns:
+        if n_ not in (8, 16, 24, 32):
+            raise ValueError(f'n: expected 8, 16, 24 or 32 (b\'s rows) for tf32_hc_prenorm_gemm, got {n_}')
+    for k_ in ks:
+        # TMA reads a (bf16) and b (fp32) rows 16-byte aligned, as the call checks.
+        if k_ == 0 or k_ > 2**31 - 1 or (k_ % 8 and max(ms) > 1) or k_ % 4:
+            raise ValueError(f'k: expected K > 0 with a\'s and b\'s rows a multiple of 16 bytes (K a multiple of '
+                             f'8), got {k_}')
+    start = time.perf_counter()
+    counts = _C.precompile_hc_prenorm(ms, ns, ks, num_splits, hw, _C.num_sms_setting(), jobs, _Progress(progress))
+    return _result(len(ms) * len(ns) * len(ks), counts, start)
 
 
 def _call(fn, args, kwargs):

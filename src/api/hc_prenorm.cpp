@@ -5,7 +5,10 @@
 #include <cstdio>
 #include <mutex>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -81,7 +84,27 @@ kernels::TmaView k_major_view(const TensorView& v, std::uint32_t box_k, std::uin
   return view;
 }
 
+// The SMs a call uses: the set_num_sms limit (0: none) within the device's.
+int sms_used(int limit, const HardwareModel& hw) {
+  return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
+}
+
 }  // namespace
+
+std::vector<jit::KernelSpec> hc_prenorm_kernel_specs(const std::vector<int>& ms, int n, int k,
+                                                     std::optional<int> num_splits, const HardwareModel& hw,
+                                                     int num_sms) {
+  std::vector<jit::KernelSpec> specs;
+  std::set<std::string> seen;
+  for (const int m : ms) {
+    TILEGEMM_REQUIRE(m >= 0, "m", "a row count >= 0", fmt::format("{}", m));
+    if (m == 0) continue;  // the call returns before choosing a kernel
+    const HcPrenormConfig config = select_hc_prenorm_config(m, n, k, num_splits, hw, sms_used(num_sms, hw));
+    jit::KernelSpec spec = kernels::sm90_hc_prenorm_spec(config);
+    if (seen.insert(spec.name).second) specs.push_back(std::move(spec));
+  }
+  return specs;
+}
 
 void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const TensorView& d, const TensorView& sqr_sum,
                           std::optional<int> num_splits, const GemmOptions& options) {
@@ -102,7 +125,7 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
   if (m == 0) return;
 
   const DeviceContext& ctx = current_device_context();
-  const int num_sms = options.num_sms > 0 && options.num_sms < ctx.hw.num_sms ? options.num_sms : ctx.hw.num_sms;
+  const int num_sms = sms_used(options.num_sms, ctx.hw);
   const HcPrenormConfig config = select_hc_prenorm_config(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
                                                           num_splits, ctx.hw, num_sms);
   print_once(config);

@@ -32,11 +32,14 @@ jit::KernelSpec sm90_hc_prenorm_spec(int n, int stages, bool reduce_in_kernel) {
   return spec;
 }
 
+jit::KernelSpec sm90_hc_prenorm_spec(const HcPrenormConfig& config) {
+  return sm90_hc_prenorm_spec(config.n, config.stages, config.reduce_in_kernel);
+}
+
 void launch_sm90_hc_prenorm(const HcPrenormConfig& config, const HcPrenormParams& params, void* stream) {
   const int fields[] = {config.n, config.stages, config.reduce_in_kernel};
   static KernelCache cache;
-  const auto kernel = cache.get(raw_key(fields),
-                                [&] { return sm90_hc_prenorm_spec(config.n, config.stages, config.reduce_in_kernel); });
+  const auto kernel = cache.get(raw_key(fields), [&] { return sm90_hc_prenorm_spec(config); });
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>(config.grid);
   launch.block[0] = hc_prenorm::kThreads;

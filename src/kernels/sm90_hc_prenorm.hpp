@@ -10,6 +10,9 @@ namespace tilegemm::kernels {
 // The kernel of (N, stages, splits summed in the kernel or not).
 jit::KernelSpec sm90_hc_prenorm_spec(int n, int stages, bool reduce_in_kernel);
 
+// The kernel `config`'s launch runs: the one launch_sm90_hc_prenorm JITs and hc_prenorm_kernel_specs precompiles.
+jit::KernelSpec sm90_hc_prenorm_spec(const HcPrenormConfig& config);
+
 // Launches `config`'s kernel with `params` (tensor maps and pointers filled by the caller) on `stream`.
 void launch_sm90_hc_prenorm(const HcPrenormConfig& config, const HcPrenormParams& params, void* stream);
 

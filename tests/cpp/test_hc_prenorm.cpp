@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "expect_invalid.hpp"
@@ -97,6 +99,44 @@ struct Tensors {
     return v;
   }
 };
+
+// deep_gemm.precompile's kernels for an M range are, for each M, the kernel the call's own path JITs: the config
+// select_hc_prenorm_config picks with the call's SM count and launch_sm90_hc_prenorm's spec of it.
+TEST(HcPrenormConfig, PrecompileSpecsAreTheCallPathsKernels) {
+  const HardwareModel hw = hardware_preset("h200");
+  const std::vector<int> ms = {0, 1, 64, 1000, 4096, 65536, 262144};
+  for (const int num_sms : {0, 40, 100000}) {
+    const int used = num_sms > 0 && num_sms < hw.num_sms ? num_sms : hw.num_sms;
+    for (const int n : {8, 32}) {
+      for (const std::optional<int> splits : {std::optional<int>{}, std::optional<int>{4}}) {
+        const std::vector<jit::KernelSpec> specs = hc_prenorm_kernel_specs(ms, n, 7168, splits, hw, num_sms);
+        std::set<std::string> names;
+        bool reduce = false, plain = false;
+        for (const int m : ms) {
+          if (m == 0) continue;
+          const HcPrenormConfig config = select_hc_prenorm_config(m, n, 7168, splits, hw, used);
+          const jit::KernelSpec call = kernels::sm90_hc_prenorm_spec(config.n, config.stages, config.reduce_in_kernel);
+          SCOPED_TRACE(call.name);
+          names.insert(call.name);
+          (config.reduce_in_kernel ? reduce : plain) = true;
+          int found = 0;
+          for (const auto& spec : specs)
+            found += spec.name == call.name && spec.source == call.source && spec.entry == call.entry;
+          EXPECT_EQ(found, 1);
+        }
+        EXPECT_EQ(specs.size(), names.size());
+        EXPECT_TRUE(plain);
+        EXPECT_EQ(reduce, !splits.has_value());  // the library's split for small M only; the caller's never sums
+      }
+    }
+  }
+  test_util::expect_invalid([&] { hc_prenorm_kernel_specs({-1}, 8, 128, std::nullopt, hw, 0); }, "m", ">= 0");
+  test_util::expect_invalid([&] { hc_prenorm_kernel_specs({1}, 12, 128, std::nullopt, hw, 0); }, "n",
+                            "8, 16, 24 or 32");
+  test_util::expect_invalid([&] { hc_prenorm_kernel_specs({1}, 8, 0, std::nullopt, hw, 0); }, "k", "> 0");
+  test_util::expect_invalid([&] { hc_prenorm_kernel_specs({1}, 8, 128, 0, hw, 0); }, "num_splits", ">= 1");
+  EXPECT_TRUE(hc_prenorm_kernel_specs({0}, 8, 128, std::nullopt, hw, 0).empty());
+}
 
 TEST(HcPrenormValidation, EveryBadArgumentIsNamed) {
   using test_util::expect_invalid;

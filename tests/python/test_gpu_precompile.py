@@ -23,6 +23,10 @@ deep_gemm.precompile('m_grouped_fp8_gemm_nt_contiguous', m=1024, n=4096, k=7168,
 deep_gemm.precompile('m_grouped_fp8_gemm_nt_masked', m=256, n=4096, k=7168, num_groups=4, expected_m=[32, 256],
                      progress=False)
 deep_gemm.precompile('k_grouped_fp8_gemm_nt_contiguous', m=512, n=1024, k=[512, 1024], accumulate=True, progress=False)
+deep_gemm.precompile('fp8_gemm_nt_skip_head_mid', m=[1, 100, 4096], n=4 * 192, k=7168, head_splits=(128, 64, 64),
+                     progress=False)
+deep_gemm.precompile('tf32_hc_prenorm_gemm', m=[1, 100, 4096], n=24, k=7168, progress=False)
+deep_gemm.precompile('tf32_hc_prenorm_gemm', m=[1, 100, 4096], n=24, k=7168, num_splits=16, progress=False)
 '''
 
 CALLS = '''
@@ -74,6 +78,24 @@ b = torch.cat([q[0].flatten() for q in qb]), torch.cat([q[1] for q in qb], dim=1
 dk = torch.zeros(2, 512, 1024, device='cuda')
 deep_gemm.k_grouped_fp8_gemm_nt_contiguous(a, b, dk, ks, torch.tensor(ks, dtype=torch.int32, device='cuda'), c=dk)
 diffs['k-grouped'] = float(calc_diff(dk, torch.stack([p.float() @ q.float().T for p, q in zip(xa, xb)])))
+wh = rand(4 * 192, 7168)
+for m in (1, 100, 4096):
+    x = rand(m, 7168)
+    a = token(x)
+    dh = torch.zeros(m, 4, 256, device='cuda', dtype=torch.bfloat16)
+    deep_gemm.fp8_gemm_nt_skip_head_mid((a[0], deep_gemm.get_mn_major_tma_aligned_tensor(a[1])), block(wh),
+                                        dh.view(m, 4 * 256), (128, 64, 64))
+    ref = (x.float() @ wh.float().T).view(m, 4, 192)
+    got = torch.cat([dh[..., :128], dh[..., 192:]], dim=-1).float()
+    diffs[f'skip_head_mid {m}'] = float(calc_diff(got, ref))
+    bh = torch.randn(24, 7168, device='cuda')
+    ref, ref_sqr = x.float() @ bh.T, (x.float() ** 2).sum(-1)
+    dh, sqr = torch.empty(m, 24, device='cuda'), torch.empty(m, device='cuda')
+    deep_gemm.tf32_hc_prenorm_gemm(x, bh, dh, sqr)
+    diffs[f'hc_prenorm {m}'] = max(float(calc_diff(dh, ref)), float(calc_diff(sqr, ref_sqr)))
+    dh, sqr = torch.empty(16, m, 24, device='cuda'), torch.empty(16, m, device='cuda')
+    deep_gemm.tf32_hc_prenorm_gemm(x, bh, dh, sqr, num_splits=16)
+    diffs[f'hc_prenorm 16 splits {m}'] = max(float(calc_diff(dh.sum(0), ref)), float(calc_diff(sqr.sum(0), ref_sqr)))
 try:
     deep_gemm.bf16_gemm_nt(rand(64, 256), rand(8192, 256), torch.empty(64, 8192, device='cuda',
                                                                        dtype=torch.bfloat16))
@@ -94,5 +116,5 @@ def test_precompiled_calls_compile_nothing_and_others_are_refused(tmp_path):
     assert second.returncode == 0, second.stderr
     got = json.loads(second.stdout)
     bad = {name: diff for name, diff in got['diffs'].items() if not diff < 1e-3}
-    assert len(got['diffs']) == 13 and not bad, got['diffs']
+    assert len(got['diffs']) == 22 and not bad, got['diffs']
     assert 'DG_JIT_DISABLE' in got['refused'], got['refused']

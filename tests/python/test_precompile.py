@@ -48,6 +48,10 @@ from deep_gemm import _precompile
 out = {}
 for name in _precompile.SUPPORTED:
     kw = dict(m=256, n=256, k=256)
+    if name == 'fp8_gemm_nt_skip_head_mid':
+        kw['head_splits'] = (64, 64, 64)
+    if name == 'tf32_hc_prenorm_gemm':
+        kw['n'] = 24
     if 'm_grouped' in name:
         kw['num_groups'] = 2
     if 'k_grouped' in name:
@@ -76,7 +80,34 @@ def test_every_supported_function_compiles_its_kernels_and_keeps_no_plan(tmp_pat
 
 
 @pytest.mark.parametrize('kwargs,argument', [
-    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=8, k=128), 'function'),
+    (dict(function='fp8_mqa_logits', m=1, n=8, k=128), 'function'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128), 'head_splits'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128, head_splits=(64, 64)), 'head_splits'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128, head_splits=(0, 64, 0)), 'head_splits'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128, head_splits=(64, -1, 64)), 'head_splits'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=200, k=128, head_splits=(64, 64, 64)), 'n'),
+    (dict(function='fp8_gemm_nt', m=1, n=256, k=128, head_splits=(64, 64, 64)), 'head_splits'),
+    (dict(function='fp8_gemm_nt', m=1, n=256, k=128, num_splits=2), 'num_splits'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128, head_splits=(64, 64, 64), recipe=(1, 1, 128)),
+     'recipe'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128, head_splits=(64, 64, 64), out_dtype='fp32'),
+     'out_dtype'),
+    (dict(function='fp8_gemm_nt_skip_head_mid', m=1, n=256, k=128, head_splits=(64, 64, 64), accumulate=True),
+     'accumulate'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, num_groups=2), 'num_groups'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, recipe=(1, 128, 128)), 'recipe'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, sf_layout='row-major'), 'sf_layout'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=12, k=128), 'n'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=[8, 40], k=128), 'n'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=0), 'k'),
+    (dict(function='tf32_hc_prenorm_gemm', m=64, n=8, k=100), 'k'),
+    (dict(function='tf32_hc_prenorm_gemm', m=-1, n=8, k=128), 'm'),
+    (dict(function='tf32_hc_prenorm_gemm', m=2**31, n=8, k=128), 'm'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, num_splits=0), 'num_splits'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, num_splits=True), 'num_splits'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, head_splits=(1, 1, 1)), 'head_splits'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, jobs=-1), 'jobs'),
+    (dict(function='tf32_hc_prenorm_gemm', m=1, n=8, k=128, hw='ascend-950dt'), 'hw'),
     (dict(function='einsum', m=1, n=8, k=128), 'function'),
     (dict(function='fp8_gemm_nt', m=-1, n=8, k=128), 'm'),
     (dict(function='fp8_gemm_nt', m=[], n=8, k=128), 'm'),
@@ -115,3 +146,81 @@ def test_set_jit_compile_takes_a_bool_and_sets_dg_jit_disable(monkeypatch):
     assert os.environ['DG_JIT_DISABLE'] == '1'
     deep_gemm.set_jit_compile(True)
     assert os.environ['DG_JIT_DISABLE'] == '0'
+
+
+# fp8_gemm_nt_skip_head_mid and tf32_hc_prenorm_gemm: the kernels a precompile compiles for an M range are those the
+# calls for each M use (the same specs: names and generated sources), each compiled once, and a second precompile
+# finds them all cached.
+SPECIAL = '''
+import json, deep_gemm
+from deep_gemm import _C, _plans, _precompile as P
+out = {}
+kw = dict(n=4 * 192, k=512, head_splits=(128, 64, 64), progress=False)
+ms = [1, 64, 128, 1000, 4096]
+out['shm'] = deep_gemm.precompile('fp8_gemm_nt_skip_head_mid', m=ms, **kw)
+out['shm again'] = deep_gemm.precompile('fp8_gemm_nt_skip_head_mid', m=ms, **kw)
+out['layout kernels'] = deep_gemm.precompile('fp8_gemm_nt', m=0, n=128, k=128, progress=False)['kernels']
+
+
+def call(m):
+    # As a caller makes it: a and its MN-major per-token scales, b and its per-block scales, d with the mid columns.
+    a = (P._StandIn((m, 512), 'float8_e4m3fn'), P._StandIn((m, 4), 'float32', (1, -(-m // 4) * 4)))
+    b = (P._StandIn((768, 512), 'float8_e4m3fn'), P._StandIn((6, 4), 'float32'))
+    d = P._StandIn((m, 768 + 4 * 64), 'bfloat16')
+    return lambda: P._call(deep_gemm.fp8_gemm_nt_skip_head_mid, (a, b, d, [128, 64, 64]), {})
+
+
+def precompiled_calls():
+    for m in ms:
+        args, kwargs = P._skip_head_mid_call(m, 768, 512, (128, 64, 64), 'mn-major')
+        P._call(deep_gemm.fp8_gemm_nt_skip_head_mid, args, kwargs)
+
+
+out['shm calls'] = [_C.plan_kernel_specs(_plans.collect(call(m)), 'h200') for m in ms]
+out['shm precompiled'] = _C.plan_kernel_specs(_plans.collect(precompiled_calls), 'h200')
+hc = dict(n=24, k=7168, progress=False)
+hc_ms = [0, 1, 64, 4096, 8192, 65536]
+out['hc'] = deep_gemm.precompile('tf32_hc_prenorm_gemm', m=hc_ms, **hc)
+out['hc again'] = deep_gemm.precompile('tf32_hc_prenorm_gemm', m=hc_ms, **hc)
+out['hc splits'] = deep_gemm.precompile('tf32_hc_prenorm_gemm', m=hc_ms, num_splits=4, **hc)
+out['hc specs'] = {m: _C.hc_prenorm_kernel_specs([m], 24, 7168, None, 'h200', 0) for m in hc_ms}
+out['hc split specs'] = _C.hc_prenorm_kernel_specs(hc_ms, 24, 7168, 4, 'h200', 0)
+out['plans_kept'] = deep_gemm._plan_cache_info()['size']
+print(json.dumps(out))
+'''
+
+
+def cached_sources(cache_dir):
+    """{kernel name: kernel.cu} of the JIT cache's kernels (kernels/kernel.<name>.<key>/)."""
+    return {entry.name.split('.')[1]: (entry / 'kernel.cu').read_text() for entry in (cache_dir / 'kernels').iterdir()}
+
+
+def test_skip_head_mid_and_hc_prenorm_precompile_the_kernels_their_calls_use(tmp_path):
+    got = json.loads(run_python(SPECIAL, tmp_path).stdout)
+    cached = cached_sources(tmp_path)
+    # skip_head_mid: each M's call makes the kernel the precompile compiled, and the cache holds each once.
+    precompiled = dict(got['shm precompiled'])
+    per_call = {name: source for specs in got['shm calls'] for name, source in specs}
+    assert per_call == precompiled and all(len(specs) == 1 for specs in got['shm calls'])
+    assert len(per_call) > 1 and all(name.endswith('_heads128_64_64') for name in per_call)
+    shm = got['shm']
+    assert shm['calls'] == 5 and shm['kernels'] == len(per_call) + got['layout kernels'], shm
+    assert shm['compiled'] == shm['kernels'] and shm['cached'] == 0
+    again = got['shm again']
+    assert again['kernels'] == shm['kernels'] and again['compiled'] == 0 and again['cached'] == shm['kernels']
+    for name, source in per_call.items():
+        assert source in cached[name]
+    # HC prenorm: the library's split sums in the kernel for small M and not for large; M = 0 launches nothing.
+    assert got['hc specs']['0'] == [] and all(len(got['hc specs'][str(m)]) == 1 for m in (1, 64, 4096, 8192, 65536))
+    specs = {name: source for pairs in got['hc specs'].values() for name, source in pairs}
+    assert sorted(specs) == ['sm90_tf32_hc_prenorm_gemm_n24_s7', 'sm90_tf32_hc_prenorm_gemm_n24_s7_reduce']
+    hc = got['hc']
+    assert hc['calls'] == 6 and hc['kernels'] == 2 and hc['compiled'] == 2 and hc['cached'] == 0, hc
+    again = got['hc again']
+    assert again['kernels'] == 2 and again['compiled'] == 0 and again['cached'] == 2
+    # The caller's split: partials in d's slices, never summed in the kernel: the plain kernel, already cached.
+    assert [name for name, _ in got['hc split specs']] == ['sm90_tf32_hc_prenorm_gemm_n24_s7']
+    assert got['hc splits']['kernels'] == 1 and got['hc splits']['compiled'] == 0
+    for name, source in specs.items():
+        assert source in cached[name]
+    assert got['plans_kept'] == 0

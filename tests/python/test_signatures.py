@@ -137,7 +137,7 @@ EXTRAS = {
     'register_torch_ops': [],
     'precompile': [('function', R), ('m', R), ('n', R), ('k', R), ('num_groups', None), ('expected_m', None),
                    ('out_dtype', None), ('recipe', None), ('accumulate', False), ('sf_layout', 'mn-major'),
-                   ('hw', 'h200'), ('jobs', 0), ('progress', True)],
+                   ('head_splits', None), ('num_splits', None), ('hw', 'h200'), ('jobs', 0), ('progress', True)],
     'set_jit_compile': [('allowed', R)],
 }
 
