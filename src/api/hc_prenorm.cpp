@@ -17,6 +17,7 @@
 #include "kernels/sm90_hc_prenorm.hpp"
 #include "kernels/split_workspace.hpp"
 #include "kernels/tma_descriptor.hpp"
+#include "kernels/tma_views.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 
@@ -27,17 +28,10 @@ using api::require_int_size;
 using api::require_tensor;
 using api::shape_str;
 
-std::int64_t element_bytes(const TensorView& v) {
-  return dtype_bits(v.dtype) / 8;  // bf16 or fp32 here
-}
-
-// TMA reads A and B: 16-byte aligned rows.
-void require_tma_rows(const TensorView& v, const char* name) {
-  const auto row_bytes = v.stride(0) * element_bytes(v);
+// A and B, read through TMA along K.
+void require_k_major_tma(const TensorView& v, const char* name) {
   TILEGEMM_REQUIRE(v.stride(1) == 1, name, "a K-major tensor (stride 1 along K)", describe(v));
-  TILEGEMM_REQUIRE(
-      reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0 && (v.size(0) <= 1 || row_bytes % 16 == 0) && v.stride(0) >= 0,
-      name, "a 16-byte aligned pointer and rows a multiple of 16 bytes apart (TMA)", describe(v));
+  api::require_tma_tensor(v, name);
 }
 
 // D [M, N] or [S, M, N] and sqr_sum [M] or [S, M], fp32; D's N and sqr_sum's M contiguous.
@@ -67,21 +61,6 @@ void print_once(const HcPrenormConfig& c) {
   std::lock_guard lock(mutex);
   if (seen.emplace(c.m, c.n, c.k, c.num_splits, c.caller_splits).second)
     std::fprintf(stderr, "%s\n", format_hc_prenorm_config(c).c_str());
-}
-
-kernels::TmaView k_major_view(const TensorView& v, std::uint32_t box_k, std::uint32_t box_rows) {
-  kernels::TmaView view;
-  view.base = v.data;
-  view.dtype = v.dtype;
-  // A single row's stride is never stepped along: any multiple of 16 bytes describes it.
-  const auto k_bytes = static_cast<std::uint64_t>(v.size(1) * element_bytes(v));
-  const auto row_bytes =
-      v.size(0) > 1 ? static_cast<std::uint64_t>(v.stride(0) * element_bytes(v)) : (k_bytes + 15) / 16 * 16;
-  view.dims = {static_cast<std::uint64_t>(v.size(1)), static_cast<std::uint64_t>(v.size(0)), 1};
-  view.byte_strides = {row_bytes, row_bytes * view.dims[1]};
-  view.box = {box_k, box_rows, 1};
-  view.swizzle_bytes = 128;
-  return view;
 }
 
 // The SMs a call uses: the set_num_sms limit (0: none) within the device's.
@@ -120,8 +99,8 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
                      fmt::format("{}", *num_splits));
   require_outputs(d, sqr_sum, m, n, num_splits);
   require_int_size(d.stride(-2), "d");
-  if (m > 0) require_tma_rows(a, "a");
-  require_tma_rows(b, "b");
+  require_k_major_tma(a, "a");
+  require_k_major_tma(b, "b");
   if (m == 0) return;
 
   const DeviceContext& ctx = current_device_context();
@@ -131,8 +110,11 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
   print_once(config);
 
   HcPrenormParams params{};
-  params.tma_a = kernels::encode_tma(k_major_view(a, hc_prenorm::kABoxK, hc_prenorm::kBlockM), "a");
-  params.tma_b = kernels::encode_tma(k_major_view(b, hc_prenorm::kSliceK, static_cast<std::uint32_t>(n)), "b");
+  // Boxes of [64 rows][64 bf16] of A and [N rows][32 fp32] of B: one 128-byte swizzle atom wide each.
+  params.tma_a = kernels::encode_tma(
+      kernels::operand_view(kernels::as_3d(a), Major::kKMajor, hc_prenorm::kBlockM, hc_prenorm::kABoxK), "a");
+  params.tma_b = kernels::encode_tma(
+      kernels::operand_view(kernels::as_3d(b), Major::kKMajor, static_cast<int>(n), hc_prenorm::kSliceK), "b");
   params.d = static_cast<float*>(d.data);
   params.sqr_sum = static_cast<float*>(sqr_sum.data);
   params.d_split_stride = num_splits ? d.stride(0) : 0;

@@ -38,19 +38,6 @@ void require_contiguous_rows(const TensorView& v, const char* name) {
 }
 
 namespace {
-void require_tma_tensor(const TensorView& v, const char* name) {
-  const auto address = reinterpret_cast<std::uintptr_t>(v.data);
-  TILEGEMM_REQUIRE(address % 16 == 0, name, "a 16-byte aligned address (the kernels move it through TMA)",
-                   fmt::format("{:#x}", address));
-  const std::int64_t bytes = dtype_bits(v.dtype) / 8;
-  for (int i = 0; i < v.ndim; ++i) {
-    if (v.shape[i] <= 1 || v.strides[i] == 1) continue;
-    TILEGEMM_REQUIRE(v.strides[i] > 0 && v.strides[i] * bytes % 16 == 0, name,
-                     "positive strides that are multiples of 16 bytes apart from the contiguous one (TMA)",
-                     fmt::format("a stride of {} bytes along dimension {} ({})", v.strides[i] * bytes, i, describe(v)));
-  }
-}
-
 // Each dimension (of extent > 1, innermost first by stride) steps past the whole span of the ones inside it.
 void require_distinct_elements(const TensorView& v, const char* name) {
   std::array<int, 4> dims{};
@@ -70,6 +57,19 @@ void require_distinct_elements(const TensorView& v, const char* name) {
   }
 }
 }  // namespace
+
+void require_tma_tensor(const TensorView& v, const char* name) {
+  const auto address = reinterpret_cast<std::uintptr_t>(v.data);
+  TILEGEMM_REQUIRE(address % 16 == 0, name, "a 16-byte aligned address (the kernels move it through TMA)",
+                   fmt::format("{:#x}", address));
+  const std::int64_t bytes = dtype_bits(v.dtype) / 8;
+  for (int i = 0; i < v.ndim; ++i) {
+    if (v.shape[i] <= 1 || v.strides[i] == 1) continue;
+    TILEGEMM_REQUIRE(v.strides[i] > 0 && v.strides[i] * bytes % 16 == 0, name,
+                     "positive strides that are multiples of 16 bytes apart from the contiguous one (TMA)",
+                     fmt::format("a stride of {} bytes along dimension {} ({})", v.strides[i] * bytes, i, describe(v)));
+  }
+}
 
 void require_tma_operands(const TensorView& a, const TensorView& b, const TensorView& d) {
   require_tma_tensor(a, "a");

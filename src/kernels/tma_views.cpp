@@ -35,7 +35,8 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
   const auto e = as_u64(elem_bytes(v.dtype));
   if (major == Major::kKMajor) {
     t.dims = {as_u64(v.size(2)), as_u64(v.size(1)), as_u64(v.size(0))};
-    t.byte_strides[0] = as_u64(v.stride(1)) * e;
+    // A single row is never stepped along: its stride may be anything, TMA still wants a multiple of 16 bytes.
+    t.byte_strides[0] = v.size(1) > 1 ? as_u64(v.stride(1)) * e : (as_u64(v.size(2)) * e + 15) / 16 * 16;
     // A swizzled box is at most one swizzle atom wide: wider K tiles are loaded as several boxes (one per atom).
     const auto box_k = std::min<std::uint64_t>(as_u64(block_k), kOperandSwizzleBytes / e);
     t.box = {static_cast<std::uint32_t>(box_k), static_cast<std::uint32_t>(block_rows), 1};
