@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_cache.hpp"
-#include "tilegemm/env.hpp"
+#include "kernels/param_block_launch.hpp"
 
 namespace tilegemm::kernels {
 namespace {
@@ -40,15 +40,8 @@ void launch_sm90_hc_prenorm(const HcPrenormConfig& config, const HcPrenormParams
   const int fields[] = {config.n, config.stages, config.reduce_in_kernel};
   static KernelCache cache;
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_hc_prenorm_spec(config); });
-  jit::LaunchConfig launch;
-  launch.grid[0] = static_cast<unsigned>(config.grid);
-  launch.block[0] = hc_prenorm::kThreads;
-  launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
-  launch.stream = stream;
-  launch.pdl = is_pdl_enabled();
-  HcPrenormParams copy = params;
-  void* args[] = {&copy};
-  kernel->launch(launch, args);
+  launch_param_block(*kernel, static_cast<unsigned>(config.grid), hc_prenorm::kThreads,
+                     static_cast<unsigned>(config.smem_bytes), stream, params);
 }
 
 }  // namespace tilegemm::kernels

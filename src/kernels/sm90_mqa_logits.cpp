@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_cache.hpp"
-#include "tilegemm/gemm.hpp"
+#include "kernels/param_block_launch.hpp"
 
 namespace tilegemm::kernels {
 namespace {
@@ -67,29 +67,15 @@ void launch_sm90_fp8_mqa_logits(const MqaLogitsConfig& config, const MqaLogitsPa
     return sm90_fp8_mqa_logits_spec(config.num_heads, config.head_dim, compressed, bf16, config.q_stages,
                                     config.kv_stages);
   });
-  jit::LaunchConfig launch;
-  launch.grid[0] = static_cast<unsigned>(config.grid);
-  launch.block[0] = mqa_logits::kThreads;
-  launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
-  launch.stream = stream;
-  launch.pdl = is_pdl_enabled();
-  MqaLogitsParams copy = params;
-  void* args[] = {&copy};
-  kernel->launch(launch, args);
+  launch_param_block(*kernel, static_cast<unsigned>(config.grid), mqa_logits::kThreads,
+                     static_cast<unsigned>(config.smem_bytes), stream, params);
 }
 
 void launch_sm90_clean_logits(bool bf16_logits, int grid, const CleanLogitsParams& params, void* stream) {
   const int fields[] = {bf16_logits};
   static KernelCache cache;
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_clean_logits_spec(bf16_logits); });
-  jit::LaunchConfig launch;
-  launch.grid[0] = static_cast<unsigned>(grid);
-  launch.block[0] = mqa_logits::kCleanThreads;
-  launch.stream = stream;
-  launch.pdl = is_pdl_enabled();
-  CleanLogitsParams copy = params;
-  void* args[] = {&copy};
-  kernel->launch(launch, args);
+  launch_param_block(*kernel, static_cast<unsigned>(grid), mqa_logits::kCleanThreads, 0, stream, params);
 }
 
 }  // namespace tilegemm::kernels

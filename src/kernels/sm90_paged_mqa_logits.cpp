@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/kernel_cache.hpp"
-#include "tilegemm/env.hpp"
+#include "kernels/param_block_launch.hpp"
 
 namespace tilegemm::kernels {
 namespace {
@@ -59,28 +59,16 @@ void launch_sm90_paged_mqa_logits(const PagedMqaLogitsConfig& config, const Page
                         config.math_warpgroups, config.kv_stages, config.q_stages};
   static KernelCache cache;
   const auto kernel = cache.get(raw_key(fields), [&] { return sm90_paged_mqa_logits_spec(config); });
-  jit::LaunchConfig launch;
-  launch.grid[0] = static_cast<unsigned>(config.partitions);  // each CTA owns its partition: never shrunk
-  launch.block[0] = static_cast<unsigned>(config.threads);
-  launch.smem_bytes = static_cast<unsigned>(config.smem_bytes);
-  launch.stream = stream;
-  launch.pdl = is_pdl_enabled();
-  PagedMqaLogitsParams copy = params;
-  void* args[] = {&copy};
-  kernel->launch(launch, args);
+  // Each CTA owns its partition: the grid is the partition count, never shrunk.
+  launch_param_block(*kernel, static_cast<unsigned>(config.partitions), static_cast<unsigned>(config.threads),
+                     static_cast<unsigned>(config.smem_bytes), stream, params);
 }
 
 void launch_sm90_paged_mqa_logits_metadata(const PagedMqaMetadataParams& params, void* stream) {
   static KernelCache cache;
   const int fields[] = {paged_mqa::kMetadataThreads};
   const auto kernel = cache.get(raw_key(fields), [] { return sm90_paged_mqa_logits_metadata_spec(); });
-  jit::LaunchConfig launch;
-  launch.block[0] = paged_mqa::kMetadataThreads;
-  launch.stream = stream;
-  launch.pdl = is_pdl_enabled();
-  PagedMqaMetadataParams copy = params;
-  void* args[] = {&copy};
-  kernel->launch(launch, args);
+  launch_param_block(*kernel, 1, paged_mqa::kMetadataThreads, 0, stream, params);
 }
 
 }  // namespace tilegemm::kernels
