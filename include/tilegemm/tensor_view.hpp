@@ -3,6 +3,7 @@
 // C++ API knows about tensors; the Python layer fills it from torch tensors without linking libtorch.
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "tilegemm/dtype.hpp"
@@ -31,6 +32,16 @@ struct TensorView {
     v.data = data, v.dtype = dtype, v.ndim = 3;
     v.shape = {batch, rows, cols, 0};
     v.strides = {batch_stride, row_stride, col_stride, 0};
+    return v;
+  }
+  // Row-major (contiguous) with the given sizes, at most 4.
+  static TensorView contiguous(void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
+    TensorView v;
+    v.data = data, v.dtype = dtype, v.ndim = static_cast<int>(shape.size());
+    int i = 0;
+    for (const std::int64_t size : shape) v.shape[i++] = size;
+    std::int64_t stride = 1;
+    for (i = v.ndim - 1; i >= 0; --i) v.strides[i] = stride, stride *= v.shape[i];
     return v;
   }
   std::int64_t size(int dim) const { return shape[dim < 0 ? dim + ndim : dim]; }

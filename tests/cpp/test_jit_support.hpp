@@ -105,4 +105,13 @@ class JitEnvFixture : public ::testing::Test {
   std::map<std::string, std::string> saved_;
 };
 
+// A generated kernel defines the entry point its spec names and compiles (with DG_JIT_PTXAS_CHECK set by the test:
+// without spills) into a cubin of more than `min_cubin_bytes`.
+inline void expect_kernel_compiles(const jit::KernelSpec& spec, std::size_t min_cubin_bytes = 1000) {
+  EXPECT_NE(spec.source.find("\n" + spec.entry + "("), std::string::npos) << spec.source;
+  std::shared_ptr<const jit::CompiledKernel> kernel;
+  ASSERT_NO_THROW(kernel = jit::get_kernel(spec));
+  EXPECT_GT(kernel->cubin().size(), min_cubin_bytes);
+}
+
 }  // namespace tilegemm::testing

@@ -70,14 +70,6 @@ class DeviceBuffer {
   void* device_ = nullptr;
 };
 
-TensorView dense_view(void* data, DType dtype, std::vector<std::int64_t> shape) {
-  TensorView v;
-  v.data = data, v.dtype = dtype, v.ndim = static_cast<int>(shape.size());
-  std::int64_t stride = 1;
-  for (int i = v.ndim - 1; i >= 0; --i) v.shape[i] = shape[i], v.strides[i] = stride, stride *= shape[i];
-  return v;
-}
-
 // The inputs of one case, quantised as DeepGEMM's test does it: q cast to e4m3, each KV token scaled by its own
 // amax / 448 (kv_cache_cast_to_fp8).
 struct PagedInputs {
@@ -183,13 +175,13 @@ TEST_P(PagedMqaLogitsGpu, MatchesFloat64Reference) {
 
   DeviceBuffer q(in.q), cache(in.cache), weights(in.weights), lens(in.context_lens), table(in.block_table);
   DeviceBuffer schedule(std::vector<std::int32_t>(2 * (partitions + 1), -7));
-  const TensorView q_view = dense_view(q.get(), DType::kFloat8E4M3, {c.batch, c.next_n, c.heads, kDim});
-  TensorView kv_view = dense_view(cache.get(), DType::kInt8, {in.num_blocks, kBlockKv, 1, kTokenBytes});
+  const TensorView q_view = TensorView::contiguous(q.get(), DType::kFloat8E4M3, {c.batch, c.next_n, c.heads, kDim});
+  TensorView kv_view = TensorView::contiguous(cache.get(), DType::kInt8, {in.num_blocks, kBlockKv, 1, kTokenBytes});
   kv_view.strides[0] = in.block_bytes;
-  const TensorView w_view = dense_view(weights.get(), DType::kFloat32, {rows, c.heads});
-  const TensorView lens_view = dense_view(lens.get(), DType::kInt32, {c.batch, c.next_n});
-  const TensorView table_view = dense_view(table.get(), DType::kInt32, {c.batch, in.table_cols});
-  const TensorView schedule_view = dense_view(schedule.get(), DType::kInt32, {partitions + 1, 2});
+  const TensorView w_view = TensorView::contiguous(weights.get(), DType::kFloat32, {rows, c.heads});
+  const TensorView lens_view = TensorView::contiguous(lens.get(), DType::kInt32, {c.batch, c.next_n});
+  const TensorView table_view = TensorView::contiguous(table.get(), DType::kInt32, {c.batch, in.table_cols});
+  const TensorView schedule_view = TensorView::contiguous(schedule.get(), DType::kInt32, {partitions + 1, 2});
   GuardedTensor logits(c.logits_dtype, 0, rows, max_context,
                        tilegemm::paged_mqa_logits_row_stride(max_context, c.logits_dtype));
 
@@ -301,7 +293,7 @@ TEST_P(PagedMqaLogitsGpu, MatchesFloat64Reference) {
   EXPECT_TRUE(logits.unchanged_since(first)) << "a second call changed the logits";
   const int other = partitions == 7 ? 3 : 7;
   DeviceBuffer other_schedule(std::vector<std::int32_t>(2 * (other + 1)));
-  const TensorView other_view = dense_view(other_schedule.get(), DType::kInt32, {other + 1, 2});
+  const TensorView other_view = TensorView::contiguous(other_schedule.get(), DType::kInt32, {other + 1, 2});
   tilegemm::paged_mqa_logits_metadata(lens_view, kBlockKv, other_view);
   run(other_view);
   EXPECT_TRUE(logits.unchanged_since(first)) << "another schedule changed the logits";
