@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -36,15 +37,20 @@ void require_workspace_fits(std::size_t needed, std::size_t capacity) {
                    fmt::format("a buffer of {} bytes", capacity));
 }
 
-void* split_workspace(std::size_t bytes, void* stream_ptr) {
+namespace {
+
+// The per-(device, stream) buffer of `kind`: grown on demand, zeroed once when `zeroed` is asked for.
+enum class BufferKind { kSplitWorkspace, kScratch };
+
+void* stream_buffer(BufferKind kind, std::size_t bytes, void* stream_ptr, bool zeroed) {
   auto stream = static_cast<cudaStream_t>(stream_ptr);
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   // Buffers live for the process: kernels still in flight at exit must not see them freed.
   static std::mutex mutex;
-  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, Buffer>();
+  static auto* buffers = new std::map<std::tuple<BufferKind, int, cudaStream_t>, Buffer>();
   std::lock_guard lock(mutex);
-  Buffer& buf = (*buffers)[{device, stream}];
+  Buffer& buf = (*buffers)[{kind, device, stream}];
   // Asked on every launch (one cheap driver query): a buffer that fits must still be marked as a graph's when this
   // launch is being captured, so that it is never freed under the graph.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -62,7 +68,7 @@ void* split_workspace(std::size_t bytes, void* stream_ptr) {
       check(cudaMallocAsync(&ptr, grown, stream), "cudaMallocAsync");
     buf = {ptr, grown};
   }
-  if (!buf.zeroed) {
+  if (zeroed && !buf.zeroed) {
     // Kernels leave the buffer zeroed, so this runs once per buffer; while capturing, it is a node of the graph
     // (zeroing before the graph's kernels at every replay) and runs again at the next launch outside a capture.
     check(cudaMemsetAsync(buf.ptr, 0, buf.bytes, stream), "cudaMemsetAsync");
@@ -71,6 +77,17 @@ void* split_workspace(std::size_t bytes, void* stream_ptr) {
   buf.in_graph |= capturing;
   require_workspace_fits(bytes, buf.bytes);
   return buf.ptr;
+}
+
+}  // namespace
+
+void* split_workspace(std::size_t bytes, void* stream) {
+  return stream_buffer(BufferKind::kSplitWorkspace, bytes, stream, true);
+}
+
+void* stream_scratch(std::size_t bytes, void* stream) {
+  TILEGEMM_REQUIRE(bytes > 0, "scratch", "a positive size", "0 bytes");
+  return stream_buffer(BufferKind::kScratch, bytes, stream, false);
 }
 
 }  // namespace tilegemm::kernels

@@ -161,6 +161,11 @@ class GuardedTensor {
     if (dtype_ == DType::kInt32) return store(o, static_cast<std::int32_t>(value));
     store(o, static_cast<float>(value));
   }
+  // Raw 16-bit element bits (fp16 tensors, whose values get/set do not convert).
+  void set_bits16(std::int64_t b, std::int64_t r, std::int64_t c, std::uint16_t bits) { store(offset(b, r, c), bits); }
+  std::uint16_t bits16(std::int64_t b, std::int64_t r, std::int64_t c) const {
+    return load<std::uint16_t>(offset(b, r, c));
+  }
   bool is_poison_at(std::int64_t raw_offset) const {
     for (int i = 0; i < elem_; ++i)
       if (host_[static_cast<std::size_t>(raw_offset * elem_ + i)] != 0xFF) return false;

@@ -19,6 +19,7 @@
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/global_memory.cuh"
 #include "tilegemm/prim/mma_sync.cuh"
+#include "tilegemm/prim/swizzle.cuh"
 #include "tilegemm/prim/sync.cuh"
 #include "tilegemm/prim/tma.cuh"
 
@@ -27,15 +28,6 @@ namespace tilegemm {
 namespace hc_prenorm {
 
 enum class Barrier : u32 { kConsumers = 1 };  // named barrier over the consumer warps (0 is __syncthreads)
-
-// Address of the 16-byte chunk `chunk` of row `row` in a 128-byte-swizzled box (rows of 128 bytes, box 1024-aligned).
-TG_DEVICE const u8* swizzled(const u8* box, int row, int chunk) {
-  return box + row * 128 + ((chunk ^ (row & 7)) << 4);
-}
-
-TG_DEVICE uint4 lds128(const u8* p) {
-  return *reinterpret_cast<const uint4*>(p);
-}
 
 }  // namespace hc_prenorm
 
@@ -108,14 +100,14 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     uint4 a[kMTiles][2];
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i) {
-      a[i][0] = lds128(swizzled(a_box, 16 * i + g, a_chunk));
-      a[i][1] = lds128(swizzled(a_box, 16 * i + g + 8, a_chunk));
+      a[i][0] = prim::lds128(prim::swizzled128(a_box, 16 * i + g, a_chunk));
+      a[i][1] = prim::lds128(prim::swizzled128(a_box, 16 * i + g + 8, a_chunk));
     }
     uint4 b[kNTiles][2];
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) {
-      b[j][0] = lds128(swizzled(b_box, 8 * j + g, 2 * t));
-      b[j][1] = lds128(swizzled(b_box, 8 * j + g, 2 * t + 1));
+      b[j][0] = prim::lds128(prim::swizzled128(b_box, 8 * j + g, 2 * t));
+      b[j][1] = prim::lds128(prim::swizzled128(b_box, 8 * j + g, 2 * t + 1));
     }
     __syncwarp();
     if (lane == 0) barriers->consumer_release(st.index);

@@ -18,6 +18,23 @@ TG_DEVICE void mma_m16n8k16_bf16(float (&d)[4], const u32 (&a)[4], const u32 (&b
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+// mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32  d = a·b + d  (fragments as the bf16 form's)         sm_80
+TG_DEVICE void mma_m16n8k16_f16(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The 16-bit-input m16n8k16 of kHalf: fp16 (true) or bf16 (false).
+template <bool kHalf>
+TG_DEVICE void mma_m16n8k16(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  if constexpr (kHalf)
+    mma_m16n8k16_f16(d, a, b);
+  else
+    mma_m16n8k16_bf16(d, a, b);
+}
+
 // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32  d = a·b + d
 // Fragments (g = lane / 4, t = lane % 4), each register one fp32 whose low 13 mantissa bits the tensor core
 // ignores (TF32, as cuBLAS's TF32 GEMMs and wgmma read fp32 operands):

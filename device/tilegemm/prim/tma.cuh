@@ -22,6 +22,16 @@ TG_DEVICE void tma_load_3d(const TmaDescriptor* desc, u64* bar, void* smem_dst, 
       : "memory");
 }
 
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar];
+// Copies `bytes` contiguous bytes (a multiple of 16, both addresses 16-byte aligned) without a tensor map;
+// completion is counted on `bar`.                                                                   sm_90
+TG_DEVICE void bulk_load(void* smem_dst, const void* src, u32 bytes, u64* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_addr(smem_dst)),
+               "l"(reinterpret_cast<u64>(src)), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
 // Same, delivered to the same offset in every CTA of the cluster named in `cta_mask`, each CTA's barrier
 // at the same offset receiving the bytes.  .multicast::cluster                                      sm_90
 TG_DEVICE void tma_load_3d_multicast(const TmaDescriptor* desc, u64* bar, void* smem_dst, int c0, int c1, int c2,

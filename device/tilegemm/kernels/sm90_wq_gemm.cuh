@@ -1,0 +1,241 @@
+#pragma once
+// Weight-only quantised GEMM for small M: D[M, N] = A[M, K] · Wᵀ with W packed as int4, int8 or MXFP4 codes
+// (layout: wq_params.hpp), decoded in registers between shared memory and the tensor core.
+//
+// At small M the GEMM is bound by reading W, so it is computed transposed: Dᵀ = W · Aᵀ, W's rows on the mma's M
+// (decoded straight into A registers of mma.sync.m16n8k16, no shared-memory round trip of decoded values) and the
+// tokens on its N (8 per n-tile). A CTA owns BLOCK_N = 64 weight rows (one 16-row block per consumer warp), BLOCK_M
+// tokens and one K slice (split). One producer lane streams each stage's [BLOCK_M x 256] activations with TMA
+// (128-byte swizzle) and each row block's 256 k of codes, scales and zero points with plain bulk copies (the
+// packed layout makes each of them one contiguous run). A consumer lane reads one 16-byte word of codes per
+// 64 k (two for int8) and, per n-tile, two 16-byte words of its token's activations covering the same 16 k
+// (the K order the packer chose, so the products pair up), decodes four steps of A registers and issues the mmas.
+// Splits > 1 write fp32 partial tiles; the last CTA of a tile adds them in split order and writes D.
+#include "tilegemm/kernels/wq_decode.cuh"
+#include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/global_memory.cuh"
+#include "tilegemm/prim/mma_sync.cuh"
+#include "tilegemm/prim/swizzle.cuh"
+#include "tilegemm/prim/sync.cuh"
+#include "tilegemm/prim/tma.cuh"
+#include "tilegemm/shared_enums.hpp"
+#include "tilegemm/wq_params.hpp"
+
+namespace tilegemm {
+
+namespace wq {
+
+enum class Barrier : u32 { kConsumers = 1 };  // named barrier over the consumer warps (0 is __syncthreads)
+
+// D's element `index` = v in D's dtype.
+template <DType kOut>
+TG_DEVICE void store_out(void* d, long long index, float v) {
+  if constexpr (kOut == DType::kFloat32)
+    static_cast<float*>(d)[index] = v;
+  else
+    static_cast<u16*>(d)[index] = prim::float_to_half<kOut == DType::kFloat16>(v);
+}
+
+}  // namespace wq
+
+// kFormat / kGroup / kHasZeros: the weight's packing (kGroup 0 for int8). kHalf: A is fp16 (else bf16).
+// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype. kReduce: splits summed in the kernel.
+template <WeightFormat kFormat, int kGroup, bool kHasZeros, bool kHalf, int kBlockM, int kStages, DType kOut,
+          bool kReduce>
+TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
+  using namespace wq;
+  constexpr bool kInt4 = kFormat == WeightFormat::kInt4, kInt8 = kFormat == WeightFormat::kInt8;
+  constexpr bool kMx = kFormat == WeightFormat::kMxfp4;
+  static_assert(!kInt4 || kGroup == 32 || kGroup == 64 || kGroup == 128, "int4 groups are 32, 64 or 128 k");
+  static_assert(!kMx || (kGroup == kMxGroup && !kHalf), "MXFP4 has groups of 32 and bf16 activations");
+  static_assert(!kInt8 || kGroup == 0, "int8 weights have per-row scales");
+  static_assert(!kHasZeros || kInt4, "only int4 weights have zero points");
+  static_assert(kBlockM % 8 == 0 && kBlockM >= 8 && kBlockM <= 64, "BLOCK_M is 8..64 tokens, whole n-tiles");
+  static_assert(kStages >= 2, "the ring needs at least two stages");
+  static_assert(kOut == DType::kBFloat16 || kOut == DType::kFloat16 || kOut == DType::kFloat32, "D is 16- or 32-bit");
+  constexpr int kNTiles = kBlockM / 8;
+  constexpr int kGroupK = kMx ? kMxGroup : kGroup;
+  constexpr int kGroupsPerStage = groups_per_stage(kFormat, kGroup);
+  constexpr int kCodeBytes = code_bytes_per_block(kFormat);
+  constexpr int kBoxBytes = kBlockM * 128;  // one chunk's [BLOCK_M][64] activations
+  constexpr int kActBytes = act_stage_bytes(kBlockM);
+  constexpr int kCodesPerRb = kChunksPerStage * kCodeBytes;
+  constexpr int kEntryBytes = scale_entry_bytes(kFormat);  // int4 scales: 2 bytes; MXFP4 exponents: 1
+  constexpr int kScalesPerRb = kGroupsPerStage * kRowBlock * kEntryBytes;
+  constexpr int kZerosPerRb = kHasZeros ? kGroupsPerStage * kRowBlock : 0;
+  constexpr int kScaleOffset = kActBytes + kConsumerWarps * kCodesPerRb;
+  constexpr int kZeroOffset = kScaleOffset + kConsumerWarps * kScalesPerRb;
+  constexpr int kStageBytes = stage_bytes(kFormat, kGroup, kHasZeros, kBlockM);
+  // int4 groups of >= 64 k cover a whole chunk: its products sum unscaled in fp32 and are scaled once (fewer
+  // multiplies than scaling each decoded weight while the accumulators are few).
+  constexpr bool kScaleOnAccum = kInt4 && kGroup >= kChunkK && kBlockM <= 16;
+
+  extern __shared__ u8 smem_raw[];
+  // Aligned by an offset (not an integer round trip) so the compiler still knows these are shared-memory loads.
+  u8* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(smem + kStages * kStageBytes);
+  int* last_flag = reinterpret_cast<int*>(barriers + 1);
+
+  const int warp = static_cast<int>(warp_uniform(threadIdx.x / 32));
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int tile = static_cast<int>(blockIdx.x) / p.num_splits;
+  const int split = static_cast<int>(blockIdx.x) % p.num_splits;
+  const int n_block = tile / p.m_blocks, m0 = (tile % p.m_blocks) * kBlockM;
+  const int row_blocks = ceil_div(p.n, kRowBlock);
+  const int first_rb = n_block * kConsumerWarps;
+  // Balanced K slices in whole stages: split s takes stages [s·S/splits, (s+1)·S/splits).
+  const int total_stages = ceil_div(p.k_chunks, kChunksPerStage);
+  const int stage_begin = split * total_stages / p.num_splits;
+  const int stage_end = (split + 1) * total_stages / p.num_splits;
+
+  if (threadIdx.x == 0) {
+    barriers->init(kConsumerWarps);
+    prim::fence_barrier_init();
+    prim::tma_prefetch_descriptor(&p.tma_a);
+  }
+  __syncthreads();
+  prim::pdl_prologue_done();
+
+  if (warp == kConsumerWarps) {  // producer: one lane issues every stage's copies
+    if (prim::elect_one_sync()) {
+      const int rbs = min(kConsumerWarps, row_blocks - first_rb);  // row blocks of this CTA inside the weight
+      prim::PipelineState<kStages> st;
+      for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+        const int c0 = ks * kChunksPerStage;
+        const int chunks = min(kChunksPerStage, p.k_chunks - c0);  // the last stage may be short
+        const int groups = kGroupsPerStage * chunks / kChunksPerStage;
+        int g0 = 0;  // first group of the stage
+        if constexpr (kGroupK > 0) g0 = c0 * kChunkK / kGroupK;
+        const u32 bytes = static_cast<u32>(
+            chunks * kBoxBytes + rbs * (chunks * kCodeBytes + groups * kRowBlock * (kEntryBytes + kHasZeros)));
+        barriers->producer_acquire(st);
+        u64* full = &barriers->inputs_arrived[st.index];
+        prim::mbarrier_arrive_expect_tx(full, bytes);
+        u8* stage = smem + st.index * kStageBytes;
+        for (int c = 0; c < chunks; ++c)
+          prim::tma_load_3d(&p.tma_a, full, stage + c * kBoxBytes, (c0 + c) * kChunkK, m0, 0);
+        for (int rb = 0; rb < rbs; ++rb) {
+          const long long rb_index = first_rb + rb;
+          prim::bulk_load(stage + kActBytes + rb * kCodesPerRb, p.data + (rb_index * p.k_chunks + c0) * kCodeBytes,
+                          static_cast<u32>(chunks * kCodeBytes), full);
+          if constexpr (kGroupsPerStage > 0) {
+            const long long entry = (rb_index * p.groups + g0) * kRowBlock;
+            prim::bulk_load(stage + kScaleOffset + rb * kScalesPerRb,
+                            static_cast<const u8*>(p.scales) + entry * kEntryBytes,
+                            static_cast<u32>(groups * kRowBlock * kEntryBytes), full);
+            if constexpr (kHasZeros)
+              prim::bulk_load(stage + kZeroOffset + rb * kZerosPerRb, p.zeros + entry,
+                              static_cast<u32>(groups * kRowBlock), full);
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumers. Lane (g, t): rows g and g + 8 of this warp's row block, k [16t, 16t + 16) of every chunk, token
+  // 8j + g of n-tile j (as the mma's B) and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
+  const int g = lane / 4, t = lane % 4;
+  const bool active = first_rb + warp < row_blocks;  // warps past the last row block only keep the ring turning
+  float acc[kNTiles][4] = {};
+  prim::PipelineState<kStages> st;
+  for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+    barriers->consumer_wait(st);
+    const int chunks = min(kChunksPerStage, p.k_chunks - ks * kChunksPerStage);
+    const u8* stage = smem + st.index * kStageBytes;
+    const u8* codes = stage + kActBytes + warp * kCodesPerRb;
+    const u8* scales = stage + kScaleOffset + warp * kScalesPerRb;
+    const u8* zeros = stage + kZeroOffset + warp * kZerosPerRb;
+#pragma unroll
+    for (int c = 0; c < kChunksPerStage; ++c) {
+      if (!active || c >= chunks) break;
+      const u8* box = stage + c * kBoxBytes;
+      uint4 act[kNTiles][2];
+#pragma unroll
+      for (int j = 0; j < kNTiles; ++j) {
+        act[j][0] = prim::lds128(prim::swizzled128(box, 8 * j + g, 2 * t));
+        act[j][1] = prim::lds128(prim::swizzled128(box, 8 * j + g, 2 * t + 1));
+      }
+      LaneCodes<kFormat, kGroup, kHasZeros, kHalf, !kScaleOnAccum> w;
+      w.load_codes(codes + c * kCodeBytes, lane);
+      if constexpr (!kInt8) w.load_entries(scales, zeros, lane_entry<kGroupK>(c, t, g), p.exp_shift);
+
+      float part[kNTiles][4] = {};  // kScaleOnAccum: this chunk's unscaled products
+#pragma unroll
+      for (int s = 0; s < 4; ++s) {
+        u32 a[4];
+        w.step(s, a);
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) {
+          // k 16t + 4s .. 16t + 4s + 3: words 2(s % 2) and 2(s % 2) + 1 of the lane's 16-byte load s / 2.
+          const u32 b[2] = {prim::word_of(act[j][s / 2], 2 * (s % 2)), prim::word_of(act[j][s / 2], 2 * (s % 2) + 1)};
+          prim::mma_m16n8k16<kHalf>(kScaleOnAccum ? part[j] : acc[j], a, b);
+        }
+      }
+      if constexpr (kScaleOnAccum) {
+        const float f_lo = w.scale_lo(), f_hi = w.scale_hi();
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) {
+          acc[j][0] = fmaf(f_lo, part[j][0], acc[j][0]), acc[j][1] = fmaf(f_lo, part[j][1], acc[j][1]);
+          acc[j][2] = fmaf(f_hi, part[j][2], acc[j][2]), acc[j][3] = fmaf(f_hi, part[j][3], acc[j][3]);
+        }
+      }
+    }
+    __syncwarp();
+    if (lane == 0) barriers->consumer_release(st.index);
+  }
+
+  // Per-row factors: int8's channel scales, MXFP4's exponent shift (channel_scales has n_pad entries).
+  const int row_lo = (first_rb + warp) * kRowBlock + g, row_hi = row_lo + 8;
+  const float f_lo = active ? row_factor<kFormat>(p, row_lo) : 0.f;
+  const float f_hi = active ? row_factor<kFormat>(p, row_hi) : 0.f;
+#pragma unroll
+  for (int j = 0; j < kNTiles; ++j) acc[j][0] *= f_lo, acc[j][1] *= f_lo, acc[j][2] *= f_hi, acc[j][3] *= f_hi;
+
+  if constexpr (!kReduce) {
+    if (!active) return;
+#pragma unroll
+    for (int j = 0; j < kNTiles; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int m = m0 + 8 * j + 2 * t + (e & 1), row = e < 2 ? row_lo : row_hi;
+        if (m < p.m && row < p.n) store_out<kOut>(p.d, m * p.ldd + row, acc[j][e]);
+      }
+    }
+  } else {
+    // This split's [64 rows][BLOCK_M tokens] partial tile, then the last CTA of the tile adds them in split order.
+    constexpr int kTileElems = kBlockN * kBlockM;
+    float* mine = p.partials + (static_cast<long long>(tile) * p.num_splits + split) * kTileElems;
+    if (active) {
+      const int r = warp * kRowBlock + g;
+#pragma unroll
+      for (int j = 0; j < kNTiles; ++j) {
+        *reinterpret_cast<float2*>(&mine[r * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][0], acc[j][1]);
+        *reinterpret_cast<float2*>(&mine[(r + 8) * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][2], acc[j][3]);
+      }
+    }
+    // NOTE: the fence and the barrier before the release increment make every consumer's partial visible to
+    // the CTA that acquires the counter last.
+    constexpr u32 kConsumerThreads = kConsumerWarps * 32;
+    __threadfence();
+    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+    if (threadIdx.x == 0) *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[tile], 1) == p.num_splits - 1;
+    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+    if (!*last_flag) return;
+    __threadfence();
+    const float* first = p.partials + static_cast<long long>(tile) * p.num_splits * kTileElems;
+    const int n0 = first_rb * kRowBlock;
+    // Token-major order: consecutive threads write consecutive columns of one row of D.
+    for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) {
+      const int token = e / kBlockN, r = e % kBlockN;
+      float v = 0.f;
+      for (int s = 0; s < p.num_splits; ++s)
+        v += __ldcg(first + static_cast<long long>(s) * kTileElems + r * kBlockM + token);
+      if (m0 + token < p.m && n0 + r < p.n) store_out<kOut>(p.d, (m0 + token) * p.ldd + n0 + r, v);
+    }
+    // The next launch on this stream finds the counter at zero again: no memset per call.
+    if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[tile], 0);
+  }
+}
+
+}  // namespace tilegemm

@@ -1,0 +1,178 @@
+// wq_gemm_nt / wq_dequantize: validate → WqGemmConfig → the fused kernel, or dequantise slabs of W into a scratch
+// and run the dense BF16 GEMM on each.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "api/device_context.hpp"
+#include "api/validate.hpp"
+#include "kernels/sm90_wq_gemm.hpp"
+#include "kernels/split_workspace.hpp"
+#include "kernels/tma_descriptor.hpp"
+#include "kernels/tma_views.hpp"
+#include "tilegemm/env.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/weight_quant.hpp"
+
+namespace tilegemm {
+namespace {
+
+using api::require_int_size;
+using api::shape_str;
+
+// Scratch for dequantised weight slabs: at most this many bytes (a slab is at least 256 rows).
+constexpr std::int64_t kScratchBytes = 64ll << 20;
+constexpr int kSlabRowMultiple = 256;
+
+bool aligned(const void* p, std::uintptr_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+// The packed arrays a weight of this layout needs, each aligned for the kernels' 16-byte bulk copies.
+void require_weight(const PackedWeightView& w) {
+  const WeightLayout& l = w.layout;
+  const WeightLayout want = make_weight_layout(l.format, l.n, l.k, l.group_size, l.has_zeros, l.act_dtype);
+  TILEGEMM_REQUIRE(want.n_pad == l.n_pad && want.k_pad == l.k_pad, "w",
+                   fmt::format("a packed layout of n_pad {} and k_pad {} (pack_weight's)", want.n_pad, want.k_pad),
+                   fmt::format("n_pad {}, k_pad {}", l.n_pad, l.k_pad));
+  TILEGEMM_REQUIRE(l.exp_shift >= 0 && l.exp_shift <= 126 && (l.format == WeightFormat::kMxfp4 || l.exp_shift == 0),
+                   "w", "an exponent shift in 0..126 (MXFP4 only)", fmt::format("{}", l.exp_shift));
+  TILEGEMM_REQUIRE(w.data != nullptr && aligned(w.data, 16), "w.data", "a 16-byte aligned device pointer",
+                   fmt::format("{}", w.data));
+  const bool grouped = l.format != WeightFormat::kInt8;
+  TILEGEMM_REQUIRE(grouped == (w.scales != nullptr) && aligned(w.scales, 16), "w.scales",
+                   grouped ? "a 16-byte aligned device pointer" : "null (int8 weights have channel scales)",
+                   fmt::format("{}", w.scales));
+  TILEGEMM_REQUIRE(l.has_zeros == (w.zeros != nullptr) && aligned(w.zeros, 16), "w.zeros",
+                   l.has_zeros ? "a 16-byte aligned device pointer" : "null (the layout has no zero points)",
+                   fmt::format("{}", w.zeros));
+  const bool channel = l.format == WeightFormat::kInt8;
+  TILEGEMM_REQUIRE(channel == (w.channel_scales != nullptr) && aligned(w.channel_scales, 4), "w.channel_scales",
+                   channel ? "a 4-byte aligned device pointer" : "null (only int8 weights have channel scales)",
+                   fmt::format("{}", static_cast<const void*>(w.channel_scales)));
+}
+
+// The kernel parameters that describe the weight: rows [row0, row0 + rows) of it (row0 a multiple of 16).
+WqGemmParams weight_params(const PackedWeightView& w, int row0, int rows) {
+  const WeightLayout& l = w.layout;
+  const std::int64_t rb0 = row0 / wq::kRowBlock;
+  const std::int64_t entries = rb0 * l.groups() * wq::kRowBlock;
+  WqGemmParams p{};
+  p.data =
+      static_cast<const unsigned char*>(w.data) + rb0 * (l.k_pad / wq::kChunkK) * wq::code_bytes_per_block(l.format);
+  if (w.scales) p.scales = static_cast<const unsigned char*>(w.scales) + entries * wq::scale_entry_bytes(l.format);
+  if (w.zeros) p.zeros = static_cast<const unsigned char*>(w.zeros) + entries;
+  if (w.channel_scales) p.channel_scales = w.channel_scales + row0;
+  p.n = rows;
+  p.k_chunks = l.k_pad / wq::kChunkK;
+  p.groups = l.groups();
+  p.exp_shift = l.exp_shift;
+  p.num_splits = 1;
+  p.m_blocks = 1;
+  return p;
+}
+
+// DG_PRINT_CONFIGS: each (m, weight, config) once per process.
+void print_once(int m, const WeightLayout& w, const WqGemmConfig& c) {
+  if (!env().print_configs && !env().jit_debug) return;
+  static std::mutex mutex;
+  static std::set<std::string> seen;
+  const std::string line = format_wq_gemm_config(m, w, c);
+  std::lock_guard lock(mutex);
+  if (seen.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+int sms_used(int limit, const HardwareModel& hw) {
+  return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
+}
+
+void run_fused(const TensorView& a, const PackedWeightView& w, const TensorView& d, const WqGemmConfig& c,
+               const GemmOptions& options) {
+  WqGemmParams p = weight_params(w, 0, w.layout.n);
+  p.tma_a = kernels::encode_tma(kernels::operand_view(kernels::as_3d(a), Major::kKMajor, c.block_m, wq::kChunkK), "a");
+  p.d = d.data;
+  p.ldd = d.stride(0);
+  p.m = static_cast<int>(a.size(0));
+  p.m_blocks = (p.m + c.block_m - 1) / c.block_m;
+  p.num_splits = c.num_splits;
+  if (c.num_splits > 1) {
+    // [tiles] counters (left at zero by the kernel), then [tiles][splits][64][block_m] partial tiles.
+    const std::size_t tiles = static_cast<std::size_t>(c.grid / c.num_splits);
+    const std::size_t counter_bytes = (tiles * sizeof(int) + 255) / 256 * 256;
+    const std::size_t partial_bytes = static_cast<std::size_t>(c.grid) * wq::kBlockN * c.block_m * sizeof(float);
+    auto* workspace = static_cast<char*>(kernels::split_workspace(counter_bytes + partial_bytes, options.stream));
+    p.counters = reinterpret_cast<int*>(workspace);
+    p.partials = reinterpret_cast<float*>(workspace + counter_bytes);
+  }
+  kernels::launch_sm90_wq_gemm(w.layout, d.dtype, c, p, options.stream);
+}
+
+// Slabs of W's rows dequantised into a scratch, each followed by the dense GEMM into D's matching columns.
+void run_dequantised(const TensorView& a, const PackedWeightView& w, const TensorView& d, const GemmOptions& options) {
+  const WeightLayout& l = w.layout;
+  const std::int64_t row_bytes = 2ll * l.k;
+  const std::int64_t fit =
+      std::max<std::int64_t>(kSlabRowMultiple, kScratchBytes / row_bytes / kSlabRowMultiple * kSlabRowMultiple);
+  const int slab = static_cast<int>(std::min<std::int64_t>(fit, l.n_pad));
+  void* scratch = kernels::stream_scratch(static_cast<std::size_t>(slab) * row_bytes, options.stream);
+  for (int row0 = 0; row0 < l.n; row0 += slab) {
+    const int rows = std::min(slab, l.n - row0);
+    const WqGemmParams p = weight_params(w, row0, rows);
+    kernels::launch_sm90_wq_dequant(l, p, scratch, l.k, options.stream);
+    TensorView b = TensorView::contiguous(scratch, l.act_dtype, {rows, l.k});
+    TensorView d_slab = d;
+    d_slab.data = static_cast<char*>(d.data) + static_cast<std::int64_t>(row0) * (dtype_bits(d.dtype) / 8);
+    d_slab.shape[1] = rows;
+    bf16_gemm(a, b, d_slab, nullptr, options);
+  }
+}
+
+}  // namespace
+
+void wq_gemm_nt(const TensorView& a, const PackedWeightView& w, const TensorView& d, const GemmOptions& options) {
+  require_weight(w);
+  const WeightLayout& l = w.layout;
+  api::require_tensor(a, "a", 2, l.act_dtype);
+  TILEGEMM_REQUIRE(a.size(1) == l.k, "a", fmt::format("[M, {}] (K as the weight's)", l.k), shape_str(a));
+  TILEGEMM_REQUIRE(a.stride(1) == 1, "a", "a K-major tensor (stride 1 along K)", describe(a));
+  api::require_tma_tensor(a, "a");
+  api::require_ndim(d, "d", 2);
+  TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat16 || d.dtype == DType::kFloat32, "d",
+                   "a bf16, fp16 or fp32 tensor", std::string(dtype_name(d.dtype)));
+  const std::int64_t m = a.size(0);
+  TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == l.n, "d", fmt::format("[{}, {}] (M, N)", m, l.n), shape_str(d));
+  TILEGEMM_REQUIRE(d.size(1) <= 1 || d.stride(1) == 1, "d", "N contiguous (stride 1 along N)", describe(d));
+  TILEGEMM_REQUIRE(m <= 1 || d.stride(0) >= l.n, "d", "rows that do not overlap (row stride >= N)", describe(d));
+  require_int_size(m, "a");
+  require_int_size(d.stride(0), "d");
+  if (m == 0) return;
+
+  const DeviceContext& ctx = current_device_context();
+  const WqGemmConfig config =
+      select_wq_gemm_config(static_cast<int>(m), l, d.dtype, ctx.hw, sms_used(options.num_sms, ctx.hw));
+  print_once(static_cast<int>(m), l, config);
+  if (config.fused)
+    run_fused(a, w, d, config, options);
+  else
+    run_dequantised(a, w, d, options);
+}
+
+void wq_dequantize(const PackedWeightView& w, const TensorView& out, const GemmOptions& options) {
+  require_weight(w);
+  const WeightLayout& l = w.layout;
+  api::require_tensor(out, "out", 2, l.act_dtype);
+  TILEGEMM_REQUIRE(out.size(0) == l.n && out.size(1) == l.k, "out", fmt::format("[{}, {}] (N, K)", l.n, l.k),
+                   shape_str(out));
+  TILEGEMM_REQUIRE(out.stride(1) == 1 && out.stride(0) >= l.k && out.stride(0) % 2 == 0 && aligned(out.data, 4), "out",
+                   "K contiguous rows, an even row stride >= K and a 4-byte aligned address", describe(out));
+  current_device_context();  // a clear error without a GPU
+  kernels::launch_sm90_wq_dequant(l, weight_params(w, 0, l.n), out.data, out.stride(0), options.stream);
+}
+
+}  // namespace tilegemm

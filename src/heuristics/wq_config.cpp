@@ -1,0 +1,115 @@
+// The weight-only GEMM's plan: the fused kernel (decode in registers) with its token block, stages and K split, or
+// dequantise-then-dense-GEMM, whichever the model says is faster.
+//   Fused: each pass over the weight (one per token block) is bound by the slowest of the DRAM bytes (packed weight
+//   once, then L2), the decode's lane instructions and mma.sync's tensor rate; CTAs below one per SM also cap the
+//   DRAM bytes at what the busy SMs draw. A split K fills the SMs at the price of a partial-tile tail.
+//   Dequantise: the packed weight read and the 16-bit weight written once, then the dense BF16 GEMM's own model.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "tilegemm/errors.hpp"
+#include "tilegemm/gemm_config.hpp"
+#include "tilegemm/heuristics.hpp"
+#include "tilegemm/weight_quant.hpp"
+
+namespace tilegemm {
+namespace {
+
+constexpr double kMmaSyncShare = 0.6;     // mma.sync's share of the wgmma tensor peak (guess until measured)
+constexpr double kSmDrawShares = 2.0;     // a lone SM's DRAM draw, in even shares of the bandwidth
+constexpr double kLaunchUs = 2.0;         // launch and pipeline fill of one kernel
+constexpr double kReduceLatencyUs = 1.0;  // the split counter round trip and the partials' first reads
+constexpr double kLaneOpsPerCycle = 4 * 32;
+constexpr int kMaxSplits = 16;
+constexpr int kDefaultStages = 4;
+
+int block_m_for(int m) {
+  return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
+}
+
+// Modelled microseconds of the fused kernel with `splits` K slices.
+double fused_us(int m, const WeightLayout& w, const WqLedger& ledger, int block_m, int splits, const HardwareModel& hw,
+                int num_sms) {
+  const std::int64_t m_blocks = (m + block_m - 1) / block_m;
+  const std::int64_t tiles = (w.n_pad / wq::kRowBlock + wq::kConsumerWarps - 1) / wq::kConsumerWarps * m_blocks;
+  const std::int64_t ctas = tiles * splits;
+  const double busy_sms = static_cast<double>(std::min<std::int64_t>(ctas, num_sms));
+  // Whole CTAs per SM: the busiest SMs hold ceil(ctas / SMs) of them.
+  const double imbalance =
+      ctas >= num_sms ? std::ceil(static_cast<double>(ctas) / num_sms) * num_sms / static_cast<double>(ctas) : 1.0;
+  const double clock = hw.sm_clock_mhz * 1e6;
+  const double bw = std::min(hw.hbm_bytes_per_s(), busy_sms * kSmDrawShares * hw.hbm_bytes_per_s() / hw.num_sms);
+  const double memory_s = (ledger.packed_bytes + ledger.act_bytes + ledger.out_bytes) / bw;
+  // Per pass: the decode plus, per n-tile of 8 tokens, 6 lane instructions (2 loads, 4 mmas) per 32 weights.
+  const bool scale_each = !(w.format == WeightFormat::kInt4 && w.group_size >= wq::kChunkK && block_m <= 16);
+  const double ops_per_weight = wq_decode_ops_per_weight(w.format, scale_each) + (1.0 + 6.0 * block_m / 8) / 32;
+  const double issue_s = ops_per_weight * w.n_pad * static_cast<double>(w.k_pad) * m_blocks /
+                         (kLaneOpsPerCycle * busy_sms * clock) * imbalance;
+  const double mma_s = 2.0 * m_blocks * block_m * w.n_pad * static_cast<double>(w.k_pad) /
+                       (hw.flop_per_cycle_bf16 * kMmaSyncShare * busy_sms * clock) * imbalance;
+  double us = std::max({memory_s, issue_s, mma_s}) * 1e6 + kLaunchUs;
+  if (splits > 1) {
+    const double tile_bytes = 4.0 * wq::kBlockN * block_m;
+    us += kReduceLatencyUs + splits * tile_bytes / (kSmDrawShares * hw.hbm_bytes_per_s() / hw.num_sms) * 1e6;
+  }
+  return us;
+}
+
+}  // namespace
+
+WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, const HardwareModel& hw, int num_sms) {
+  TILEGEMM_REQUIRE(m >= 1, "m", "a token count >= 1", fmt::format("{}", m));
+  TILEGEMM_REQUIRE(num_sms > 0 && hw.num_sms > 0 && hw.hbm_gbps > 0 && hw.sm_clock_mhz > 0, "hw",
+                   "a hardware model with SMs, a clock and DRAM bandwidth",
+                   fmt::format("{} ({} SMs asked, {} GB/s)", hw.name, num_sms, hw.hbm_gbps));
+  const WqLedger ledger = wq_ledger(m, w, d_dtype, hw);
+  WqGemmConfig c;
+  c.packed_bytes = ledger.packed_bytes;
+  c.block_m = block_m_for(m);
+  c.stages = kDefaultStages;
+  while (c.stages > 2 &&
+         wq::smem_bytes(w.format, w.group_size, w.has_zeros, c.block_m, c.stages) > hw.smem_per_block_bytes)
+    --c.stages;
+  c.smem_bytes = wq::smem_bytes(w.format, w.group_size, w.has_zeros, c.block_m, c.stages);
+  TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
+                   fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
+  const int total_stages = (w.k_pad / wq::kChunkK + wq::kChunksPerStage - 1) / wq::kChunksPerStage;
+  c.fused_us = fused_us(m, w, ledger, c.block_m, 1, hw, num_sms);
+  for (int s = 2; s <= std::min(kMaxSplits, total_stages); ++s) {
+    const double us = fused_us(m, w, ledger, c.block_m, s, hw, num_sms);
+    if (us < 0.98 * c.fused_us) c.fused_us = us, c.num_splits = s;  // a split must win clearly
+  }
+  const std::int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
+  const std::int64_t n_blocks = (w.n_pad / wq::kRowBlock + wq::kConsumerWarps - 1) / wq::kConsumerWarps;
+  c.grid = static_cast<int>(n_blocks * m_blocks * c.num_splits);
+
+  // The dense path runs the BF16 GEMM: bf16 activations and a bf16 or fp32 D.
+  if (w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
+    GemmDesc desc;
+    desc.m = m, desc.n = w.n, desc.k = w.k;
+    desc.d_dtype = d_dtype;
+    const GemmConfig dense = select_config(desc, hw, num_sms);
+    const double dequant_s = (ledger.packed_bytes + ledger.dense_weight_bytes) / hw.hbm_bytes_per_s() +
+                             ledger.decode_ops / (kLaneOpsPerCycle * num_sms * hw.sm_clock_mhz * 1e6);
+    c.dequant_us = dequant_s * 1e6 + kLaunchUs + estimate_sm90_cost(desc, dense, hw).predicted_us;
+    c.fused = c.fused_us <= c.dequant_us;
+  }
+  return c;
+}
+
+std::string format_wq_gemm_config(int m, const WeightLayout& w, const WqGemmConfig& c) {
+  const std::string packing = w.format == WeightFormat::kInt4
+                                  ? fmt::format("int4 g{}{}", w.group_size, w.has_zeros ? " zeros" : "")
+                                  : std::string(weight_format_name(w.format));
+  const std::string dequant = c.dequant_us > 0 ? fmt::format("{:.1f} us", c.dequant_us) : "n/a";
+  return fmt::format(
+      "wq_gemm m={} n={} k={} {} {} -> {} block_m={} stages={} splits={} grid={} smem={} | packed {:.2f} MB, model "
+      "fused {:.1f} us, dequantise+dense {}",
+      m, w.n, w.k, packing, dtype_name(w.act_dtype), c.fused ? "fused" : "dequantise+dense", c.block_m, c.stages,
+      c.num_splits, c.grid, c.smem_bytes, c.packed_bytes / 1e6, c.fused_us, dequant);
+}
+
+}  // namespace tilegemm
