@@ -11,7 +11,8 @@
 //          exponent of its group of 32 k (OCP MX).
 //
 // The packed layout is built for one lane's loads. Rows are padded to n_pad (a multiple of 16) and K to k_pad (a
-// multiple of 64 and of the group size); padding codes are zero and padding scales zero, so padded weights are 0.
+// multiple of 64 and of the group size); padding codes decode to 0 (4-bit code 0, int8 code 128) and padding
+// scales are 0.
 // A block of 16 rows and 64 k is a "fragment block": one 16-byte load per lane for 4-bit codes (two for int8)
 // holds exactly the values its lane feeds to four mma.sync.m16n8k16 steps:
 //   lane = 4·g + t (g = lane / 4, t = lane % 4) owns rows g and g + 8 of the block and the 16 consecutive k

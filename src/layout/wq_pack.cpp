@@ -213,14 +213,19 @@ PackedWeight pack_weight(const WeightCodes& w) {
                      fmt::format("{} at row {}", w.channel_scales[i], i));
   if (l.format == WeightFormat::kMxfp4) l.exp_shift = wq_exp_shift(w.exponents);
 
-  p.data.assign(l.data_bytes(), 0);
+  // Padding decodes to weight 0: code 0 for 4-bit formats, 128 (zero after the offset) for int8.
+  p.data.assign(l.data_bytes(), l.format == WeightFormat::kInt8 ? 128 : 0);
   p.scales.assign(l.scale_bytes(), 0);
   p.zeros.assign(l.zero_bytes(), 0);
   if (l.format == WeightFormat::kInt8) p.channel_scales.assign(l.n_pad, 0.0f);
   for (int r = 0; r < l.n; ++r)
     for (int c = 0; c < l.k; ++c) {
       const WqCodeSlot slot = wq_code_slot(l, r, c);
-      p.data[slot.byte] |= static_cast<std::uint8_t>(w.codes[static_cast<std::size_t>(r) * l.k + c] << slot.shift);
+      const auto code = static_cast<std::uint8_t>(w.codes[static_cast<std::size_t>(r) * l.k + c] << slot.shift);
+      if (l.format == WeightFormat::kInt8)
+        p.data[slot.byte] = code;  // over the padding's 128
+      else
+        p.data[slot.byte] |= code;
     }
   const int groups = wq_logical_groups(l);
   for (int r = 0; r < l.n; ++r)

@@ -152,7 +152,7 @@ std::vector<int> read_codes_as_lanes(const PackedWeight& p) {
   return out;
 }
 
-// Checks every byte of `p` against `w` through the header's tables (padding zero).
+// Checks every byte of `p` against `w` through the header's tables (padding decodes to weight 0: code 0, int8's 128).
 void check_against_table(const WeightCodes& w, const PackedWeight& p) {
   const WeightLayout& l = p.layout;
   const WeightFormat f = l.format;
@@ -165,7 +165,8 @@ void check_against_table(const WeightCodes& w, const PackedWeight& p) {
   const std::vector<int> codes = read_codes_as_lanes(p);
   for (int r = 0; r < l.n_pad; ++r)
     for (int c = 0; c < l.k_pad; ++c) {
-      const int want = r < n && c < k ? w.codes[static_cast<std::size_t>(r) * k + c] : 0;
+      const int pad = f == WeightFormat::kInt8 ? 128 : 0;
+      const int want = r < n && c < k ? w.codes[static_cast<std::size_t>(r) * k + c] : pad;
       ASSERT_EQ(codes[static_cast<std::size_t>(r) * l.k_pad + c], want) << "(" << r << ", " << c << ")";
     }
   const int lg = logical_groups(f, k, l.group_size);
@@ -223,11 +224,11 @@ std::size_t int8_slot(int k_pad, int r, int c) {
   return block * 1024 + h * 512 + lane * 16 + 4 * word + b;
 }
 
-// The only nonzero byte of `data` (asserts there is exactly one).
-std::size_t only_nonzero(const std::vector<std::uint8_t>& data) {
+// The only byte of `data` other than `background` (asserts there is exactly one).
+std::size_t only_nonzero(const std::vector<std::uint8_t>& data, std::uint8_t background = 0) {
   std::size_t at = data.size(), count = 0;
   for (std::size_t i = 0; i < data.size(); ++i)
-    if (data[i]) at = i, ++count;
+    if (data[i] != background) at = i, ++count;
   EXPECT_EQ(count, 1u);
   return at;
 }
@@ -385,21 +386,22 @@ TEST(WqPack, OneInt8CodePinsItsByte) {
     std::size_t byte;
   } hand[] = {{9, 75, 1607}, {18, 36, 2216}, {5, 7, 333}};
   WeightCodes w = random_weight(WeightFormat::kInt8, 24, 96, 0, false, kFp16, 10);
-  std::fill(w.codes.begin(), w.codes.end(), 0);
+  // Every weight 0 (code 128, as the padding): one code at a time stands out.
+  std::fill(w.codes.begin(), w.codes.end(), 128);
   for (const auto& h : hand) {
     w.codes[h.r * 96 + h.c] = 0xAB;
     const PackedWeight p = pack_weight(w);
-    EXPECT_EQ(only_nonzero(p.data), h.byte) << h.r << ", " << h.c;
+    EXPECT_EQ(only_nonzero(p.data, 128), h.byte) << h.r << ", " << h.c;
     EXPECT_EQ(p.data[h.byte], 0xAB);
-    w.codes[h.r * 96 + h.c] = 0;
+    w.codes[h.r * 96 + h.c] = 128;
   }
   for (int r = 0; r < 24; ++r)
     for (int c = 0; c < 96; ++c) {
       w.codes[r * 96 + c] = 0xFF;
       const PackedWeight p = pack_weight(w);
-      ASSERT_EQ(only_nonzero(p.data), int8_slot(128, r, c)) << r << ", " << c;
+      ASSERT_EQ(only_nonzero(p.data, 128), int8_slot(128, r, c)) << r << ", " << c;
       ASSERT_EQ(unpack_weight(p).codes, w.codes);
-      w.codes[r * 96 + c] = 0;
+      w.codes[r * 96 + c] = 128;
     }
 }
 
