@@ -1,8 +1,8 @@
 // The weight-only GEMM's plan: the fused kernel (decode in registers) with its token block, stages and K split, or
 // dequantise-then-dense-GEMM, whichever the model says is faster.
 //   Fused: each pass over the weight (one per token block) is bound by the slowest of the DRAM bytes (packed weight
-//   once, then L2), the decode's lane instructions and mma.sync's tensor rate; CTAs below one per SM also cap the
-//   DRAM bytes at what the busy SMs draw. A split K fills the SMs at the price of a partial-tile tail.
+//   once, then L2) at the bandwidth the CTAs' stages in flight sustain, the decode's lane instructions and mma.sync's
+//   tensor rate. A split K adds CTAs (more bytes in flight, more SMs) at the price of a partial-tile tail.
 //   Dequantise: the packed weight read and the 16-bit weight written once, then the dense BF16 GEMM's own model.
 #include <algorithm>
 #include <cmath>
@@ -19,43 +19,70 @@ namespace tilegemm {
 namespace {
 
 constexpr double kMmaSyncShare = 0.6;     // mma.sync's share of the wgmma tensor peak (guess until measured)
-constexpr double kSmDrawShares = 2.0;     // a lone SM's DRAM draw, in even shares of the bandwidth
+constexpr double kDramLatencyUs = 1.0;    // a loaded DRAM round trip: in-flight bytes / latency = bandwidth
 constexpr double kLaunchUs = 2.0;         // launch and pipeline fill of one kernel
 constexpr double kReduceLatencyUs = 1.0;  // the split counter round trip and the partials' first reads
 constexpr double kLaneOpsPerCycle = 4 * 32;
 constexpr int kMaxSplits = 16;
-constexpr int kDefaultStages = 4;
+constexpr int kMaxStages = 8;
 
 int block_m_for(int m) {
   return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : 64;
 }
 
+// Bytes of weight (codes, scales, zero points) one stage of a CTA brings in: what its loads keep in flight.
+double weight_stage_bytes(const WeightLayout& w) {
+  return wq::code_stage_bytes(w.format) + wq::scale_stage_bytes(w.format, w.group_size) +
+         wq::zero_stage_bytes(w.format, w.group_size, w.has_zeros);
+}
+
+// CTAs of `smem_bytes` one SM holds.
+int ctas_per_sm(int smem_bytes, const HardwareModel& hw) {
+  const int by_smem = hw.smem_per_sm_bytes / (smem_bytes + hw.smem_reserved_per_block_bytes);
+  const int by_threads = hw.max_threads_per_sm / wq::kThreads;
+  return std::max(1, std::min({by_smem, by_threads, hw.max_blocks_per_sm}));
+}
+
 // Modelled microseconds of the fused kernel with `splits` K slices.
-double fused_us(int m, const WeightLayout& w, const WqLedger& ledger, int block_m, int splits, const HardwareModel& hw,
-                int num_sms) {
-  const std::int64_t m_blocks = (m + block_m - 1) / block_m;
+double fused_us(int m, const WeightLayout& w, const WqLedger& ledger, const WqGemmConfig& c, int splits,
+                const HardwareModel& hw, int num_sms) {
+  const std::int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
   const std::int64_t tiles = (w.n_pad / wq::kRowBlock + wq::kConsumerWarps - 1) / wq::kConsumerWarps * m_blocks;
   const std::int64_t ctas = tiles * splits;
   const double busy_sms = static_cast<double>(std::min<std::int64_t>(ctas, num_sms));
   // Whole CTAs per SM: the busiest SMs hold ceil(ctas / SMs) of them.
-  const double imbalance =
-      ctas >= num_sms ? std::ceil(static_cast<double>(ctas) / num_sms) * num_sms / static_cast<double>(ctas) : 1.0;
+  const double per_sm = std::ceil(static_cast<double>(ctas) / num_sms);
+  const double imbalance = ctas >= num_sms ? per_sm * num_sms / static_cast<double>(ctas) : 1.0;
   const double clock = hw.sm_clock_mhz * 1e6;
-  const double bw = std::min(hw.hbm_bytes_per_s(), busy_sms * kSmDrawShares * hw.hbm_bytes_per_s() / hw.num_sms);
+  // DRAM: what the busy SMs keep in flight (their resident CTAs' stages) per round trip, at most the bandwidth.
+  const double resident = std::min<double>(per_sm, ctas_per_sm(c.smem_bytes, hw));
+  const double in_flight = busy_sms * resident * c.stages * weight_stage_bytes(w);
+  const double bw = std::min(hw.hbm_bytes_per_s(), in_flight / (kDramLatencyUs * 1e-6));
   const double memory_s = (ledger.packed_bytes + ledger.act_bytes + ledger.out_bytes) / bw;
   // Per pass: the decode plus, per n-tile of 8 tokens, 6 lane instructions (2 loads, 4 mmas) per 32 weights.
-  const bool scale_each = !(w.format == WeightFormat::kInt4 && w.group_size >= wq::kChunkK && block_m <= 16);
-  const double ops_per_weight = wq_decode_ops_per_weight(w.format, scale_each) + (1.0 + 6.0 * block_m / 8) / 32;
+  const bool scale_each = !(w.format == WeightFormat::kInt4 && w.group_size >= wq::kChunkK && c.block_m <= 16);
+  const double ops_per_weight = wq_decode_ops_per_weight(w.format, scale_each) + (1.0 + 6.0 * c.block_m / 8) / 32;
   const double issue_s = ops_per_weight * w.n_pad * static_cast<double>(w.k_pad) * m_blocks /
                          (kLaneOpsPerCycle * busy_sms * clock) * imbalance;
-  const double mma_s = 2.0 * m_blocks * block_m * w.n_pad * static_cast<double>(w.k_pad) /
+  const double mma_s = 2.0 * m_blocks * c.block_m * w.n_pad * static_cast<double>(w.k_pad) /
                        (hw.flop_per_cycle_bf16 * kMmaSyncShare * busy_sms * clock) * imbalance;
   double us = std::max({memory_s, issue_s, mma_s}) * 1e6 + kLaunchUs;
   if (splits > 1) {
-    const double tile_bytes = 4.0 * wq::kBlockN * block_m;
-    us += kReduceLatencyUs + splits * tile_bytes / (kSmDrawShares * hw.hbm_bytes_per_s() / hw.num_sms) * 1e6;
+    // The last CTA of a tile reads every split's partial tile.
+    const double tile_bytes = 4.0 * wq::kBlockN * c.block_m;
+    us += kReduceLatencyUs + splits * tile_bytes / (hw.hbm_bytes_per_s() / hw.num_sms) * 1e6;
   }
   return us;
+}
+
+// The deepest ring (at most kMaxStages) that still lets two CTAs share an SM.
+int stages_for(const WeightLayout& w, int block_m, const HardwareModel& hw) {
+  int stages = kMaxStages;
+  while (stages > 2 &&
+         2 * (wq::smem_bytes(w.format, w.group_size, w.has_zeros, block_m, stages) + hw.smem_reserved_per_block_bytes) >
+             hw.smem_per_sm_bytes)
+    --stages;
+  return stages;
 }
 
 }  // namespace
@@ -69,17 +96,14 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
   WqGemmConfig c;
   c.packed_bytes = ledger.packed_bytes;
   c.block_m = block_m_for(m);
-  c.stages = kDefaultStages;
-  while (c.stages > 2 &&
-         wq::smem_bytes(w.format, w.group_size, w.has_zeros, c.block_m, c.stages) > hw.smem_per_block_bytes)
-    --c.stages;
+  c.stages = stages_for(w, c.block_m, hw);
   c.smem_bytes = wq::smem_bytes(w.format, w.group_size, w.has_zeros, c.block_m, c.stages);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
                    fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
   const int total_stages = (w.k_pad / wq::kChunkK + wq::kChunksPerStage - 1) / wq::kChunksPerStage;
-  c.fused_us = fused_us(m, w, ledger, c.block_m, 1, hw, num_sms);
+  c.fused_us = fused_us(m, w, ledger, c, 1, hw, num_sms);
   for (int s = 2; s <= std::min(kMaxSplits, total_stages); ++s) {
-    const double us = fused_us(m, w, ledger, c.block_m, s, hw, num_sms);
+    const double us = fused_us(m, w, ledger, c, s, hw, num_sms);
     if (us < 0.98 * c.fused_us) c.fused_us = us, c.num_splits = s;  // a split must win clearly
   }
   const std::int64_t m_blocks = (m + c.block_m - 1) / c.block_m;

@@ -142,3 +142,20 @@ TEST(CliPlan, HcPrenormShowsTheSplitAndItsModel) {
   expect_usage_error("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 0", "--num-splits");
   expect_usage_error("--op attention --m 13 --n 24 --k 7168", "--op");
 }
+
+TEST(CliPlan, WeightOnlyGemmShowsItsPathAndLedger) {
+  const CliResult text = run_plan("--op wq --m 1 --n 4096 --k 4096 --weight int4 --group-size 128");
+  ASSERT_EQ(text.status, 0) << text.output;
+  for (const char* expected : {"wq_gemm m=1 n=4096 k=4096 int4 g128 bf16", "fused", "block_m=8", "packed floor"})
+    EXPECT_NE(text.output.find(expected), std::string::npos) << expected << "\n" << text.output;
+  const CliResult json = run_plan("--op wq --m 8192 --n 4096 --k 4096 --weight mxfp4 --json", false);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["weight"], "mxfp4");
+  EXPECT_EQ(j["group_size"], 32);
+  EXPECT_EQ(j["path"], "dequantise+dense");
+  EXPECT_LT(j["dequant_us"].get<double>(), j["fused_us"].get<double>());
+  expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --group-size 48", "--group-size: expected 32, 64 or 128");
+  expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --weight int2", "--weight");
+  expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --weight mxfp4 --dtype fp16", "--dtype");
+}

@@ -1,6 +1,7 @@
 // The weight-only GEMM without a GPU: every kernel variant compiles for sm_90a without spills, the plan follows the
 // ledger (fused at small M, dequantise + dense at large M, splits only where tiles leave SMs idle), and every bad
 // argument is named before any CUDA call.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -66,6 +67,103 @@ TEST_F(WqGemmCodegen, OutputDtypesCompile) {
     SCOPED_TRACE(spec.name);
     tilegemm::testing::expect_kernel_compiles(spec);
   }
+}
+
+const HardwareModel kH200 = hardware_preset("h200");
+
+TEST(WqLedger, PackedBytesAndFloors) {
+  // int4 g128 4096 x 4096: codes 4096·4096/2 = 8 MiB, bf16 scales 4096·32·2 = 256 KiB; the dense weight 32 MiB.
+  const WeightLayout w = layout_of(kPackings[3], 4096, 4096);
+  const WqLedger l = wq_ledger(1, w, DType::kBFloat16, kH200);
+  EXPECT_DOUBLE_EQ(l.packed_bytes, 8.0 * 1024 * 1024 + 256 * 1024);
+  EXPECT_DOUBLE_EQ(l.dense_weight_bytes, 32.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(l.flops, 2.0 * 4096 * 4096);
+  EXPECT_NEAR(l.dense_memory_floor_us / l.memory_floor_us, 3.88, 0.01);  // the speed-up reading fewer bytes allows
+  // int8 adds its fp32 channel scales; MXFP4's exponents are one byte per 32 weights.
+  EXPECT_DOUBLE_EQ(wq_ledger(1, layout_of(kPackings[4], 4096, 4096), DType::kBFloat16, kH200).packed_bytes,
+                   16.0 * 1024 * 1024 + 4 * 4096);
+  EXPECT_DOUBLE_EQ(wq_ledger(1, layout_of(kPackings[6], 4096, 4096), DType::kBFloat16, kH200).packed_bytes,
+                   8.0 * 1024 * 1024 + 4096 * 128);
+  // The decode costs instructions per weight; scaling products per chunk saves the per-weight multiply.
+  EXPECT_LT(wq_decode_ops_per_weight(WeightFormat::kInt4, false), wq_decode_ops_per_weight(WeightFormat::kInt4, true));
+  EXPECT_GT(l.decode_floor_us, 0);
+}
+
+TEST(WqGemmConfig, SmallMDecodesInRegistersLargeMDequantises) {
+  const WeightLayout w = layout_of(kPackings[3], 4096, 4096);
+  const WqGemmConfig decode = select_wq_gemm_config(1, w, DType::kBFloat16, kH200, kH200.num_sms);
+  EXPECT_TRUE(decode.fused);
+  EXPECT_EQ(decode.block_m, 8);
+  EXPECT_EQ(decode.grid, 64 * decode.num_splits);
+  EXPECT_LT(decode.fused_us, decode.dequant_us);
+  // 16 row blocks of 64 cannot keep enough bytes in flight to pull the bandwidth: a K split adds CTAs.
+  const WeightLayout narrow = layout_of(kPackings[3], 1024, 4096);
+  const WqGemmConfig split = select_wq_gemm_config(1, narrow, DType::kBFloat16, kH200, kH200.num_sms);
+  EXPECT_GT(split.num_splits, 1);
+  EXPECT_EQ(split.grid, 16 * split.num_splits);
+  // Never faster than the DRAM floor of the packed bytes.
+  EXPECT_GT(decode.fused_us, wq_ledger(1, w, DType::kBFloat16, kH200).memory_floor_us);
+
+  const WqGemmConfig prefill = select_wq_gemm_config(4096, w, DType::kBFloat16, kH200, kH200.num_sms);
+  EXPECT_FALSE(prefill.fused);
+  EXPECT_LT(prefill.dequant_us, prefill.fused_us);
+  // fp16 activations have no dense path (the BF16 GEMM takes bf16 only): fused at every M.
+  const WeightLayout half = layout_of(kPackings[2], 4096, 4096);
+  const WqGemmConfig fp16 = select_wq_gemm_config(4096, half, DType::kFloat16, kH200, kH200.num_sms);
+  EXPECT_TRUE(fp16.fused);
+  EXPECT_EQ(fp16.dequant_us, 0);
+  EXPECT_EQ(fp16.block_m, 64);
+}
+
+TEST(WqGemmConfig, PrintsItsPlan) {
+  const WeightLayout w = layout_of(kPackings[0], 4096, 7168);
+  const std::string line = format_wq_gemm_config(16, w, select_wq_gemm_config(16, w, DType::kBFloat16, kH200, 132));
+  for (const char* part : {"m=16", "n=4096", "k=7168", "int4 g32 zeros", "bf16", "fused", "block_m=16"})
+    EXPECT_NE(line.find(part), std::string::npos) << part << " in " << line;
+}
+
+// Arguments are checked before any CUDA call: fake (aligned) pointers, no GPU needed.
+struct FakeWeight {
+  WeightLayout layout = make_weight_layout(WeightFormat::kInt4, 256, 512, 128, true, DType::kBFloat16);
+  PackedWeightView view() const {
+    return {layout, reinterpret_cast<void*>(0x100000), reinterpret_cast<void*>(0x200000),
+            reinterpret_cast<void*>(0x300000), nullptr};
+  }
+};
+
+TensorView fake_matrix(DType dtype, std::int64_t rows, std::int64_t cols, std::uintptr_t at = 0x400000) {
+  return TensorView::contiguous(reinterpret_cast<void*>(at), dtype, {rows, cols});
+}
+
+TEST(WqGemmValidation, NamesEachBadArgument) {
+  const FakeWeight fw;
+  const TensorView a = fake_matrix(DType::kBFloat16, 8, 512), d = fake_matrix(DType::kBFloat16, 8, 256, 0x500000);
+  using test_util::expect_invalid;
+  expect_invalid([&] { wq_gemm_nt(fake_matrix(DType::kFloat16, 8, 512), fw.view(), d); }, "a", "bf16");
+  expect_invalid([&] { wq_gemm_nt(fake_matrix(DType::kBFloat16, 8, 256), fw.view(), d); }, "a", "[M, 512]");
+  expect_invalid([&] { wq_gemm_nt(a, fw.view(), fake_matrix(DType::kBFloat16, 8, 255)); }, "d", "[8, 256]");
+  expect_invalid([&] { wq_gemm_nt(a, fw.view(), fake_matrix(DType::kInt32, 8, 256)); }, "d", "fp32");
+  PackedWeightView v = fw.view();
+  v.data = reinterpret_cast<void*>(0x100008);
+  expect_invalid([&] { wq_gemm_nt(a, v, d); }, "w.data", "16-byte aligned");
+  v = fw.view(), v.zeros = nullptr;
+  expect_invalid([&] { wq_gemm_nt(a, v, d); }, "w.zeros");
+  v = fw.view(), v.channel_scales = reinterpret_cast<const float*>(0x600000);
+  expect_invalid([&] { wq_gemm_nt(a, v, d); }, "w.channel_scales", "only int8");
+  v = fw.view(), v.layout.k_pad = 640;
+  expect_invalid([&] { wq_gemm_nt(a, v, d); }, "w", "k_pad 512");
+  v = fw.view(), v.layout.group_size = 48;
+  expect_invalid([&] { wq_gemm_nt(a, v, d); }, "group_size");
+  expect_invalid([&] { wq_dequantize(fw.view(), fake_matrix(DType::kBFloat16, 256, 511)); }, "out", "[256, 512]");
+}
+
+TEST(WqGemmValidation, AValidCallWithoutAGpuSaysSo) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) GTEST_SKIP() << "a GPU is present (fake pointers)";
+  const FakeWeight fw;
+  EXPECT_THROW(
+      wq_gemm_nt(fake_matrix(DType::kBFloat16, 8, 512), fw.view(), fake_matrix(DType::kBFloat16, 8, 256, 0x500000)),
+      RuntimeError);
 }
 
 }  // namespace

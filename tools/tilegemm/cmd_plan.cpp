@@ -14,6 +14,7 @@
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/heuristics.hpp"
+#include "tilegemm/weight_quant.hpp"
 
 namespace tilegemm::cli {
 namespace {
@@ -34,6 +35,9 @@ struct PlanArgs {
   int top = 0;
   std::string op = "gemm";
   std::optional<int> num_splits;
+  std::string weight = "int4";  // --op wq
+  int group_size = 128;
+  bool zeros = false;
 };
 
 // --op hc_prenorm: the split of DeepSeek-V3.2's mHC pre-norm GEMM (A bf16 [m, k], B fp32 [n, k]) and the model
@@ -57,6 +61,44 @@ void run_hc_prenorm_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"bytes", c.bytes},
                               {"floor_us", c.floor_us},
                               {"predicted_us", c.predicted_us}};
+  fmt::print("{}\n", out.dump(2));
+}
+
+// --op wq: the weight-only quantised GEMM's path (decoded in registers, or dequantised + dense), token block, stages
+// and split, with the ledger's model times of both paths.
+void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
+  TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes for --op wq", "a size missing");
+  const WeightFormat format = parse_weight_format(args.weight, "--weight");
+  const int group = format == WeightFormat::kInt4 ? args.group_size : format == WeightFormat::kMxfp4 ? 32 : 0;
+  const WeightLayout w =
+      make_weight_layout(format, *args.n, *args.k, group, args.zeros, parse_dtype(args.dtype, "--dtype"));
+  const DType d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
+  const WqGemmConfig c = select_wq_gemm_config(*args.m, w, d_dtype, hw, args.num_sms > 0 ? args.num_sms : hw.num_sms);
+  const WqLedger l = wq_ledger(*args.m, w, d_dtype, hw);
+  if (!args.json)
+    return fmt::print("{}\nledger: packed floor {:.2f} us, 16-bit weight floor {:.2f} us, decode {:.2f} us\n",
+                      format_wq_gemm_config(*args.m, w, c), l.memory_floor_us, l.dense_memory_floor_us,
+                      l.decode_floor_us);
+  const nlohmann::json out = {{"op", "wq_gemm_nt"},
+                              {"hw", hw.name},
+                              {"m", *args.m},
+                              {"n", w.n},
+                              {"k", w.k},
+                              {"weight", weight_format_name(format)},
+                              {"group_size", w.group_size},
+                              {"zeros", w.has_zeros},
+                              {"path", c.fused ? "fused" : "dequantise+dense"},
+                              {"block_m", c.block_m},
+                              {"stages", c.stages},
+                              {"num_splits", c.num_splits},
+                              {"grid", c.grid},
+                              {"smem_bytes", c.smem_bytes},
+                              {"packed_bytes", c.packed_bytes},
+                              {"fused_us", c.fused_us},
+                              {"dequant_us", c.dequant_us},
+                              {"memory_floor_us", l.memory_floor_us},
+                              {"dense_memory_floor_us", l.dense_memory_floor_us},
+                              {"decode_floor_us", l.decode_floor_us}};
   fmt::print("{}\n", out.dump(2));
 }
 
@@ -229,15 +271,20 @@ void run_plan(const PlanArgs& args) {
       {"major_b", "--layout"},
       {"desc", "--m/--n/--k"},
       {"num_splits", "--num-splits"},
+      {"group_size", "--group-size"},
+      {"act_dtype", "--dtype"},
+      {"zeros", "--zeros"},
   };
   with_option_names(options, [&] { run_plan_checked(args); });
 }
 
 void run_plan_checked(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
-  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm", "--op", "gemm or hc_prenorm", args.op);
+  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm" || args.op == "wq", "--op", "gemm, hc_prenorm or wq",
+                   args.op);
   const HardwareModel hw = sm90_hardware_preset(args.hw, "--hw");
   if (args.op == "hc_prenorm") return run_hc_prenorm_plan(args, hw);
+  if (args.op == "wq") return run_wq_plan(args, hw);
   const std::vector<GemmDesc> descs = descs_from(args);
   nlohmann::json out = nlohmann::json::array();
   if (!args.json && descs.size() > 1)
@@ -292,8 +339,13 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   cmd->add_option("--suite", args->suite, "Plan every shape of a suite: deepseek, decode, grouped, masked or all");
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_option("--top", args->top, "Also list the best N distinct tile shapes")->capture_default_str();
-  cmd->add_option("--op", args->op, "gemm, or hc_prenorm (tf32_hc_prenorm_gemm: A bf16 [m,k], B fp32 [n,k])")
+  cmd->add_option("--op", args->op,
+                  "gemm, hc_prenorm (tf32_hc_prenorm_gemm: A bf16 [m,k], B fp32 [n,k]) or wq (weight-only quantised "
+                  "GEMM: A --dtype bf16/fp16 [m,k], W [n,k] packed as --weight)")
       ->capture_default_str();
+  cmd->add_option("--weight", args->weight, "wq: the weight's format, int4, int8 or mxfp4")->capture_default_str();
+  cmd->add_option("--group-size", args->group_size, "wq: int4's group size (32, 64 or 128)")->capture_default_str();
+  cmd->add_flag("--zeros", args->zeros, "wq: int4 with zero points (else symmetric, zero point 8)");
   cmd->add_option("--num-splits", args->num_splits, "hc_prenorm: the caller's K split (default: the library's)");
   cmd->callback([args] { run_plan(*args); });
 });
