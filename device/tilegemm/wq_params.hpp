@@ -115,6 +115,13 @@ struct WqGemmParams {
   // counter per tile (left at zero), as the HC-prenorm kernel does.
   float* partials;
   int* counters;
+  // M-grouped over experts: the weight arrays hold one expert after another (these strides apart; 0 when dense).
+  // Contiguous: grouped_layout int32 [M] is each row's expert (-1: padding), whole token blocks per expert.
+  // Masked: A [experts][m][K] and D (d_group_bytes apart), masked_m int32 [experts] the valid rows of each.
+  long long data_group_bytes, scale_group_bytes, zero_group_bytes, d_group_bytes;
+  int channel_group;  // floats of channel_scales per expert (n_pad)
+  const int* grouped_layout;
+  const int* masked_m;
 };
 
 }  // namespace tilegemm

@@ -85,6 +85,9 @@ struct PackedWeightView {
   const void* scales = nullptr;
   const void* zeros = nullptr;            // null: no zero points
   const float* channel_scales = nullptr;  // int8
+  // M-grouped: this many weights of `layout`, one after another in each array (MXFP4: layout.exp_shift the largest
+  // of the experts' own shifts).
+  int num_experts = 1;
 };
 
 // The ledger of a weight-only GEMM: where its time must go. Small M is bound by the packed bytes or by decoding
@@ -111,18 +114,33 @@ struct WqGemmConfig {
   int block_m = 0;    // tokens per CTA (fused)
   int stages = 0;
   int num_splits = 1;  // K slices per tile (fused)
-  int grid = 0;
+  int grid = 0;        // CTAs along x (row blocks x token blocks x splits)
+  int grid_y = 1;      // masked M-grouped: one row of CTAs per expert
   int smem_bytes = 0;
   double packed_bytes = 0;  // codes + scales + zeros
   double fused_us = 0;      // model time of the fused kernel
   double dequant_us = 0;    // model time of dequantise + dense GEMM
 };
 
-WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, const HardwareModel& hw, int num_sms);
+// `m`: the GEMM's rows (dense), all experts' rows (contiguous) or the expected rows per expert (masked). Grouped
+// GEMMs run fused without a split.
+WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, const HardwareModel& hw, int num_sms,
+                                   GemmType type = GemmType::kNormal, int num_experts = 1);
 std::string format_wq_gemm_config(int m, const WeightLayout& w, const WqGemmConfig& config);
 
 // D = A·Wᵀ. A [M, K] of w.act_dtype (K contiguous), D [M, N] bf16, fp16 or fp32 (N contiguous).
 void wq_gemm_nt(const TensorView& a, const PackedWeightView& w, const TensorView& d, const GemmOptions& options = {});
+
+// M-grouped over experts (MoE): `w` holds w.num_experts weights of one layout one after another.
+// Contiguous: a [M, K] with each expert's rows together, grouped_layout int32 [M] the expert of each row (-1: padding
+// rows, whose D rows are left unspecified); every expert's rows start on a multiple of the M alignment
+// (get_mk_alignment_for_contiguous_layout, a multiple of 64 here), M a multiple of it. d [M, N].
+void wq_m_grouped_gemm_nt_contiguous(const TensorView& a, const PackedWeightView& w, const TensorView& d,
+                                     const TensorView& grouped_layout, const GemmOptions& options = {});
+// Masked: a [E, M_max, K], d [E, M_max, N], masked_m int32 [E] the valid rows of each expert (read on the device; rows
+// past it are not written), expected_m the caller's estimate of rows per expert (picks the token block).
+void wq_m_grouped_gemm_nt_masked(const TensorView& a, const PackedWeightView& w, const TensorView& d,
+                                 const TensorView& masked_m, int expected_m, const GemmOptions& options = {});
 
 // W decoded into `out` [N, K] of w.act_dtype (K contiguous): the scratch of the large-M path, also a user's
 // dequantise.

@@ -29,6 +29,9 @@ using api::shape_str;
 // Scratch for dequantised weight slabs: at most this many bytes (a slab is at least 256 rows).
 constexpr std::int64_t kScratchBytes = 64ll << 20;
 constexpr int kSlabRowMultiple = 256;
+// Contiguous M-grouped: each expert's rows start on a multiple of the M alignment, which whole token blocks (at most
+// this many rows) must divide so that none holds two experts.
+constexpr int kMaxBlockM = 64;
 
 bool aligned(const void* p, std::uintptr_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
@@ -43,6 +46,7 @@ void require_weight(const PackedWeightView& w) {
                    fmt::format("n_pad {}, k_pad {}", l.n_pad, l.k_pad));
   TILEGEMM_REQUIRE(l.exp_shift >= 0 && l.exp_shift <= 126 && (l.format == WeightFormat::kMxfp4 || l.exp_shift == 0),
                    "w", "an exponent shift in 0..126 (MXFP4 only)", fmt::format("{}", l.exp_shift));
+  TILEGEMM_REQUIRE(w.num_experts >= 1, "w.num_experts", "an expert count >= 1", fmt::format("{}", w.num_experts));
   TILEGEMM_REQUIRE(w.data != nullptr && aligned(w.data, 16), "w.data", "a 16-byte aligned device pointer",
                    fmt::format("{}", w.data));
   const bool grouped = l.format != WeightFormat::kInt8;
@@ -75,7 +79,45 @@ WqGemmParams weight_params(const PackedWeightView& w, int row0, int rows) {
   p.exp_shift = l.exp_shift;
   p.num_splits = 1;
   p.m_blocks = 1;
+  p.data_group_bytes = l.data_bytes();
+  p.scale_group_bytes = l.scale_bytes();
+  p.zero_group_bytes = l.zero_bytes();
+  p.channel_group = l.n_pad;
   return p;
+}
+
+// A [M, K] (ndim 2) or [E, M_max, K] (ndim 3) of the weight's activation dtype, K contiguous, moved by TMA.
+void require_activations(const TensorView& a, const WeightLayout& l, int ndim) {
+  api::require_tensor(a, "a", ndim, l.act_dtype);
+  TILEGEMM_REQUIRE(a.size(-1) == l.k, "a",
+                   fmt::format("{} (K as the weight's)",
+                               ndim == 2 ? fmt::format("[M, {}]", l.k) : fmt::format("[E, M_max, {}]", l.k)),
+                   shape_str(a));
+  TILEGEMM_REQUIRE(a.stride(-1) == 1, "a", "a K-major tensor (stride 1 along K)", describe(a));
+  api::require_tma_tensor(a, "a");
+  for (int i = 0; i < ndim; ++i) require_int_size(a.size(i), "a");
+}
+
+// D of `shape` (its last two dimensions rows and N), bf16, fp16 or fp32, N contiguous, rows (and slices) apart.
+void require_output(const TensorView& d, std::initializer_list<std::int64_t> shape, const char* named) {
+  api::require_ndim(d, "d", static_cast<int>(shape.size()));
+  TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat16 || d.dtype == DType::kFloat32, "d",
+                   "a bf16, fp16 or fp32 tensor", std::string(dtype_name(d.dtype)));
+  std::string want = "[";
+  bool same = true;
+  int i = 0;
+  for (const std::int64_t extent : shape) {
+    want += fmt::format("{}{}", i ? ", " : "", extent);
+    same = same && d.size(i) == extent;
+    ++i;
+  }
+  TILEGEMM_REQUIRE(same, "d", fmt::format("{}] {}", want, named), shape_str(d));
+  const std::int64_t rows = d.size(-2), n = d.size(-1);
+  TILEGEMM_REQUIRE(n <= 1 || d.stride(-1) == 1, "d", "N contiguous (stride 1 along N)", describe(d));
+  TILEGEMM_REQUIRE(rows <= 1 || d.stride(-2) >= n, "d", "rows that do not overlap (row stride >= N)", describe(d));
+  TILEGEMM_REQUIRE(d.ndim < 3 || d.size(0) <= 1 || d.stride(0) >= rows * d.stride(-2), "d",
+                   "slices that do not overlap (slice stride >= rows x row stride)", describe(d));
+  for (int j = 0; j < d.ndim; ++j) require_int_size(d.stride(j), "d");
 }
 
 // DG_PRINT_CONFIGS: each (m, weight, config) once per process.
@@ -92,15 +134,21 @@ int sms_used(int limit, const HardwareModel& hw) {
   return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
 }
 
+// The fused kernel. Dense: a [M, K], d [M, N]. Contiguous: the same with `grouped_layout` (int32 [M]). Masked: a
+// [E, M_max, K], d [E, M_max, N] and `masked_m` (int32 [E]).
 void run_fused(const TensorView& a, const PackedWeightView& w, const TensorView& d, const WqGemmConfig& c,
-               const GemmOptions& options) {
+               GemmType type, const void* group_info, const GemmOptions& options) {
+  const bool masked = type == GemmType::kMGroupedMasked;
   WqGemmParams p = weight_params(w, 0, w.layout.n);
   p.tma_a = kernels::encode_tma(kernels::operand_view(kernels::as_3d(a), Major::kKMajor, c.block_m, wq::kChunkK), "a");
   p.d = d.data;
-  p.ldd = d.stride(0);
-  p.m = static_cast<int>(a.size(0));
-  p.m_blocks = (p.m + c.block_m - 1) / c.block_m;
+  p.ldd = d.stride(-2);
+  p.d_group_bytes = masked ? d.stride(0) * (dtype_bits(d.dtype) / 8) : 0;
+  p.m = static_cast<int>(a.size(-2));
+  p.m_blocks = masked ? 1 : (p.m + c.block_m - 1) / c.block_m;
   p.num_splits = c.num_splits;
+  if (type == GemmType::kMGroupedContiguous) p.grouped_layout = static_cast<const int*>(group_info);
+  if (masked) p.masked_m = static_cast<const int*>(group_info);
   if (c.num_splits > 1) {
     // [tiles] counters (left at zero by the kernel), then [tiles][splits][64][block_m] partial tiles.
     const std::size_t tiles = static_cast<std::size_t>(c.grid / c.num_splits);
@@ -110,7 +158,7 @@ void run_fused(const TensorView& a, const PackedWeightView& w, const TensorView&
     p.counters = reinterpret_cast<int*>(workspace);
     p.partials = reinterpret_cast<float*>(workspace + counter_bytes);
   }
-  kernels::launch_sm90_wq_gemm(w.layout, d.dtype, c, p, options.stream);
+  kernels::launch_sm90_wq_gemm(w.layout, d.dtype, c, type, p, options.stream);
 }
 
 // Slabs of W's rows dequantised into a scratch, each followed by the dense GEMM into D's matching columns.
@@ -137,20 +185,12 @@ void run_dequantised(const TensorView& a, const PackedWeightView& w, const Tenso
 
 void wq_gemm_nt(const TensorView& a, const PackedWeightView& w, const TensorView& d, const GemmOptions& options) {
   require_weight(w);
+  TILEGEMM_REQUIRE(w.num_experts == 1, "w.num_experts", "1 (one weight; the grouped GEMMs take several)",
+                   fmt::format("{}", w.num_experts));
   const WeightLayout& l = w.layout;
-  api::require_tensor(a, "a", 2, l.act_dtype);
-  TILEGEMM_REQUIRE(a.size(1) == l.k, "a", fmt::format("[M, {}] (K as the weight's)", l.k), shape_str(a));
-  TILEGEMM_REQUIRE(a.stride(1) == 1, "a", "a K-major tensor (stride 1 along K)", describe(a));
-  api::require_tma_tensor(a, "a");
-  api::require_ndim(d, "d", 2);
-  TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat16 || d.dtype == DType::kFloat32, "d",
-                   "a bf16, fp16 or fp32 tensor", std::string(dtype_name(d.dtype)));
+  require_activations(a, l, 2);
   const std::int64_t m = a.size(0);
-  TILEGEMM_REQUIRE(d.size(0) == m && d.size(1) == l.n, "d", fmt::format("[{}, {}] (M, N)", m, l.n), shape_str(d));
-  TILEGEMM_REQUIRE(d.size(1) <= 1 || d.stride(1) == 1, "d", "N contiguous (stride 1 along N)", describe(d));
-  TILEGEMM_REQUIRE(m <= 1 || d.stride(0) >= l.n, "d", "rows that do not overlap (row stride >= N)", describe(d));
-  require_int_size(m, "a");
-  require_int_size(d.stride(0), "d");
+  require_output(d, {m, l.n}, "[M, N]");
   if (m == 0) return;
 
   const DeviceContext& ctx = current_device_context();
@@ -158,13 +198,56 @@ void wq_gemm_nt(const TensorView& a, const PackedWeightView& w, const TensorView
       select_wq_gemm_config(static_cast<int>(m), l, d.dtype, ctx.hw, sms_used(options.num_sms, ctx.hw));
   print_once(static_cast<int>(m), l, config);
   if (config.fused)
-    run_fused(a, w, d, config, options);
+    run_fused(a, w, d, config, GemmType::kNormal, nullptr, options);
   else
     run_dequantised(a, w, d, options);
 }
 
+void wq_m_grouped_gemm_nt_contiguous(const TensorView& a, const PackedWeightView& w, const TensorView& d,
+                                     const TensorView& grouped_layout, const GemmOptions& options) {
+  require_weight(w);
+  const WeightLayout& l = w.layout;
+  require_activations(a, l, 2);
+  const std::int64_t m = a.size(0);
+  require_output(d, {m, l.n}, "[M, N]");
+  const int alignment = get_mk_alignment_for_contiguous_layout();
+  TILEGEMM_REQUIRE(
+      alignment % kMaxBlockM == 0, "grouped_layout",
+      fmt::format("experts' rows aligned to a multiple of {} (set_mk_alignment_for_contiguous_layout)", kMaxBlockM),
+      fmt::format("an alignment of {}", alignment));
+  api::require_grouped_layout(grouped_layout, false, m, w.num_experts, alignment);
+  if (m == 0) return;
+  const DeviceContext& ctx = current_device_context();
+  const WqGemmConfig config =
+      select_wq_gemm_config(static_cast<int>(m), l, d.dtype, ctx.hw, sms_used(options.num_sms, ctx.hw),
+                            GemmType::kMGroupedContiguous, w.num_experts);
+  print_once(static_cast<int>(m), l, config);
+  run_fused(a, w, d, config, GemmType::kMGroupedContiguous, grouped_layout.data, options);
+}
+
+void wq_m_grouped_gemm_nt_masked(const TensorView& a, const PackedWeightView& w, const TensorView& d,
+                                 const TensorView& masked_m, int expected_m, const GemmOptions& options) {
+  require_weight(w);
+  const WeightLayout& l = w.layout;
+  require_activations(a, l, 3);
+  const std::int64_t experts = a.size(0), m_max = a.size(1);
+  TILEGEMM_REQUIRE(experts == w.num_experts, "a",
+                   fmt::format("[{}, M_max, {}] (one slice per expert)", w.num_experts, l.k), shape_str(a));
+  require_output(d, {experts, m_max, l.n}, "[E, M_max, N]");
+  api::require_masked_m(masked_m, experts, expected_m);
+  if (m_max == 0) return;
+  const DeviceContext& ctx = current_device_context();
+  const WqGemmConfig config =
+      select_wq_gemm_config(std::min<int>(expected_m, static_cast<int>(m_max)), l, d.dtype, ctx.hw,
+                            sms_used(options.num_sms, ctx.hw), GemmType::kMGroupedMasked, w.num_experts);
+  print_once(expected_m, l, config);
+  run_fused(a, w, d, config, GemmType::kMGroupedMasked, masked_m.data, options);
+}
+
 void wq_dequantize(const PackedWeightView& w, const TensorView& out, const GemmOptions& options) {
   require_weight(w);
+  TILEGEMM_REQUIRE(w.num_experts == 1, "w.num_experts", "1 (dequantise one expert's view at a time)",
+                   fmt::format("{}", w.num_experts));
   const WeightLayout& l = w.layout;
   api::require_tensor(out, "out", 2, l.act_dtype);
   TILEGEMM_REQUIRE(out.size(0) == l.n && out.size(1) == l.k, "out", fmt::format("[{}, {}] (N, K)", l.n, l.k),

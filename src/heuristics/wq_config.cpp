@@ -43,29 +43,47 @@ int ctas_per_sm(int smem_bytes, const HardwareModel& hw) {
   return std::max(1, std::min({by_smem, by_threads, hw.max_blocks_per_sm}));
 }
 
-// Modelled microseconds of the fused kernel with `splits` K slices.
-double fused_us(int m, const WeightLayout& w, const WqLedger& ledger, const WqGemmConfig& c, int splits,
-                const HardwareModel& hw, int num_sms) {
-  const std::int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
-  const std::int64_t tiles = (w.n_pad / wq::kRowBlock + wq::kConsumerWarps - 1) / wq::kConsumerWarps * m_blocks;
-  const std::int64_t ctas = tiles * splits;
-  const double busy_sms = static_cast<double>(std::min<std::int64_t>(ctas, num_sms));
+// The fused kernel's work: CTAs, passes over a weight's rows (one per token block) and DRAM bytes.
+struct FusedWork {
+  std::int64_t ctas = 0;
+  std::int64_t passes = 0;  // token blocks times experts' weights decoded, in whole weights of the layout
+  double dram_bytes = 0;
+};
+
+// Dense: token blocks x row blocks x splits CTAs. Contiguous: one expert's weight per token block; every expert's
+// weight read from DRAM once. Masked (m = rows per expert): a CTA per (row block, expert) walks its token blocks.
+FusedWork fused_work(int m, const WeightLayout& w, const WqLedger& ledger, int block_m, int splits, GemmType type,
+                     int experts) {
+  const std::int64_t m_blocks = (m + block_m - 1) / block_m;
+  const std::int64_t n_blocks = (w.n_pad / wq::kRowBlock + wq::kConsumerWarps - 1) / wq::kConsumerWarps;
+  FusedWork f;
+  const bool masked = type == GemmType::kMGroupedMasked;
+  f.ctas = n_blocks * (masked ? experts : m_blocks) * splits;
+  f.passes = m_blocks * (masked ? experts : 1);
+  f.dram_bytes = ledger.packed_bytes * experts + (ledger.act_bytes + ledger.out_bytes) * (masked ? experts : 1);
+  return f;
+}
+
+// Modelled microseconds of the fused kernel doing `f` with `splits` K slices.
+double fused_us(const WeightLayout& w, const FusedWork& f, const WqGemmConfig& c, int splits, const HardwareModel& hw,
+                int num_sms) {
+  const double busy_sms = static_cast<double>(std::min<std::int64_t>(f.ctas, num_sms));
   // Whole CTAs per SM: the busiest SMs hold ceil(ctas / SMs) of them.
-  const double per_sm = std::ceil(static_cast<double>(ctas) / num_sms);
-  const double imbalance = ctas >= num_sms ? per_sm * num_sms / static_cast<double>(ctas) : 1.0;
+  const double per_sm = std::ceil(static_cast<double>(f.ctas) / num_sms);
+  const double imbalance = f.ctas >= num_sms ? per_sm * num_sms / static_cast<double>(f.ctas) : 1.0;
   const double clock = hw.sm_clock_mhz * 1e6;
   // DRAM: what the busy SMs keep in flight (their resident CTAs' stages) per round trip, at most the bandwidth.
   const double resident = std::min<double>(per_sm, ctas_per_sm(c.smem_bytes, hw));
   const double in_flight = busy_sms * resident * c.stages * weight_stage_bytes(w);
   const double bw = std::min(hw.hbm_bytes_per_s(), in_flight / (kDramLatencyUs * 1e-6));
-  const double memory_s = (ledger.packed_bytes + ledger.act_bytes + ledger.out_bytes) / bw;
+  const double memory_s = f.dram_bytes / bw;
   // Per pass: the decode plus, per n-tile of 8 tokens, 6 lane instructions (2 loads, 4 mmas) per 32 weights.
   const bool scale_each = !(w.format == WeightFormat::kInt4 && w.group_size >= wq::kChunkK && c.block_m <= 16);
   const double ops_per_weight = wq_decode_ops_per_weight(w.format, scale_each) + (1.0 + 6.0 * c.block_m / 8) / 32;
-  const double issue_s = ops_per_weight * w.n_pad * static_cast<double>(w.k_pad) * m_blocks /
-                         (kLaneOpsPerCycle * busy_sms * clock) * imbalance;
-  const double mma_s = 2.0 * m_blocks * c.block_m * w.n_pad * static_cast<double>(w.k_pad) /
-                       (hw.flop_per_cycle_bf16 * kMmaSyncShare * busy_sms * clock) * imbalance;
+  const double weights = static_cast<double>(w.n_pad) * w.k_pad * f.passes;
+  const double issue_s = ops_per_weight * weights / (kLaneOpsPerCycle * busy_sms * clock) * imbalance;
+  const double mma_s =
+      2.0 * c.block_m * weights / (hw.flop_per_cycle_bf16 * kMmaSyncShare * busy_sms * clock) * imbalance;
   double us = std::max({memory_s, issue_s, mma_s}) * 1e6 + kLaunchUs;
   if (splits > 1) {
     // The last CTA of a tile reads every split's partial tile.
@@ -87,38 +105,50 @@ int stages_for(const WeightLayout& w, int block_m, const HardwareModel& hw) {
 
 }  // namespace
 
-WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, const HardwareModel& hw, int num_sms) {
+WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, const HardwareModel& hw, int num_sms,
+                                   GemmType type, int num_experts) {
   TILEGEMM_REQUIRE(m >= 1, "m", "a token count >= 1", fmt::format("{}", m));
+  TILEGEMM_REQUIRE(num_experts >= 1, "num_experts", "an expert count >= 1", fmt::format("{}", num_experts));
+  TILEGEMM_REQUIRE(
+      type == GemmType::kNormal || type == GemmType::kMGroupedContiguous || type == GemmType::kMGroupedMasked, "type",
+      "normal, m_grouped_contiguous or m_grouped_masked", std::string(gemm_type_name(type)));
   TILEGEMM_REQUIRE(num_sms > 0 && hw.num_sms > 0 && hw.hbm_gbps > 0 && hw.sm_clock_mhz > 0, "hw",
                    "a hardware model with SMs, a clock and DRAM bandwidth",
                    fmt::format("{} ({} SMs asked, {} GB/s)", hw.name, num_sms, hw.hbm_gbps));
+  const bool dense = type == GemmType::kNormal;
   const WqLedger ledger = wq_ledger(m, w, d_dtype, hw);
   WqGemmConfig c;
-  c.packed_bytes = ledger.packed_bytes;
-  c.block_m = block_m_for(m);
+  c.packed_bytes = ledger.packed_bytes * num_experts;
+  // Contiguous: each expert's rows come in whole 128-row blocks, so about M / experts rows per expert.
+  c.block_m = block_m_for(type == GemmType::kMGroupedContiguous ? std::max(1, m / num_experts) : m);
   c.stages = stages_for(w, c.block_m, hw);
   c.smem_bytes = wq::smem_bytes(w.format, w.group_size, w.has_zeros, c.block_m, c.stages);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
                    fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
   const int total_stages = (w.k_pad / wq::kChunkK + wq::kChunksPerStage - 1) / wq::kChunksPerStage;
-  c.fused_us = fused_us(m, w, ledger, c, 1, hw, num_sms);
-  for (int s = 2; s <= std::min(kMaxSplits, total_stages); ++s) {
-    const double us = fused_us(m, w, ledger, c, s, hw, num_sms);
+  const auto work = [&](int splits) { return fused_work(m, w, ledger, c.block_m, splits, type, num_experts); };
+  c.fused_us = fused_us(w, work(1), c, 1, hw, num_sms);
+  for (int s = 2; dense && s <= std::min(kMaxSplits, total_stages); ++s) {
+    const double us = fused_us(w, work(s), c, s, hw, num_sms);
     if (us < 0.98 * c.fused_us) c.fused_us = us, c.num_splits = s;  // a split must win clearly
   }
-  const std::int64_t m_blocks = (m + c.block_m - 1) / c.block_m;
-  const std::int64_t n_blocks = (w.n_pad / wq::kRowBlock + wq::kConsumerWarps - 1) / wq::kConsumerWarps;
-  c.grid = static_cast<int>(n_blocks * m_blocks * c.num_splits);
+  const FusedWork chosen = work(c.num_splits);
+  if (type == GemmType::kMGroupedMasked) {
+    c.grid = static_cast<int>(chosen.ctas / num_experts);
+    c.grid_y = num_experts;
+  } else {
+    c.grid = static_cast<int>(chosen.ctas);
+  }
 
   // The dense path runs the BF16 GEMM: bf16 activations and a bf16 or fp32 D.
-  if (w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
+  if (dense && w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
     GemmDesc desc;
     desc.m = m, desc.n = w.n, desc.k = w.k;
     desc.d_dtype = d_dtype;
-    const GemmConfig dense = select_config(desc, hw, num_sms);
+    const GemmConfig dense_config = select_config(desc, hw, num_sms);
     const double dequant_s = (ledger.packed_bytes + ledger.dense_weight_bytes) / hw.hbm_bytes_per_s() +
                              ledger.decode_ops / (kLaneOpsPerCycle * num_sms * hw.sm_clock_mhz * 1e6);
-    c.dequant_us = dequant_s * 1e6 + kLaunchUs + estimate_sm90_cost(desc, dense, hw).predicted_us;
+    c.dequant_us = dequant_s * 1e6 + kLaunchUs + estimate_sm90_cost(desc, dense_config, hw).predicted_us;
     c.fused = c.fused_us <= c.dequant_us;
   }
   return c;

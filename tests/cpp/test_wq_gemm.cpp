@@ -57,6 +57,20 @@ TEST_F(WqGemmCodegen, EveryPackingCompilesWithoutSpills) {
   }
 }
 
+TEST_F(WqGemmCodegen, GroupedVariantsCompile) {
+  set("DG_JIT_PTXAS_CHECK", "1");
+  for (const Packing& p : {kPackings[1], kPackings[4], kPackings[6]}) {
+    const WeightLayout w = layout_of(p, 4096, 4096);
+    for (GemmType type : {GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked}) {
+      WqGemmConfig c;
+      c.block_m = type == GemmType::kMGroupedMasked ? 16 : 64, c.stages = 4, c.num_splits = 1;
+      const jit::KernelSpec spec = kernels::sm90_wq_gemm_spec(w, DType::kBFloat16, c, type);
+      SCOPED_TRACE(spec.name);
+      tilegemm::testing::expect_kernel_compiles(spec);
+    }
+  }
+}
+
 TEST_F(WqGemmCodegen, OutputDtypesCompile) {
   set("DG_JIT_PTXAS_CHECK", "1");
   const WeightLayout w = layout_of(kPackings[0], 4096, 4096);
@@ -115,6 +129,27 @@ TEST(WqGemmConfig, SmallMDecodesInRegistersLargeMDequantises) {
   EXPECT_EQ(fp16.block_m, 64);
 }
 
+TEST(WqGemmConfig, GroupedRunFusedWithoutSplitsOneCtaRowPerMaskedExpert) {
+  const WeightLayout w = layout_of(kPackings[6], 2048, 7168);  // MXFP4 experts, 32 row blocks of 64
+  const WqGemmConfig masked =
+      select_wq_gemm_config(8, w, DType::kBFloat16, kH200, kH200.num_sms, GemmType::kMGroupedMasked, 32);
+  EXPECT_TRUE(masked.fused);
+  EXPECT_EQ(masked.num_splits, 1);
+  EXPECT_EQ(masked.block_m, 8);
+  EXPECT_EQ(masked.grid, 32);
+  EXPECT_EQ(masked.grid_y, 32);
+  EXPECT_DOUBLE_EQ(masked.packed_bytes, 32 * wq_ledger(8, w, DType::kBFloat16, kH200).packed_bytes);
+  // Contiguous: 8 experts of 512 rows each: 64-row token blocks, one CTA per (token block, row block).
+  const WqGemmConfig contiguous =
+      select_wq_gemm_config(4096, w, DType::kBFloat16, kH200, kH200.num_sms, GemmType::kMGroupedContiguous, 8);
+  EXPECT_TRUE(contiguous.fused);
+  EXPECT_EQ(contiguous.block_m, 64);
+  EXPECT_EQ(contiguous.grid, 32 * 64);
+  EXPECT_EQ(contiguous.grid_y, 1);
+  test_util::expect_invalid(
+      [&] { select_wq_gemm_config(8, w, DType::kBFloat16, kH200, 132, GemmType::kKGroupedContiguous, 2); }, "type");
+}
+
 TEST(WqGemmConfig, PrintsItsPlan) {
   const WeightLayout w = layout_of(kPackings[0], 4096, 7168);
   const std::string line = format_wq_gemm_config(16, w, select_wq_gemm_config(16, w, DType::kBFloat16, kH200, 132));
@@ -155,6 +190,38 @@ TEST(WqGemmValidation, NamesEachBadArgument) {
   v = fw.view(), v.layout.group_size = 48;
   expect_invalid([&] { wq_gemm_nt(a, v, d); }, "group_size");
   expect_invalid([&] { wq_dequantize(fw.view(), fake_matrix(DType::kBFloat16, 256, 511)); }, "out", "[256, 512]");
+}
+
+TEST(WqGemmValidation, GroupedNameEachBadArgument) {
+  FakeWeight fw;
+  PackedWeightView v = fw.view();
+  v.num_experts = 4;
+  using test_util::expect_invalid;
+  const TensorView a2 = fake_matrix(DType::kBFloat16, 256, 512), d2 = fake_matrix(DType::kBFloat16, 256, 256, 0x500000);
+  const TensorView layout = TensorView::contiguous(reinterpret_cast<void*>(0x700000), DType::kInt32, {256});
+  expect_invalid([&] { wq_m_grouped_gemm_nt_contiguous(a2, v, d2, fake_matrix(DType::kInt32, 1, 256)); },
+                 "grouped_layout");
+  expect_invalid([&] { wq_m_grouped_gemm_nt_contiguous(fake_matrix(DType::kBFloat16, 200, 512), v, d2, layout); }, "d");
+  expect_invalid([&] { wq_gemm_nt(a2, v, d2); }, "w.num_experts");
+  TensorView a3 = TensorView::contiguous(reinterpret_cast<void*>(0x400000), DType::kBFloat16, {4, 32, 512});
+  TensorView d3 = TensorView::contiguous(reinterpret_cast<void*>(0x500000), DType::kBFloat16, {4, 32, 256});
+  const TensorView masked = TensorView::contiguous(reinterpret_cast<void*>(0x700000), DType::kInt32, {4});
+  expect_invalid([&] { wq_m_grouped_gemm_nt_masked(a3, v, d3, masked, 0); }, "expected_m");
+  expect_invalid(
+      [&] {
+        wq_m_grouped_gemm_nt_masked(
+            TensorView::contiguous(reinterpret_cast<void*>(0x400000), DType::kBFloat16, {3, 32, 512}), v, d3, masked,
+            8);
+      },
+      "a", "[4, M_max, 512]");
+  expect_invalid(
+      [&] {
+        wq_m_grouped_gemm_nt_masked(
+            a3, v, TensorView::contiguous(reinterpret_cast<void*>(0x500000), DType::kBFloat16, {4, 31, 256}), masked,
+            8);
+      },
+      "d", "[4, 32, 256]");
+  expect_invalid([&] { wq_m_grouped_gemm_nt_masked(a3, v, d3, layout, 8); }, "masked_m");
 }
 
 TEST(WqGemmValidation, AValidCallWithoutAGpuSaysSo) {

@@ -32,7 +32,8 @@ TG_DEVICE void sm90_wq_dequant(const WqGemmParams& p, u16* out, long long ldo, i
                    p.zeros ? p.zeros + first : nullptr, lane_entry<kGroupK>(0, t, g), p.exp_shift);
   }
   const int row_lo = rb * kRowBlock + g, row_hi = row_lo + 8;
-  const float f_lo = row_factor<kFormat>(p, row_lo), f_hi = row_factor<kFormat>(p, row_hi);
+  const float f_lo = row_factor<kFormat>(p.channel_scales, p.exp_shift, row_lo);
+  const float f_hi = row_factor<kFormat>(p.channel_scales, p.exp_shift, row_hi);
   const bool scaled = kFormat != WeightFormat::kInt4;  // int4's values are final as decoded
 
 #pragma unroll

@@ -39,13 +39,16 @@ TG_DEVICE void store_out(void* d, long long index, float v) {
 }  // namespace wq
 
 // kFormat / kGroup / kHasZeros: the weight's packing (kGroup 0 for int8). kHalf: A is fp16 (else bf16).
-// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype. kReduce: splits summed in the kernel.
+// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype. kReduce: splits summed in the kernel (dense
+// only). kType: dense (kNormal), or M-grouped over experts: contiguous (each token block's expert from
+// grouped_layout) or masked (blockIdx.y's expert, its token blocks walked by the CTA up to masked_m).
 template <WeightFormat kFormat, int kGroup, bool kHasZeros, bool kHalf, int kBlockM, int kStages, DType kOut,
-          bool kReduce>
+          bool kReduce, GemmType kType = GemmType::kNormal>
 TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   using namespace wq;
   constexpr bool kInt4 = kFormat == WeightFormat::kInt4, kInt8 = kFormat == WeightFormat::kInt8;
   constexpr bool kMx = kFormat == WeightFormat::kMxfp4;
+  constexpr bool kMasked = kType == GemmType::kMGroupedMasked;
   static_assert(!kInt4 || kGroup == 32 || kGroup == 64 || kGroup == 128, "int4 groups are 32, 64 or 128 k");
   static_assert(!kMx || (kGroup == kMxGroup && !kHalf), "MXFP4 has groups of 32 and bf16 activations");
   static_assert(!kInt8 || kGroup == 0, "int8 weights have per-row scales");
@@ -53,6 +56,9 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   static_assert(kBlockM % 8 == 0 && kBlockM >= 8 && kBlockM <= 64, "BLOCK_M is 8..64 tokens, whole n-tiles");
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static_assert(kOut == DType::kBFloat16 || kOut == DType::kFloat16 || kOut == DType::kFloat32, "D is 16- or 32-bit");
+  static_assert(kType == GemmType::kNormal || kType == GemmType::kMGroupedContiguous || kMasked,
+                "dense, M-grouped contiguous or M-grouped masked");
+  static_assert(!kReduce || kType == GemmType::kNormal, "splits are summed in the kernel for dense GEMMs only");
   constexpr int kNTiles = kBlockM / 8;
   constexpr int kGroupK = kMx ? kMxGroup : kGroup;
   constexpr int kGroupsPerStage = groups_per_stage(kFormat, kGroup);
@@ -80,7 +86,7 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int tile = static_cast<int>(blockIdx.x) / p.num_splits;
   const int split = static_cast<int>(blockIdx.x) % p.num_splits;
-  const int n_block = tile / p.m_blocks, m0 = (tile % p.m_blocks) * kBlockM;
+  const int n_block = tile / p.m_blocks;
   const int row_blocks = ceil_div(p.n, kRowBlock);
   const int first_rb = n_block * kConsumerWarps;
   // Balanced K slices in whole stages: split s takes stages [s·S/splits, (s+1)·S/splits).
@@ -94,38 +100,56 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
     prim::tma_prefetch_descriptor(&p.tma_a);
   }
   __syncthreads();
+  // NOTE: after the dependency wait: masked_m and grouped_layout may come from the previous kernel.
   prim::pdl_prologue_done();
+
+  // The CTA's expert and token blocks: m0 from m_first while below m_end, one block apart (one block unless masked).
+  int expert = 0, m_first = (tile % p.m_blocks) * kBlockM, m_end = min(p.m, m_first + kBlockM);
+  if constexpr (kMasked) {
+    expert = static_cast<int>(blockIdx.y);
+    m_first = 0, m_end = min(p.m, p.masked_m[expert]);
+  } else if constexpr (kType == GemmType::kMGroupedContiguous) {
+    expert = p.grouped_layout[m_first];  // each group's rows are aligned to whole token blocks
+    if (expert < 0) return;              // padding rows: D's rows there are left as they are
+  }
+  const u8* data = p.data + expert * p.data_group_bytes;
+  const u8* scales_g = static_cast<const u8*>(p.scales) + expert * p.scale_group_bytes;
+  const u8* zeros_g = p.zeros + expert * p.zero_group_bytes;
+  const float* channel = p.channel_scales + static_cast<long long>(expert) * p.channel_group;
+  void* d = static_cast<char*>(p.d) + expert * p.d_group_bytes;
+  const int a_batch = kMasked ? expert : 0;
 
   if (warp == kConsumerWarps) {  // producer: one lane issues every stage's copies
     if (prim::elect_one_sync()) {
       const int rbs = min(kConsumerWarps, row_blocks - first_rb);  // row blocks of this CTA inside the weight
       prim::PipelineState<kStages> st;
-      for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
-        const int c0 = ks * kChunksPerStage;
-        const int chunks = min(kChunksPerStage, p.k_chunks - c0);  // the last stage may be short
-        const int groups = kGroupsPerStage * chunks / kChunksPerStage;
-        int g0 = 0;  // first group of the stage
-        if constexpr (kGroupK > 0) g0 = c0 * kChunkK / kGroupK;
-        const u32 bytes = static_cast<u32>(
-            chunks * kBoxBytes + rbs * (chunks * kCodeBytes + groups * kRowBlock * (kEntryBytes + kHasZeros)));
-        barriers->producer_acquire(st);
-        u64* full = &barriers->inputs_arrived[st.index];
-        prim::mbarrier_arrive_expect_tx(full, bytes);
-        u8* stage = smem + st.index * kStageBytes;
-        for (int c = 0; c < chunks; ++c)
-          prim::tma_load_3d(&p.tma_a, full, stage + c * kBoxBytes, (c0 + c) * kChunkK, m0, 0);
-        for (int rb = 0; rb < rbs; ++rb) {
-          const long long rb_index = first_rb + rb;
-          prim::bulk_load(stage + kActBytes + rb * kCodesPerRb, p.data + (rb_index * p.k_chunks + c0) * kCodeBytes,
-                          static_cast<u32>(chunks * kCodeBytes), full);
-          if constexpr (kGroupsPerStage > 0) {
-            const long long entry = (rb_index * p.groups + g0) * kRowBlock;
-            prim::bulk_load(stage + kScaleOffset + rb * kScalesPerRb,
-                            static_cast<const u8*>(p.scales) + entry * kEntryBytes,
-                            static_cast<u32>(groups * kRowBlock * kEntryBytes), full);
-            if constexpr (kHasZeros)
-              prim::bulk_load(stage + kZeroOffset + rb * kZerosPerRb, p.zeros + entry,
-                              static_cast<u32>(groups * kRowBlock), full);
+      for (int m0 = m_first; m0 < m_end; m0 += kBlockM) {
+        for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+          const int c0 = ks * kChunksPerStage;
+          const int chunks = min(kChunksPerStage, p.k_chunks - c0);  // the last stage may be short
+          const int groups = kGroupsPerStage * chunks / kChunksPerStage;
+          int g0 = 0;  // first group of the stage
+          if constexpr (kGroupK > 0) g0 = c0 * kChunkK / kGroupK;
+          const u32 bytes = static_cast<u32>(
+              chunks * kBoxBytes + rbs * (chunks * kCodeBytes + groups * kRowBlock * (kEntryBytes + kHasZeros)));
+          barriers->producer_acquire(st);
+          u64* full = &barriers->inputs_arrived[st.index];
+          prim::mbarrier_arrive_expect_tx(full, bytes);
+          u8* stage = smem + st.index * kStageBytes;
+          for (int c = 0; c < chunks; ++c)
+            prim::tma_load_3d(&p.tma_a, full, stage + c * kBoxBytes, (c0 + c) * kChunkK, m0, a_batch);
+          for (int rb = 0; rb < rbs; ++rb) {
+            const long long rb_index = first_rb + rb;
+            prim::bulk_load(stage + kActBytes + rb * kCodesPerRb, data + (rb_index * p.k_chunks + c0) * kCodeBytes,
+                            static_cast<u32>(chunks * kCodeBytes), full);
+            if constexpr (kGroupsPerStage > 0) {
+              const long long entry = (rb_index * p.groups + g0) * kRowBlock;
+              prim::bulk_load(stage + kScaleOffset + rb * kScalesPerRb, scales_g + entry * kEntryBytes,
+                              static_cast<u32>(groups * kRowBlock * kEntryBytes), full);
+              if constexpr (kHasZeros)
+                prim::bulk_load(stage + kZeroOffset + rb * kZerosPerRb, zeros_g + entry,
+                                static_cast<u32>(groups * kRowBlock), full);
+            }
           }
         }
       }
@@ -137,104 +161,106 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   // 8j + g of n-tile j (as the mma's B) and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
   const int g = lane / 4, t = lane % 4;
   const bool active = first_rb + warp < row_blocks;  // warps past the last row block only keep the ring turning
-  float acc[kNTiles][4] = {};
-  prim::PipelineState<kStages> st;
-  for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
-    barriers->consumer_wait(st);
-    const int chunks = min(kChunksPerStage, p.k_chunks - ks * kChunksPerStage);
-    const u8* stage = smem + st.index * kStageBytes;
-    const u8* codes = stage + kActBytes + warp * kCodesPerRb;
-    const u8* scales = stage + kScaleOffset + warp * kScalesPerRb;
-    const u8* zeros = stage + kZeroOffset + warp * kZerosPerRb;
-#pragma unroll
-    for (int c = 0; c < kChunksPerStage; ++c) {
-      if (!active || c >= chunks) break;
-      const u8* box = stage + c * kBoxBytes;
-      uint4 act[kNTiles][2];
-#pragma unroll
-      for (int j = 0; j < kNTiles; ++j) {
-        act[j][0] = prim::lds128(prim::swizzled128(box, 8 * j + g, 2 * t));
-        act[j][1] = prim::lds128(prim::swizzled128(box, 8 * j + g, 2 * t + 1));
-      }
-      LaneCodes<kFormat, kGroup, kHasZeros, kHalf, !kScaleOnAccum> w;
-      w.load_codes(codes + c * kCodeBytes, lane);
-      if constexpr (!kInt8) w.load_entries(scales, zeros, lane_entry<kGroupK>(c, t, g), p.exp_shift);
-
-      float part[kNTiles][4] = {};  // kScaleOnAccum: this chunk's unscaled products
-#pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        u32 a[4];
-        w.step(s, a);
-#pragma unroll
-        for (int j = 0; j < kNTiles; ++j) {
-          // k 16t + 4s .. 16t + 4s + 3: words 2(s % 2) and 2(s % 2) + 1 of the lane's 16-byte load s / 2.
-          const u32 b[2] = {prim::word_of(act[j][s / 2], 2 * (s % 2)), prim::word_of(act[j][s / 2], 2 * (s % 2) + 1)};
-          prim::mma_m16n8k16<kHalf>(kScaleOnAccum ? part[j] : acc[j], a, b);
-        }
-      }
-      if constexpr (kScaleOnAccum) {
-        const float f_lo = w.scale_lo(), f_hi = w.scale_hi();
-#pragma unroll
-        for (int j = 0; j < kNTiles; ++j) {
-          acc[j][0] = fmaf(f_lo, part[j][0], acc[j][0]), acc[j][1] = fmaf(f_lo, part[j][1], acc[j][1]);
-          acc[j][2] = fmaf(f_hi, part[j][2], acc[j][2]), acc[j][3] = fmaf(f_hi, part[j][3], acc[j][3]);
-        }
-      }
-    }
-    __syncwarp();
-    if (lane == 0) barriers->consumer_release(st.index);
-  }
-
-  // Per-row factors: int8's channel scales, MXFP4's exponent shift (channel_scales has n_pad entries).
+  // Per-row factors: int8's channel scales, MXFP4's exponent shift (channel scales have n_pad entries per expert).
   const int row_lo = (first_rb + warp) * kRowBlock + g, row_hi = row_lo + 8;
-  const float f_lo = active ? row_factor<kFormat>(p, row_lo) : 0.f;
-  const float f_hi = active ? row_factor<kFormat>(p, row_hi) : 0.f;
+  const float f_lo = active ? row_factor<kFormat>(channel, p.exp_shift, row_lo) : 0.f;
+  const float f_hi = active ? row_factor<kFormat>(channel, p.exp_shift, row_hi) : 0.f;
+  prim::PipelineState<kStages> st;
+  for (int m0 = m_first; m0 < m_end; m0 += kBlockM) {
+    float acc[kNTiles][4] = {};
+    for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+      barriers->consumer_wait(st);
+      const int chunks = min(kChunksPerStage, p.k_chunks - ks * kChunksPerStage);
+      const u8* stage = smem + st.index * kStageBytes;
+      const u8* codes = stage + kActBytes + warp * kCodesPerRb;
+      const u8* scales = stage + kScaleOffset + warp * kScalesPerRb;
+      const u8* zeros = stage + kZeroOffset + warp * kZerosPerRb;
 #pragma unroll
-  for (int j = 0; j < kNTiles; ++j) acc[j][0] *= f_lo, acc[j][1] *= f_lo, acc[j][2] *= f_hi, acc[j][3] *= f_hi;
+      for (int c = 0; c < kChunksPerStage; ++c) {
+        if (!active || c >= chunks) break;
+        const u8* box = stage + c * kBoxBytes;
+        uint4 act[kNTiles][2];
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) {
+          act[j][0] = prim::lds128(prim::swizzled128(box, 8 * j + g, 2 * t));
+          act[j][1] = prim::lds128(prim::swizzled128(box, 8 * j + g, 2 * t + 1));
+        }
+        LaneCodes<kFormat, kGroup, kHasZeros, kHalf, !kScaleOnAccum> w;
+        w.load_codes(codes + c * kCodeBytes, lane);
+        if constexpr (!kInt8) w.load_entries(scales, zeros, lane_entry<kGroupK>(c, t, g), p.exp_shift);
 
-  if constexpr (!kReduce) {
-    if (!active) return;
+        float part[kNTiles][4] = {};  // kScaleOnAccum: this chunk's unscaled products
 #pragma unroll
-    for (int j = 0; j < kNTiles; ++j) {
+        for (int s = 0; s < 4; ++s) {
+          u32 a[4];
+          w.step(s, a);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int m = m0 + 8 * j + 2 * t + (e & 1), row = e < 2 ? row_lo : row_hi;
-        if (m < p.m && row < p.n) store_out<kOut>(p.d, m * p.ldd + row, acc[j][e]);
+          for (int j = 0; j < kNTiles; ++j) {
+            // k 16t + 4s .. 16t + 4s + 3: words 2(s % 2) and 2(s % 2) + 1 of the lane's 16-byte load s / 2.
+            const u32 b[2] = {prim::word_of(act[j][s / 2], 2 * (s % 2)), prim::word_of(act[j][s / 2], 2 * (s % 2) + 1)};
+            prim::mma_m16n8k16<kHalf>(kScaleOnAccum ? part[j] : acc[j], a, b);
+          }
+        }
+        if constexpr (kScaleOnAccum) {
+          const float s_lo = w.scale_lo(), s_hi = w.scale_hi();
+#pragma unroll
+          for (int j = 0; j < kNTiles; ++j) {
+            acc[j][0] = fmaf(s_lo, part[j][0], acc[j][0]), acc[j][1] = fmaf(s_lo, part[j][1], acc[j][1]);
+            acc[j][2] = fmaf(s_hi, part[j][2], acc[j][2]), acc[j][3] = fmaf(s_hi, part[j][3], acc[j][3]);
+          }
+        }
       }
+      __syncwarp();
+      if (lane == 0) barriers->consumer_release(st.index);
     }
-  } else {
-    // This split's [64 rows][BLOCK_M tokens] partial tile, then the last CTA of the tile adds them in split order.
-    constexpr int kTileElems = kBlockN * kBlockM;
-    float* mine = p.partials + (static_cast<long long>(tile) * p.num_splits + split) * kTileElems;
-    if (active) {
-      const int r = warp * kRowBlock + g;
+
+#pragma unroll
+    for (int j = 0; j < kNTiles; ++j) acc[j][0] *= f_lo, acc[j][1] *= f_lo, acc[j][2] *= f_hi, acc[j][3] *= f_hi;
+
+    if constexpr (!kReduce) {
+      if (!active) continue;
 #pragma unroll
       for (int j = 0; j < kNTiles; ++j) {
-        *reinterpret_cast<float2*>(&mine[r * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][0], acc[j][1]);
-        *reinterpret_cast<float2*>(&mine[(r + 8) * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][2], acc[j][3]);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int m = m0 + 8 * j + 2 * t + (e & 1), row = e < 2 ? row_lo : row_hi;
+          if (m < m_end && row < p.n) store_out<kOut>(d, m * p.ldd + row, acc[j][e]);
+        }
       }
+    } else {
+      // This split's [64 rows][BLOCK_M tokens] partial tile, then the last CTA of the tile adds them in split order.
+      constexpr int kTileElems = kBlockN * kBlockM;
+      float* mine = p.partials + (static_cast<long long>(tile) * p.num_splits + split) * kTileElems;
+      if (active) {
+        const int r = warp * kRowBlock + g;
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j) {
+          *reinterpret_cast<float2*>(&mine[r * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][0], acc[j][1]);
+          *reinterpret_cast<float2*>(&mine[(r + 8) * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][2], acc[j][3]);
+        }
+      }
+      // NOTE: the fence and the barrier before the release increment make every consumer's partial visible to
+      // the CTA that acquires the counter last.
+      constexpr u32 kConsumerThreads = kConsumerWarps * 32;
+      __threadfence();
+      prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+      if (threadIdx.x == 0) *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[tile], 1) == p.num_splits - 1;
+      prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+      if (!*last_flag) return;
+      __threadfence();
+      const float* first = p.partials + static_cast<long long>(tile) * p.num_splits * kTileElems;
+      const int n0 = first_rb * kRowBlock;
+      // Token-major order: consecutive threads write consecutive columns of one row of D.
+      for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) {
+        const int token = e / kBlockN, r = e % kBlockN;
+        float v = 0.f;
+        for (int s = 0; s < p.num_splits; ++s)
+          v += __ldcg(first + static_cast<long long>(s) * kTileElems + r * kBlockM + token);
+        if (m0 + token < m_end && n0 + r < p.n) store_out<kOut>(d, (m0 + token) * p.ldd + n0 + r, v);
+      }
+      // The next launch on this stream finds the counter at zero again: no memset per call.
+      if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[tile], 0);
     }
-    // NOTE: the fence and the barrier before the release increment make every consumer's partial visible to
-    // the CTA that acquires the counter last.
-    constexpr u32 kConsumerThreads = kConsumerWarps * 32;
-    __threadfence();
-    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-    if (threadIdx.x == 0) *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[tile], 1) == p.num_splits - 1;
-    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-    if (!*last_flag) return;
-    __threadfence();
-    const float* first = p.partials + static_cast<long long>(tile) * p.num_splits * kTileElems;
-    const int n0 = first_rb * kRowBlock;
-    // Token-major order: consecutive threads write consecutive columns of one row of D.
-    for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) {
-      const int token = e / kBlockN, r = e % kBlockN;
-      float v = 0.f;
-      for (int s = 0; s < p.num_splits; ++s)
-        v += __ldcg(first + static_cast<long long>(s) * kTileElems + r * kBlockM + token);
-      if (m0 + token < p.m && n0 + r < p.n) store_out<kOut>(p.d, (m0 + token) * p.ldd + n0 + r, v);
-    }
-    // The next launch on this stream finds the counter at zero again: no memset per call.
-    if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[tile], 0);
   }
 }
 

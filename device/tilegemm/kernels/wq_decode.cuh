@@ -76,9 +76,9 @@ TG_DEVICE int lane_entry(int c, int t, int g) {
 
 // The factor a row's accumulator (or decoded value) still needs: int8's channel scale, MXFP4's 2^exp_shift.
 template <WeightFormat kFormat>
-TG_DEVICE float row_factor(const WqGemmParams& p, int row) {
-  if constexpr (kFormat == WeightFormat::kInt8) return p.channel_scales[row];
-  if constexpr (kFormat == WeightFormat::kMxfp4) return __int_as_float((127 + p.exp_shift) << 23);
+TG_DEVICE float row_factor(const float* channel_scales, int exp_shift, int row) {
+  if constexpr (kFormat == WeightFormat::kInt8) return channel_scales[row];
+  if constexpr (kFormat == WeightFormat::kMxfp4) return __int_as_float((127 + exp_shift) << 23);
   return 1.f;
 }
 
