@@ -6,7 +6,8 @@ import sys
 import time
 from types import SimpleNamespace
 
-from . import cpp_timer, gemm_cases, hc_suite, host_suite, layout_suite, measure, report, stats, suites, timing
+from . import (cpp_timer, gemm_cases, hc_suite, host_suite, layout_suite, measure, report, stats, suites, timing,
+               wq_suite)
 from .cublas import block_support
 from .inputs import Quantiser
 from .peer import describe, load_peer, lookup
@@ -22,8 +23,9 @@ EPILOG = f"""suites: deepseek (M in 64, 128, 4096 x DeepSeek-V3's six (N, K)), d
 ragged ({', '.join(c.name for c in suites.RAGGED)}),
 grouped (M-grouped contiguous), masked (M-grouped masked), host (host time per call of each exported family),
 layout (the scale-layout helpers in GB/s), hc (tf32_hc_prenorm_gemm on DeepGEMM's test shapes, in GB/s: ours with
-num_splits=None against DeepGEMM's num_splits=None and 16), or all.
-exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM or hc case; 2 for a bad option,
+num_splits=None against DeepGEMM's num_splits=None and 16), wq (deep_gemm.weight_quant.gemm: int4 / int8 / MXFP4
+weights against the BF16 GEMM on the dequantised weight and a copy of the packed bytes), or all.
+exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM, hc or wq case; 2 for a bad option,
 no torch, no CUDA GPU or a DeepGEMM folder that does not import."""
 
 
@@ -142,6 +144,8 @@ def _cublas_note(suite, dtype, env):
 
 
 def _note(suite, dtype, env):
+    if suite == 'wq':
+        return wq_suite.NOTE
     return hc_suite.NOTE if suite == 'hc' else _cublas_note(suite, dtype, env)
 
 
@@ -155,6 +159,8 @@ def failed_row(case, suite, error):
                          'groups': case.groups}
     elif suite == 'hc':
         row['params'] = {'m': case.m, 'n': case.n, 'k': case.k}
+    elif suite == 'wq':
+        row['params'] = {'m': case.m, 'n': case.n, 'k': case.k, 'weight': case.weight}
     return row
 
 
@@ -191,6 +197,8 @@ def run(torch, options, libs, on_row=None):
                 elif suite == 'layout':
                     row = layout_suite.add_bandwidth(measure.measure(torch, layout_suite.problem(ctx, case),
                                                                      options, flush))
+                elif suite == 'wq':
+                    row = wq_suite.add_rates(measure.measure(torch, wq_suite.problem(ctx, case), options, flush))
                 elif suite == 'hc':
                     with hc_suite.tf32_matmul(torch):  # the reference is a TF32 torch matmul, as in DeepGEMM's test
                         row = hc_suite.add_rates(measure.measure(torch, hc_suite.problem(ctx, case), options, flush))

@@ -7,9 +7,9 @@ from . import stats
 
 GEMM_SUITES = ('deepseek', 'decode', 'ragged', 'grouped', 'masked')
 # Suites whose rows fail the run when our call fails (a mismatch fails it in any suite).
-FAILING_SUITES = GEMM_SUITES + ('hc', )
+FAILING_SUITES = GEMM_SUITES + ('hc', 'wq')
 NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'deepgemm_split16': 'DeepGEMM 16 splits',
-         'cublas': 'cuBLAS', 'copy': 'copy'}
+         'cublas': 'cuBLAS', 'copy': 'copy', 'ours_bf16': 'our BF16'}
 
 
 def _num(value, digits=1):
@@ -122,10 +122,25 @@ def _hc_table(section):
     return lines
 
 
+def _wq_table(section):
+    lines = ['| weight | m | n | k | packed MB | ours µs | our BF16 µs | BF16 / ours | DeepGEMM BF16 µs | read floor µs | '
+             'floor / ours | check |',
+             '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
+    for row in section['rows']:
+        p = row['params']
+        packed = p.get('packed_bytes')
+        lines.append(f"| {p.get('weight', '—')} | {p.get('m', '—')} | {p.get('n', '—')} | {p.get('k', '—')} | "
+                     f"{_num(None if packed is None else packed / 1e6, 2)} | {_time(row, 'ours')} | "
+                     f"{_time(row, 'ours_bf16')} | {_ratio(row.get('ratio_vs_bf16'))} | {_time(row, 'deepgemm')} | "
+                     f"{_num(row.get('read_floor_us'), 2)} | {_ratio(row.get('floor_vs_ours'))} | {check_cell(row)} |")
+    return lines
+
+
 def _geomean_line(section):
     parts = []
     for key, label in (('ratio_vs_deepgemm', 'DeepGEMM / ours'), ('ratio_vs_deepgemm_best', 'DeepGEMM best / ours'),
-                       ('ratio_vs_cublas', 'cuBLAS / ours')):
+                       ('ratio_vs_cublas', 'cuBLAS / ours'), ('ratio_vs_bf16', 'our BF16 / ours'),
+                       ('floor_vs_ours', 'read floor / ours')):
         g = section['geomeans'].get(key)
         if g and g['rows']:
             parts.append(f"{label} {g['geomean']:.3f} over {g['rows']} rows")
@@ -156,6 +171,8 @@ def markdown(report):
             lines += _layout_table(section)
         elif section['suite'] == 'hc':
             lines += _hc_table(section)
+        elif section['suite'] == 'wq':
+            lines += _wq_table(section)
         else:
             lines += _gemm_table(section, env.get('kernel_timer', False))
         lines += ['', _geomean_line(section), '']
@@ -169,6 +186,7 @@ def markdown(report):
 def section(suite, dtype, rows, note=None):
     keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else \
         ('ratio_vs_deepgemm', 'ratio_vs_deepgemm_best') if suite == 'hc' else \
+        ('ratio_vs_bf16', 'floor_vs_ours', 'ratio_vs_deepgemm') if suite == 'wq' else \
         ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')
     return {'suite': suite, 'dtype': dtype, 'note': note, 'rows': rows, 'geomeans': geomeans(rows, keys)}
 

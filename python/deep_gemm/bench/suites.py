@@ -97,6 +97,17 @@ class HcPrenorm(Dense):
     d fp32 [m, n], and the squared sum of each row of a into sqr_sum fp32 [m]."""
 
 
+@dataclass(frozen=True)
+class WeightOnly(Dense):
+    """The weight-only quantised GEMM: a bf16 [m, k] times W [n, k] packed as `weight` (int4g<group>[z]: int4 codes
+    with bf16 group scales, z with zero points; int8: per-row scales; mxfp4: e2m1 codes, UE8M0 per 32 k)."""
+    weight: str = 'int4g128'
+
+    @property
+    def name(self):
+        return f'{self.weight} {self.m}x{self.n}x{self.k}'
+
+
 def _dense(ms, nks=DEEPSEEK_NK):
     return tuple(Dense(m, n, k) for m in ms for n, k in nks)
 
@@ -140,6 +151,13 @@ LAYOUT = tuple(Layout(helper, mn, k) for helper in LAYOUT_HELPERS[:2] for mn, k 
 # DeepGEMM's own test shapes of tf32_hc_prenorm_gemm (tests/test_hyperconnection.py), in its order.
 HC = tuple(HcPrenorm(m, n, k) for m in (13, 137, 4096, 8192) for n, k in ((24, 28672), (24, 7680), (24, 7168)))
 
+# Weight-only GEMMs: DeepSeek-V3 dense weights, gpt-oss-120b's MoE expert (gate/up 5760 x 2880, down 2880 x 2880) and
+# a Llama-3-8B MLP (14336 x 4096); decode (M = 1, 16), a small batch (64) and prefill (4096).
+WQ_NK = ((4096, 7168), (7168, 2048), (2112, 7168), (5760, 2880), (2880, 2880), (14336, 4096))
+WQ_WEIGHTS = ('int4g128', 'int4g128z', 'int4g32', 'int8', 'mxfp4')
+WQ = tuple(WeightOnly(m, n, k, weight) for weight in WQ_WEIGHTS for m in (1, 16, 64, 4096) for n, k in WQ_NK
+           if not (weight == 'int4g32' and m == 4096))
+
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
     'decode': _dense((1, 8, 16, 32)),
@@ -149,9 +167,10 @@ SUITES = {
     'host': HOST,
     'layout': LAYOUT,
     'hc': HC,
+    'wq': WQ,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
-DTYPE_FREE = ('layout', 'hc')
+DTYPE_FREE = ('layout', 'hc', 'wq')
 
 
 def masked_rows(groups, expected_m, max_m, rng):

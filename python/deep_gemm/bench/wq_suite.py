@@ -1,0 +1,87 @@
+"""The wq suite: the weight-only quantised GEMM deep_gemm.weight_quant.gemm(a, w, out) (int4 with group scales,
+int8 with channel scales, MXFP4) against our own BF16 GEMM on the same weight dequantised to bf16 (what the packed
+weight saves), DeepGEMM's BF16 GEMM on it (the peer, when loaded) and a copy of the packed bytes (the read floor).
+Activations bf16, D bf16."""
+from . import stats
+from .inputs import seed_for
+from .measure import Entry, Problem, absent
+from .peer import lookup
+
+TOLERANCE = 1e-4  # relative_diff of D against a.float() @ W.T in fp32 (W the float64 weight): one bf16 rounding of D
+BF16_KEY = 'ours_bf16'  # our bf16_gemm_nt on the dequantised weight, beside ours, deepgemm and copy
+NOTE = ('ours: deep_gemm.weight_quant.gemm on the packed weight. Our BF16 / DeepGEMM BF16: bf16_gemm_nt on the same '
+        'weight dequantised to bf16 (exactly the values the kernels decode). BF16 / ours: the speed-up of packing. '
+        'Read floor: the packed bytes (codes, scales, zero points) at the bandwidth of a device-to-device copy of the '
+        'codes (2 bytes moved per byte copied); floor / ours: the fraction of that floor reached. Checked against '
+        f'a.float() @ W.T (W exact in float64): relative diff < {TOLERANCE:g}.')
+
+
+def _quantised(torch, case, generator):
+    """A random packed weight of the case's format on the GPU (codes uniform; scales of either sign)."""
+    from .. import weight_quant
+    n, k = case.n, case.k
+    if case.weight.startswith('int4'):
+        group = int(case.weight[len('int4g'):].rstrip('z'))
+        q = torch.randint(0, 16, (n, k), dtype=torch.uint8, generator=generator)
+        scales = (torch.rand((n, k // group), generator=generator) * 2 ** -6 + 2 ** -7).to(torch.bfloat16)
+        zeros = torch.randint(0, 16, (n, k // group), dtype=torch.uint8, generator=generator) \
+            if case.weight.endswith('z') else None
+        return weight_quant.pack_int4(q, scales, zeros).to('cuda')
+    if case.weight == 'int8':
+        q = torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=generator)
+        return weight_quant.pack_int8(q, torch.rand(n, generator=generator) * 2 ** -9 + 2 ** -10).to('cuda')
+    blocks = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=generator)
+    exponents = torch.randint(118, 124, (n, (k + 31) // 32), dtype=torch.uint8, generator=generator)
+    return weight_quant.pack_mxfp4(blocks, exponents).to('cuda')
+
+
+def problem(ctx, case):
+    """The case's entries on one a [M, K] bf16 (torch.randn) and one packed weight, seeded per case."""
+    from .. import weight_quant
+    torch = ctx.torch
+    generator = torch.Generator().manual_seed(seed_for(ctx.seed, f'wq {case.name}'))
+    w = _quantised(torch, case, generator)
+    w64 = weight_quant.reference_weight(w)
+    w_bf16 = w64.to(device='cuda', dtype=torch.bfloat16)  # exact: each weight is a bf16 value (int4: rounded once)
+    a = torch.randn((case.m, case.k), generator=generator).to(device='cuda', dtype=torch.bfloat16)
+    reference = (a.float() @ w64.to(device='cuda', dtype=torch.float).T).double()
+    entries = {}
+    d = torch.empty((case.m, case.n), dtype=torch.bfloat16, device='cuda')
+    entries['ours'] = Entry(fn=lambda: weight_quant.gemm(a, w, d), out=d, label='weight_quant.gemm(a, w, d)')
+    for key, lib in ((BF16_KEY, 'ours'), ('deepgemm', 'deepgemm')):
+        if lib not in ctx.libs:
+            continue
+        f = lookup(ctx.libs[lib], 'bf16_gemm_nt')
+        if f is None:
+            entries[key] = absent('bf16_gemm_nt')
+            continue
+        out = torch.empty_like(d)
+        entries[key] = Entry(fn=lambda f=f, out=out: f(a, w_bf16, out), out=out,
+                             label='bf16_gemm_nt(a, dequantised w, d)')
+    src = w.data.reshape(-1)
+    dst = torch.empty_like(src)
+    entries['copy'] = Entry(fn=lambda: dst.copy_(src), label='packed codes: dst.copy_(src)',
+                            verify=lambda out: (True, None, None))
+    return Problem(case.name, entries, reference=reference, tolerance=TOLERANCE, flops=case.flops,
+                   num_bytes=w.nbytes + a.numel() * 2 + d.numel() * 2,
+                   params={'m': case.m, 'n': case.n, 'k': case.k, 'weight': case.weight, 'packed_bytes': w.nbytes,
+                           'copy_bytes': 2 * src.numel()})
+
+
+def _ok_us(row, key):
+    r = row['results'].get(key)
+    return r.get('us') if r is not None and r['status'] == 'ok' else None
+
+
+def add_rates(row):
+    """The speed-up over BF16 (ours and DeepGEMM's BF16 time over ours) and the read floor: the packed bytes at the
+    copy's bandwidth, and that floor over our time."""
+    p = row['params']
+    ours = _ok_us(row, 'ours')
+    row['ratio_vs_bf16'] = stats.ratio(_ok_us(row, BF16_KEY), ours)
+    copy_us = _ok_us(row, 'copy')
+    row['copy_gbps'] = stats.gbps(p['copy_bytes'], copy_us)
+    row['read_floor_us'] = None if not row['copy_gbps'] else p['packed_bytes'] / row['copy_gbps'] / 1e3
+    row['floor_vs_ours'] = stats.ratio(row['read_floor_us'], ours)
+    return row
+
