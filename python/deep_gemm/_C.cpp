@@ -398,6 +398,8 @@ void register_layout_bindings(nb::module_& m);
 void register_kept_bindings(nb::module_& m);
 // DeepSeek-V3.2's MQA logits (prefill and paged decode) and their layout helpers: _C_mqa.cpp.
 void register_mqa_bindings(nb::module_& m);
+// The weight-only quantised GEMM (int4 / int8 / MXFP4 weights) behind deep_gemm.weight_quant: _C_wq.cpp.
+void register_wq_bindings(nb::module_& m);
 
 NB_MODULE(_C, m) {
   m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
@@ -409,6 +411,7 @@ NB_MODULE(_C, m) {
   register_plan_bindings(m);
   register_kept_bindings(m);
   register_mqa_bindings(m);
+  register_wq_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
   m.def("tf32_hc_prenorm_gemm", &tf32_hc_prenorm_gemm, "a"_a, "b"_a, "d"_a, "sqr_sum"_a, "num_splits"_a.none(),

@@ -1,0 +1,194 @@
+"""deep_gemm.weight_quant on the GPU (skipped without one): gemm() of every format against the float64 reference()
+for decode to prefill M, ragged and DeepSeek-sized N and K, bf16 / fp16 / fp32 outputs; dequantize() against the
+float64 weights; strided operands, torch's current stream, set_num_sms, the dense path and repeatability.
+
+Each case draws fresh random inputs (never zeros: a kernel that dropped a term must show it). The bar: DeepGEMM's
+calc_diff < 1e-4, and every element within |got - ref| <= 2^-7 (|a| @ |W|.T) + 2^-8 |ref| (the weight decoded to
+16 bits and fp32 accumulation, then D rounded to at most bf16's precision).
+"""
+import pytest
+
+torch = pytest.importorskip('torch', reason='GPU tests need torch')
+import deep_gemm  # noqa: E402
+import deep_gemm.weight_quant as wq  # noqa: E402
+from deep_gemm.testing import calc_diff  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available() or not deep_gemm._C.gpu_available(),
+                                reason='no CUDA GPU')
+BF16, FP16, FP32 = torch.bfloat16, torch.float16, torch.float32
+
+# (name, format, act_dtype, group_size, zero points, the small K it takes)
+FORMATS = [
+    ('int4-g128', 'int4', BF16, 128, False, 384),
+    ('int4-g64-zeros', 'int4', BF16, 64, True, 192),
+    ('int4-g32-zeros-fp16', 'int4', FP16, 32, True, 96),
+    ('int8', 'int8', BF16, 0, False, 72),
+    ('int8-fp16', 'int8', FP16, 0, False, 96),
+    ('mxfp4', 'mxfp4', BF16, 32, False, 72),
+    ('mxfp4-k96', 'mxfp4', BF16, 32, False, 96),
+]
+MS = [1, 7, 16, 33, 128, 1024]
+NS = [200, 4096]
+
+
+def nonzero(t):
+    return torch.where(t == 0, torch.ones_like(t), t)
+
+
+def random_weight(fmt, act_dtype, group, zeros, n, k, exponents=(122, 129)):
+    """A fresh weight of magnitude about 1 (so fp16 outputs of K = 4096 sums stay in range)."""
+    if fmt == 'int4':
+        q = torch.randint(0, 16, (n, k), dtype=torch.uint8)
+        s = nonzero(torch.randn(n, k // group) * 0.05).to(act_dtype)
+        z = torch.randint(0, 16, (n, k // group), dtype=torch.uint8) if zeros else None
+        return wq.pack_int4(q, s, z)
+    if fmt == 'int8':
+        q = torch.randint(-128, 128, (n, k), dtype=torch.int8)
+        return wq.pack_int8(q, nonzero(torch.rand(n) * 0.01), act_dtype)
+    blocks = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8)
+    e = torch.randint(exponents[0], exponents[1], (n, -(-k // 32)), dtype=torch.uint8)
+    return wq.pack_mxfp4(blocks, e)
+
+
+def check(got, ref, bound, label):
+    got = got.double().cpu()
+    assert not torch.isnan(got).any(), f'{label}: unwritten (NaN) outputs'
+    diff = float(calc_diff(got, ref))
+    err = (got - ref).abs()
+    limit = bound * 2.0**-7 + ref.abs() * 2.0**-8
+    worst = float((err - limit).max())
+    print(f'{label}: calc_diff {diff:.3g}, max |err| {float(err.max()):.3g}')
+    assert diff < 1e-4, label
+    assert worst <= 0, f'{label}: {int((err > limit).sum())} elements past the bound (worst by {worst:.3g})'
+
+
+def run_case(name, fmt, act_dtype, group, zeros, m, n, k):
+    w = random_weight(fmt, act_dtype, group, zeros, n, k).to('cuda')
+    a = torch.randn(m, k, dtype=act_dtype, device='cuda')
+    ref = wq.reference(a, w)
+    bound = a.double().abs().cpu() @ wq.reference_weight(w).abs().T
+    for out_dtype in (act_dtype, FP32, FP16 if act_dtype == BF16 else BF16):
+        label = f'{name} m={m} n={n} k={k} -> {out_dtype}'
+        fused = wq.plan(m, w, out_dtype)[1]
+        out = torch.full((m, n), float('nan'), dtype=out_dtype, device='cuda')
+        assert wq.gemm(a, w, out=out) is out
+        check(out, ref, bound, f'{label} ({"fused" if fused else "dequantise+dense"})')
+        again = torch.full_like(out, float('nan'))
+        wq.gemm(a, w, out=again)
+        assert torch.equal(out, again), f'{label}: two calls differ'
+    default = wq.gemm(a, w)
+    assert default.dtype == act_dtype and tuple(default.shape) == (m, n)
+    assert torch.equal(default, wq.gemm(a, w, out=torch.empty_like(default)))
+
+
+@pytest.mark.parametrize('m', MS)
+@pytest.mark.parametrize('n', NS)
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])
+@pytest.mark.parametrize('big_k', [False, True], ids=['small-k', 'k4096'])
+def test_gemm_against_float64(name, fmt, act_dtype, group, zeros, small_k, n, m, big_k):
+    run_case(name, fmt, act_dtype, group, zeros, m, n, 4096 if big_k else small_k)
+
+
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])
+@pytest.mark.parametrize('n,k', [(200, None), (4096, 4096)], ids=['ragged', '4096'])
+def test_dequantize_against_float64_weights(name, fmt, act_dtype, group, zeros, small_k, n, k):
+    k = small_k if k is None else k
+    w = random_weight(fmt, act_dtype, group, zeros, n, k).to('cuda')
+    ref = wq.reference_weight(w)
+    got = wq.dequantize(w)
+    assert got.dtype == act_dtype and tuple(got.shape) == (n, k)
+    # Within one rounding to act_dtype (8 or 11 significant bits), subnormals included.
+    ulp, tiny = (2.0**-8, 2.0**-133) if act_dtype == BF16 else (2.0**-11, 2.0**-24)
+    err = (got.double().cpu() - ref).abs()
+    assert bool((err <= ref.abs() * ulp + tiny).all()), f'{name}: max |err| {float(err.max()):.3g}'
+    # Into a caller's strided rows, twice: the same bits, nothing written past K.
+    big = torch.full((n, k + 64), 7.0, dtype=act_dtype, device='cuda')
+    assert wq.dequantize(w, out=big[:, :k]) is not None
+    assert torch.equal(big[:, :k], got) and bool((big[:, k:] == 7).all())
+
+
+@pytest.mark.parametrize('high', [False, True], ids=['shift-0', 'shift-72'])
+def test_mxfp4_exponent_shift(high):
+    # Exponents past 128 shift the kernel's exponent arithmetic (exp_shift); the results must not move.
+    n, k, m = 256, 1024, 16
+    lo = 190 if high else 100
+    w = random_weight('mxfp4', BF16, 32, False, n, k, exponents=(lo, lo + 11)).to('cuda')
+    assert (w.exp_shift > 0) == high
+    a = torch.randn(m, k, dtype=BF16, device='cuda')
+    ref = wq.reference(a, w)
+    bound = a.double().abs().cpu() @ wq.reference_weight(w).abs().T
+    for out_dtype in (BF16, FP32):
+        check(wq.gemm(a, w, out=torch.empty(m, n, dtype=out_dtype, device='cuda')), ref, bound, f'{out_dtype}')
+
+
+def test_strided_operands_and_untouched_padding():
+    m, n, k = 33, 200, 512
+    w = random_weight('int4', BF16, 128, True, n, k).to('cuda')
+    a_rows = torch.randn(m, k + 64, dtype=BF16, device='cuda')
+    a = a_rows[:, :k]
+    out_rows = torch.full((m, n + 56), 3.0, dtype=FP32, device='cuda')
+    out = out_rows[:, :n]
+    wq.gemm(a, w, out=out)
+    ref = wq.reference(a, w)
+    check(out, ref, a.double().abs().cpu() @ wq.reference_weight(w).abs().T, 'strided')
+    assert bool((out_rows[:, n:] == 3).all())
+
+
+def test_runs_on_torchs_current_stream():
+    m, n, k = 16, 4096, 4096
+    w = random_weight('int4', BF16, 128, False, n, k).to('cuda')
+    a = torch.randn(m, k, dtype=BF16, device='cuda')
+    want = wq.gemm(a, w)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        got = wq.gemm(a, w)
+    torch.cuda.current_stream().wait_stream(stream)
+    assert torch.equal(got, want)
+    # Captured in a CUDA graph (the call then launches on the capture stream) and replayed.
+    out = torch.empty_like(want)
+    wq.gemm(a, w, out=out)  # compiled before the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        wq.gemm(a, w, out=out)
+    for _ in range(2):  # new activations each replay
+        a.normal_()
+        out.fill_(float('nan'))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, wq.gemm(a, w))
+
+
+def test_set_num_sms_is_honoured():
+    m, n, k = 16, 4096, 4096
+    w = random_weight('int8', BF16, 0, False, n, k).to('cuda')
+    a = torch.randn(m, k, dtype=BF16, device='cuda')
+    ref = wq.reference(a, w)
+    bound = a.double().abs().cpu() @ wq.reference_weight(w).abs().T
+    before = deep_gemm._C.num_sms_setting()
+    try:
+        every = wq.plan(m, w)[0]
+        deep_gemm.set_num_sms(16)
+        few = wq.plan(m, w)[0]
+        out = wq.gemm(a, w)
+    finally:
+        deep_gemm._C.set_num_sms_setting(before)
+    assert every != few
+    check(out, ref, bound, 'set_num_sms(16)')
+
+
+def test_the_dense_path():
+    # Large M dequantises W into a scratch and runs the dense GEMM (bf16 activations, bf16 / fp32 D): the first M
+    # the plan sends there, against the float64 reference.
+    n = k = 4096
+    w = random_weight('int4', BF16, 128, True, n, k).to('cuda')
+    m = next((m for m in (1024, 2048, 4096, 8192) if not wq.plan(m, w)[1]), None)
+    if m is None:
+        pytest.skip(f'the plan keeps every M up to 8192 fused on this GPU ({wq.plan(8192, w)[0]})')
+    print(wq.plan(m, w)[0])
+    a = torch.randn(m, k, dtype=BF16, device='cuda')
+    ref = wq.reference(a, w)
+    bound = a.double().abs().cpu() @ wq.reference_weight(w).abs().T
+    for out_dtype in (BF16, FP32):
+        out = torch.full((m, n), float('nan'), dtype=out_dtype, device='cuda')
+        check(wq.gemm(a, w, out=out), ref, bound, f'dense m={m} -> {out_dtype}')
