@@ -109,6 +109,8 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
                                    GemmType type, int num_experts) {
   TILEGEMM_REQUIRE(m >= 1, "m", "a token count >= 1", fmt::format("{}", m));
   TILEGEMM_REQUIRE(num_experts >= 1, "num_experts", "an expert count >= 1", fmt::format("{}", num_experts));
+  TILEGEMM_REQUIRE(d_dtype == DType::kBFloat16 || d_dtype == DType::kFloat16 || d_dtype == DType::kFloat32, "d_dtype",
+                   "bf16, fp16 or fp32", std::string(dtype_name(d_dtype)));
   TILEGEMM_REQUIRE(
       type == GemmType::kNormal || type == GemmType::kMGroupedContiguous || type == GemmType::kMGroupedMasked, "type",
       "normal, m_grouped_contiguous or m_grouped_masked", std::string(gemm_type_name(type)));

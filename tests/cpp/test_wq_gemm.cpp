@@ -148,6 +148,7 @@ TEST(WqGemmConfig, GroupedRunFusedWithoutSplitsOneCtaRowPerMaskedExpert) {
   EXPECT_EQ(contiguous.grid_y, 1);
   test_util::expect_invalid(
       [&] { select_wq_gemm_config(8, w, DType::kBFloat16, kH200, 132, GemmType::kKGroupedContiguous, 2); }, "type");
+  test_util::expect_invalid([&] { select_wq_gemm_config(8, w, DType::kInt8, kH200, 132); }, "d_dtype");
 }
 
 TEST(WqGemmConfig, PrintsItsPlan) {
