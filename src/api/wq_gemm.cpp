@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -134,6 +135,28 @@ int sms_used(int limit, const HardwareModel& hw) {
   return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
 }
 
+// The plan of (m, weight layout, D dtype, type, experts) on the current device, made once per process: the dense
+// path's model runs the BF16 selector, too slow for every decode step's call.
+WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type, int experts,
+                     const GemmOptions& options) {
+  const DeviceContext& ctx = current_device_context();
+  const int num_sms = sms_used(options.num_sms, ctx.hw);
+  const int key_fields[] = {
+      m,           static_cast<int>(l.format), static_cast<int>(l.act_dtype), l.n,     l.k,     l.group_size,
+      l.has_zeros, static_cast<int>(d_dtype),  static_cast<int>(type),        experts, num_sms, ctx.device};
+  const std::string key(reinterpret_cast<const char*>(key_fields), sizeof(key_fields));
+  static std::mutex mutex;
+  static std::map<std::string, WqGemmConfig> plans;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = plans.find(key); it != plans.end()) return it->second;
+  }
+  const WqGemmConfig config = select_wq_gemm_config(m, l, d_dtype, ctx.hw, num_sms, type, experts);
+  print_once(m, l, config);
+  std::lock_guard lock(mutex);
+  return plans.emplace(key, config).first->second;
+}
+
 // The fused kernel. Dense: a [M, K], d [M, N]. Contiguous: the same with `grouped_layout` (int32 [M]). Masked: a
 // [E, M_max, K], d [E, M_max, N] and `masked_m` (int32 [E]).
 void run_fused(const TensorView& a, const PackedWeightView& w, const TensorView& d, const WqGemmConfig& c,
@@ -193,10 +216,7 @@ void wq_gemm_nt(const TensorView& a, const PackedWeightView& w, const TensorView
   require_output(d, {m, l.n}, "[M, N]");
   if (m == 0) return;
 
-  const DeviceContext& ctx = current_device_context();
-  const WqGemmConfig config =
-      select_wq_gemm_config(static_cast<int>(m), l, d.dtype, ctx.hw, sms_used(options.num_sms, ctx.hw));
-  print_once(static_cast<int>(m), l, config);
+  const WqGemmConfig config = planned(static_cast<int>(m), l, d.dtype, GemmType::kNormal, 1, options);
   if (config.fused)
     run_fused(a, w, d, config, GemmType::kNormal, nullptr, options);
   else
@@ -217,11 +237,8 @@ void wq_m_grouped_gemm_nt_contiguous(const TensorView& a, const PackedWeightView
       fmt::format("an alignment of {}", alignment));
   api::require_grouped_layout(grouped_layout, false, m, w.num_experts, alignment);
   if (m == 0) return;
-  const DeviceContext& ctx = current_device_context();
   const WqGemmConfig config =
-      select_wq_gemm_config(static_cast<int>(m), l, d.dtype, ctx.hw, sms_used(options.num_sms, ctx.hw),
-                            GemmType::kMGroupedContiguous, w.num_experts);
-  print_once(static_cast<int>(m), l, config);
+      planned(static_cast<int>(m), l, d.dtype, GemmType::kMGroupedContiguous, w.num_experts, options);
   run_fused(a, w, d, config, GemmType::kMGroupedContiguous, grouped_layout.data, options);
 }
 
@@ -236,11 +253,8 @@ void wq_m_grouped_gemm_nt_masked(const TensorView& a, const PackedWeightView& w,
   require_output(d, {experts, m_max, l.n}, "[E, M_max, N]");
   api::require_masked_m(masked_m, experts, expected_m);
   if (m_max == 0) return;
-  const DeviceContext& ctx = current_device_context();
-  const WqGemmConfig config =
-      select_wq_gemm_config(std::min<int>(expected_m, static_cast<int>(m_max)), l, d.dtype, ctx.hw,
-                            sms_used(options.num_sms, ctx.hw), GemmType::kMGroupedMasked, w.num_experts);
-  print_once(expected_m, l, config);
+  const WqGemmConfig config = planned(std::min<int>(expected_m, static_cast<int>(m_max)), l, d.dtype,
+                                      GemmType::kMGroupedMasked, w.num_experts, options);
   run_fused(a, w, d, config, GemmType::kMGroupedMasked, masked_m.data, options);
 }
 
