@@ -188,14 +188,9 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
         reinterpret_cast<float4*>(p.partials + (static_cast<long long>(row_block) * p.num_splits + split) * kTileElems);
     for (int q = static_cast<int>(threadIdx.x); q < kTileElems / 4; q += kConsumerThreads)
       partial[q] = make_float4(tile_value(4 * q), tile_value(4 * q + 1), tile_value(4 * q + 2), tile_value(4 * q + 3));
-    // NOTE: the fence and the barrier before the release increment make every consumer's partial visible to
-    // the CTA that acquires the counter last.
-    __threadfence();
-    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-    if (threadIdx.x == 0) *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[row_block], 1) == p.num_splits - 1;
-    prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-    if (!*last_flag) return;
-    __threadfence();
+    if (!prim::last_split_arrived(&p.counters[row_block], p.num_splits, last_flag,
+                                  static_cast<u32>(Barrier::kConsumers), kConsumerThreads))
+      return;
     // The last CTA adds the splits' tiles in split order (the same bits on every run). Its loads are independent
     // until the adds, so several are in flight per thread: this tail is the price of the split.
     const float4* first = reinterpret_cast<const float4*>(p.partials) +

@@ -239,15 +239,10 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
           *reinterpret_cast<float2*>(&mine[(r + 8) * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][2], acc[j][3]);
         }
       }
-      // NOTE: the fence and the barrier before the release increment make every consumer's partial visible to
-      // the CTA that acquires the counter last.
       constexpr u32 kConsumerThreads = kConsumerWarps * 32;
-      __threadfence();
-      prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-      if (threadIdx.x == 0) *last_flag = prim::atomic_add_acq_rel_gpu(&p.counters[tile], 1) == p.num_splits - 1;
-      prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-      if (!*last_flag) return;
-      __threadfence();
+      if (!prim::last_split_arrived(&p.counters[tile], p.num_splits, last_flag, static_cast<u32>(Barrier::kConsumers),
+                                    kConsumerThreads))
+        return;
       const float* first = p.partials + static_cast<long long>(tile) * p.num_splits * kTileElems;
       const int n0 = first_rb * kRowBlock;
       // Token-major order: consecutive threads write consecutive columns of one row of D.

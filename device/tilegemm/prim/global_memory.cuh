@@ -3,6 +3,7 @@
 // hand data to each other through a workspace (split-K / stream-K fix-up). Each wrapper is one PTX
 // instruction; the comment names its form and what it orders.
 #include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/sync.cuh"  // named_barrier_sync
 
 namespace tilegemm::prim {
 
@@ -55,6 +56,21 @@ TG_DEVICE bool named_barrier_or(u32 id, u32 count, bool pred) {
       : "r"(static_cast<u32>(pred)), "r"(id), "r"(count)
       : "memory");
   return result != 0;
+}
+
+// Called by all `threads` threads of named barrier `barrier_id` after each wrote its part of this CTA's partial
+// tile: counts the CTA's arrival on `counter` and returns, in every one of them, whether it is the last of `splits`
+// to arrive (then the other CTAs' partials are visible to it). `flag` is one int of shared memory.
+// NOTE: the fence and the barrier before the release increment make every thread's partial visible to the CTA that
+// acquires the counter last; the fence after makes theirs visible to this one's loads.
+TG_DEVICE bool last_split_arrived(int* counter, int splits, int* flag, u32 barrier_id, u32 threads) {
+  __threadfence();
+  named_barrier_sync(barrier_id, threads);
+  if (threadIdx.x == 0) *flag = atomic_add_acq_rel_gpu(counter, 1) == splits - 1;
+  named_barrier_sync(barrier_id, threads);
+  const bool last = *flag;
+  if (last) __threadfence();
+  return last;
 }
 
 }  // namespace tilegemm::prim
