@@ -12,17 +12,19 @@ constexpr double kLaneOpsPerCycle = 4 * 32;  // four schedulers per SM, one warp
 }  // namespace
 
 double wq_decode_ops_per_weight(WeightFormat f, bool scale_each) {
-  // Per 32-bit step word (eight 4-bit weights) or pair of words (eight int8 weights), from prim/dequant.cuh:
-  //   int4:  3 shifts + 4 lop3 (nibble | magic) + 4 zero-point subtracts (+ 4 scale multiplies)
-  //   mxfp4: 3 shifts + 4 x (shift, two masks merged) + 4 scale multiplies
-  //   int8:  8 x (byte permute + float subtract) + 4 pair conversions
+  // SASS instructions of the fused kernel's loop per mma step (8 weights a lane), counted with cuobjdump in the
+  // sm_90a cubins of the 8-token kernels, less the step's mma and its share of the activation loads (1.5), which
+  // the plan counts per n-tile. What they do (prim/dequant.cuh):
+  //   int4:  nibble | magic (lop3), zero point subtract and, per weight, scale multiply; group entries per chunk
+  //   mxfp4: sign and exponent/mantissa placement (shift, two masks) and the multiplier, per register
+  //   int8:  per weight a byte permute and a float subtract, per pair a conversion
   switch (f) {
     case WeightFormat::kInt4:
-      return (scale_each ? 15.0 : 11.0) / 8;
+      return (scale_each ? 18.6 : 13.5) / 8;  // g32 with zero points / g128 (products scaled per chunk)
     case WeightFormat::kMxfp4:
-      return 19.0 / 8;
+      return 25.3 / 8;
     case WeightFormat::kInt8:
-      return 20.0 / 8;
+      return 21.3 / 8;
   }
   return 0;
 }
