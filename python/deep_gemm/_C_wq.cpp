@@ -3,8 +3,10 @@
 //   Packing runs on the host over contiguous CPU arrays the Python layer has made of the right dtype: each is passed
 //   as (address, element count); the results are copied into CPU arrays Python allocated with the sizes wq_layout
 //   returned. The C++ work runs without the GIL.
-//   The GEMM and the dequantise take the activations / output as views (_view.hpp) and the packed arrays as device
-//   addresses, on the caller's stream with the tensors' device current (as _C_mqa.cpp's calls).
+//   The GEMMs and the dequantise take the activations / output (and the grouped GEMMs' grouped_layout / masked_m)
+//   as views (_view.hpp) and the packed arrays as device addresses with the weight's expert count (M-grouped: that
+//   many weights one after another in each array), on the caller's stream with the tensors' device current (as
+//   _C_mqa.cpp's calls).
 // A weight's layout travels as a tuple: (format, act_dtype code, n, k, group_size, has_zeros) to build one, plus
 // (exp_shift, n_pad, k_pad) for a packed one. tilegemm::InvalidArgument becomes ValueError, renamed by the `renames`
 // the Python layer passes (the C++ API's field names, e.g. "codes", are not every Python function's argument names).
@@ -210,7 +212,8 @@ void wq_unpack(const PackedLayout& layout, const HostArray& data, const HostArra
   });
 }
 
-tilegemm::PackedWeightView weight_view(const PackedLayout& layout, const DevicePointers& pointers) {
+// `num_experts` weights of `layout` one after another in each array (1: one weight).
+tilegemm::PackedWeightView weight_view(const PackedLayout& layout, const DevicePointers& pointers, int num_experts) {
   const auto [data, scales, zeros, channel_scales] = pointers;
   tilegemm::PackedWeightView w;
   w.layout = packed_layout(layout);
@@ -218,6 +221,7 @@ tilegemm::PackedWeightView weight_view(const PackedLayout& layout, const DeviceP
   w.scales = reinterpret_cast<const void*>(scales);
   w.zeros = reinterpret_cast<const void*>(zeros);
   w.channel_scales = reinterpret_cast<const float*>(channel_scales);
+  w.num_experts = num_experts;
   return w;
 }
 
@@ -228,26 +232,57 @@ tilegemm::GemmOptions options_for(std::uintptr_t stream, int num_sms) {
   return options;
 }
 
-void wq_gemm_nt(const View& a, const PackedLayout& layout, const DevicePointers& pointers, const View& d, int device,
-                std::uintptr_t stream, int num_sms, const Renames& renames) {
+void wq_gemm_nt(const View& a, const PackedLayout& layout, const DevicePointers& pointers, int num_experts,
+                const View& d, int device, std::uintptr_t stream, int num_sms, const Renames& renames) {
   on_device(device, renames, [&] {
     const auto va = to_view(a, "a"), vd = to_view(d, "d");
-    tilegemm::wq_gemm_nt(va, weight_view(layout, pointers), vd, options_for(stream, num_sms));
+    tilegemm::wq_gemm_nt(va, weight_view(layout, pointers, num_experts), vd, options_for(stream, num_sms));
   });
 }
 
-void wq_dequantize(const PackedLayout& layout, const DevicePointers& pointers, const View& out, int device,
-                   std::uintptr_t stream, const Renames& renames) {
+void wq_m_grouped_gemm_nt_contiguous(const View& a, const PackedLayout& layout, const DevicePointers& pointers,
+                                     int num_experts, const View& d, const View& grouped_layout, int device,
+                                     std::uintptr_t stream, int num_sms, const Renames& renames) {
+  on_device(device, renames, [&] {
+    const auto va = to_view(a, "a"), vd = to_view(d, "d"), vg = to_view(grouped_layout, "grouped_layout");
+    tilegemm::wq_m_grouped_gemm_nt_contiguous(va, weight_view(layout, pointers, num_experts), vd, vg,
+                                              options_for(stream, num_sms));
+  });
+}
+
+void wq_m_grouped_gemm_nt_masked(const View& a, const PackedLayout& layout, const DevicePointers& pointers,
+                                 int num_experts, const View& d, const View& masked_m, int expected_m, int device,
+                                 std::uintptr_t stream, int num_sms, const Renames& renames) {
+  on_device(device, renames, [&] {
+    const auto va = to_view(a, "a"), vd = to_view(d, "d"), vm = to_view(masked_m, "masked_m");
+    tilegemm::wq_m_grouped_gemm_nt_masked(va, weight_view(layout, pointers, num_experts), vd, vm, expected_m,
+                                          options_for(stream, num_sms));
+  });
+}
+
+void wq_dequantize(const PackedLayout& layout, const DevicePointers& pointers, int num_experts, const View& out,
+                   int device, std::uintptr_t stream, const Renames& renames) {
   on_device(device, renames, [&] {
     const auto vo = to_view(out, "out");
-    tilegemm::wq_dequantize(weight_view(layout, pointers), vo, options_for(stream, 0));
+    tilegemm::wq_dequantize(weight_view(layout, pointers, num_experts), vo, options_for(stream, 0));
   });
 }
 
-// The plan wq_gemm_nt would choose for M = m on the preset `hw` (None: the GPU `device`, RuntimeError without one),
-// with the SM limit `num_sms` (0: every SM): (format_wq_gemm_config's line, fused).
+// The GEMM a plan is for: "" (wq_gemm_nt), "contiguous" or "masked" (the M-grouped GEMMs).
+tilegemm::GemmType grouping_type(const std::string& grouping) {
+  TILEGEMM_REQUIRE(grouping.empty() || grouping == "contiguous" || grouping == "masked", "grouping",
+                   "None, 'contiguous' or 'masked'", grouping);
+  return grouping.empty()           ? tilegemm::GemmType::kNormal
+         : grouping == "contiguous" ? tilegemm::GemmType::kMGroupedContiguous
+                                    : tilegemm::GemmType::kMGroupedMasked;
+}
+
+// The plan wq_gemm_nt (grouping "") or an M-grouped GEMM over `num_experts` weights (grouping "contiguous": m all
+// experts' rows; "masked": m the expected rows per expert) would choose on the preset `hw` (None: the GPU `device`,
+// RuntimeError without one), with the SM limit `num_sms` (0: every SM): (format_wq_gemm_config's line, fused).
 std::pair<std::string, bool> wq_plan(int m, const LayoutArgs& args, int d_dtype, const std::optional<std::string>& hw,
-                                     int device, int num_sms, const Renames& renames) {
+                                     int device, int num_sms, const std::string& grouping, int num_experts,
+                                     const Renames& renames) {
   return on_host(renames, [&] {
     const tilegemm::WeightLayout l = make_layout(args);
     const tilegemm::DType d = dtype_of(d_dtype, "out_dtype");
@@ -259,7 +294,11 @@ std::pair<std::string, bool> wq_plan(int m, const LayoutArgs& args, int d_dtype,
     const tilegemm::HardwareModel model =
         hw ? tilegemm::sm90_hardware_preset(*hw, "hw") : tilegemm::hardware_from_device(device);
     const int sms = num_sms > 0 && num_sms < model.num_sms ? num_sms : model.num_sms;
-    const tilegemm::WqGemmConfig config = tilegemm::select_wq_gemm_config(m, l, d, model, sms);
+    const tilegemm::GemmType type = grouping_type(grouping);
+    TILEGEMM_REQUIRE(num_experts >= 1 && (num_experts == 1 || type != tilegemm::GemmType::kNormal), "num_experts",
+                     "1 for wq_gemm_nt, or an expert count >= 1 for the M-grouped GEMMs",
+                     fmt::format("{} ({})", num_experts, grouping.empty() ? "wq_gemm_nt" : grouping));
+    const tilegemm::WqGemmConfig config = tilegemm::select_wq_gemm_config(m, l, d, model, sms, type, num_experts);
     return std::make_pair(tilegemm::format_wq_gemm_config(m, l, config), config.fused);
   });
 }
@@ -278,10 +317,18 @@ void register_wq_bindings(nb::module_& m) {
   m.def("wq_unpack", &wq_unpack, "layout"_a, "data"_a, "scales"_a, "zeros"_a, "channel_scales"_a, "out_codes"_a,
         "out_scales"_a, "out_zeros"_a, "out_exponents"_a, "out_channel_scales"_a, "renames"_a,
         "unpack_weight of packed host arrays into the caller's host arrays");
-  m.def("wq_gemm_nt", &wq_gemm_nt, "a"_a, "layout"_a, "pointers"_a, "d"_a, "device"_a, "stream"_a, "num_sms"_a,
-        "renames"_a, "D = A·dequant(W)ᵀ into the caller's `d` view (include/tilegemm/weight_quant.hpp)");
-  m.def("wq_dequantize", &wq_dequantize, "layout"_a, "pointers"_a, "out"_a, "device"_a, "stream"_a, "renames"_a,
-        "dequant(W) [N, K] into the caller's `out` view");
-  m.def("wq_plan", &wq_plan, "m"_a, "layout"_a, "d_dtype"_a, "hw"_a.none(), "device"_a, "num_sms"_a, "renames"_a,
-        "(config line, fused) of wq_gemm_nt's plan for M = m on the preset `hw` or the GPU `device`");
+  m.def("wq_gemm_nt", &wq_gemm_nt, "a"_a, "layout"_a, "pointers"_a, "num_experts"_a, "d"_a, "device"_a, "stream"_a,
+        "num_sms"_a, "renames"_a, "D = A·dequant(W)ᵀ into the caller's `d` view (include/tilegemm/weight_quant.hpp)");
+  m.def("wq_m_grouped_gemm_nt_contiguous", &wq_m_grouped_gemm_nt_contiguous, "a"_a, "layout"_a, "pointers"_a,
+        "num_experts"_a, "d"_a, "grouped_layout"_a, "device"_a, "stream"_a, "num_sms"_a, "renames"_a,
+        "D = A·dequant(W[grouped_layout[row]])ᵀ row by row over the experts' weights");
+  m.def("wq_m_grouped_gemm_nt_masked", &wq_m_grouped_gemm_nt_masked, "a"_a, "layout"_a, "pointers"_a, "num_experts"_a,
+        "d"_a, "masked_m"_a, "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a, "renames"_a,
+        "D[e, :masked_m[e]] = A[e, :masked_m[e]]·dequant(W[e])ᵀ for every expert e");
+  m.def("wq_dequantize", &wq_dequantize, "layout"_a, "pointers"_a, "num_experts"_a, "out"_a, "device"_a, "stream"_a,
+        "renames"_a, "dequant(W) [N, K] into the caller's `out` view");
+  m.def("wq_plan", &wq_plan, "m"_a, "layout"_a, "d_dtype"_a, "hw"_a.none(), "device"_a, "num_sms"_a, "grouping"_a,
+        "num_experts"_a, "renames"_a,
+        "(config line, fused) of the plan of wq_gemm_nt (grouping '') or an M-grouped GEMM ('contiguous', "
+        "'masked') for m rows on the preset `hw` or the GPU `device`");
 }

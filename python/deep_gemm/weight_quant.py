@@ -37,6 +37,20 @@ registers between the load and the tensor cores (bound by reading the packed byt
 weight's for int4 / mxfp4); large M dequantises W once into a 16-bit scratch and runs the dense GEMM. :func:`gemm`
 runs on torch's current stream (CUDA graphs capture it) and uses the SM count ``deep_gemm.set_num_sms`` set.
 
+MoE experts (M-grouped GEMMs, as DeepGEMM's m_grouped_* over a weight per expert)::
+
+    experts = wq.stack([wq.pack_mxfp4(b, e) for b, e in expert_tensors])  # one PackedWeight, num_experts = E
+    d = wq.m_grouped_gemm_masked(a, experts, masked_m, expected_m)       # a [E, M_max, K], masked_m int32 [E]
+    d = wq.m_grouped_gemm_contiguous(a, experts, grouped_layout)         # a [M, K], grouped_layout int32 [M]
+
+:func:`stack` puts single weights of one format and shape together (every array gains a leading [E] dimension;
+``w.expert(i)`` is expert i's weight again, a view). Contiguous: each expert's rows together, starting on a multiple
+of ``deep_gemm.get_mk_alignment_for_contiguous_layout()`` (128), ``grouped_layout`` the expert of each row or -1 for
+padding rows (their outputs are left unspecified). Masked: a slice of ``M_max`` rows per expert, of which the first
+``masked_m[e]`` are computed (read on the GPU; the rest of ``out`` is not written); ``expected_m`` the typical rows per
+expert, which picks the token block. Grouped calls always decode in registers. :func:`reference_grouped_contiguous`
+and :func:`reference_grouped_masked` are their float64 oracles.
+
 Every bad argument raises TypeError (not a tensor, not an int...) or ValueError (a wrong dtype, shape, value or
 device) whose message starts with the argument's name and says what was expected and what was given. Without a GPU,
 :func:`gemm` and :func:`dequantize` still check their arguments, then raise RuntimeError.
@@ -48,13 +62,14 @@ from typing import Optional
 import torch
 
 from . import _C
-from ._checks import dtype_name, is_contiguous, require_bool, require_int, require_tensor, shape_of
+from ._checks import INT32_MAX, dtype_name, is_contiguous, require_bool, require_int, require_tensor, shape_of
 from ._config import num_sms_setting
 from ._tensor import current_stream, device_of
 
 __all__ = [
-    'PackedWeight', 'pack_int4', 'pack_int8', 'pack_mxfp4', 'from_gptq', 'from_awq', 'unpack', 'gemm', 'dequantize',
-    'reference', 'reference_weight', 'plan'
+    'PackedWeight', 'pack_int4', 'pack_int8', 'pack_mxfp4', 'from_gptq', 'from_awq', 'stack', 'unpack', 'gemm',
+    'm_grouped_gemm_contiguous', 'm_grouped_gemm_masked', 'dequantize', 'reference', 'reference_weight',
+    'reference_grouped_contiguous', 'reference_grouped_masked', 'plan'
 ]
 
 _CODES = _C.dtype_codes()
@@ -79,7 +94,13 @@ class PackedWeight:
     ``scales``: int4: [n_pad / 16, groups, 16] of ``act_dtype``; mxfp4: the UE8M0 exponents as torch.uint8 of that
     shape; int8: None. ``zeros``: int4 zero points, torch.uint8 [n_pad / 16, groups, 16], or None (zero point 8).
     ``channel_scales``: int8: torch.float32 [n_pad]; else None. ``groups`` is k_pad / group_size.
-    ``exp_shift`` (mxfp4): max(0, largest exponent - 128), which the kernel's exponent arithmetic needs.
+    ``exp_shift`` (mxfp4): max(0, largest exponent - 128), which the kernel's exponent arithmetic needs (any larger
+    shift, up to 126, gives the same results: a grouped weight's is the largest of its experts').
+
+    ``num_experts``: 1 for one weight; E > 1 for E experts' weights of this format and shape (M-grouped GEMMs, made by
+    :func:`stack`): then every array has a leading [E] dimension (``data`` [E, n_pad / 16, k_pad / 64, bytes] or
+    [E, data bytes], ``scales`` / ``zeros`` [E, n_pad / 16, groups, 16], ``channel_scales`` [E, n_pad]) and
+    :meth:`expert` gives one expert's weight.
     """
     format: str
     act_dtype: torch.dtype
@@ -94,6 +115,7 @@ class PackedWeight:
     scales: Optional[torch.Tensor]
     zeros: Optional[torch.Tensor]
     channel_scales: Optional[torch.Tensor]
+    num_experts: int = 1
 
     def __post_init__(self):
         _require_packed_fields(self)
@@ -102,7 +124,7 @@ class PackedWeight:
         return {name: getattr(self, name) for name in ('data', 'scales', 'zeros', 'channel_scales')}
 
     def to(self, device):
-        """The same weight with every array on ``device``."""
+        """The same weight (all its experts) with every array on ``device``."""
         return dataclasses.replace(self, **{name: t.to(device) for name, t in self._arrays().items() if t is not None})
 
     @property
@@ -111,14 +133,25 @@ class PackedWeight:
 
     @property
     def nbytes(self):
-        """Bytes of the packed arrays (codes, scales, zero points, channel scales)."""
+        """Bytes of the packed arrays (codes, scales, zero points, channel scales), every expert's."""
         return sum(_numel(t) * _element_bytes(t) for t in self._arrays().values() if t is not None)
+
+    def expert(self, i):
+        """Expert ``i``'s weight (0 <= i < num_experts) of a grouped weight: a single PackedWeight whose arrays are
+        views of this one's (no copy), for :func:`gemm`, :func:`dequantize`, :func:`unpack`... It keeps the group's
+        exp_shift (mxfp4: at least its own, which gives the same results). A single weight's expert(0) is itself."""
+        require_int(i, 'i', 0, self.num_experts - 1)
+        if self.num_experts == 1:
+            return self
+        return dataclasses.replace(self, num_experts=1,
+                                   **{name: t[i] for name, t in self._arrays().items() if t is not None})
 
     def __repr__(self):
         packing = f'group_size={self.group_size}, has_zeros={self.has_zeros}, ' if self.format == 'int4' else ''
         shift = f'exp_shift={self.exp_shift}, ' if self.format == 'mxfp4' else ''
+        experts = f'num_experts={self.num_experts}, ' if self.num_experts > 1 else ''
         return (f'PackedWeight(format={self.format!r}, act_dtype={self.act_dtype}, n={self.n}, k={self.k}, '
-                f'{packing}{shift}device={self.device}, nbytes={self.nbytes})')
+                f'{packing}{shift}{experts}device={self.device}, nbytes={self.nbytes})')
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------------
@@ -257,6 +290,7 @@ def _require_packed_fields(w):
     for name in ('n', 'k', 'group_size', 'exp_shift', 'n_pad', 'k_pad'):
         require_int(getattr(w, name), name, 0, 2**31 - 1)
     require_bool(w.has_zeros, 'has_zeros')
+    require_int(w.num_experts, 'num_experts', 1, INT32_MAX)
     group_size, n_pad, k_pad, groups, data_bytes, _, _ = _layout(w.format, w.act_dtype, w.n, w.k, w.group_size,
                                                                  w.has_zeros, [])
     if w.group_size != group_size:
@@ -269,18 +303,21 @@ def _require_packed_fields(w):
     if w.exp_shift > 126:
         raise ValueError(f'exp_shift: expected 0..126 (max(0, largest UE8M0 exponent - 128)), got {w.exp_shift}')
 
+    # A grouped weight's arrays: the experts' one after another, along a leading [E] dimension.
+    lead = [w.num_experts] if w.num_experts > 1 else []
+    of = f'n_pad {n_pad}, k_pad {k_pad}' + (f', {w.num_experts} experts' if lead else '')
     require_tensor(w.data, 'data')
     _require_dtype(w.data, 'data', ('uint8', ))
-    blocks_shape = [n_pad // _ROW_BLOCK, k_pad // _CHUNK_K, _CODE_BYTES[w.format]]
-    if shape_of(w.data) not in (blocks_shape, [data_bytes]):
-        raise ValueError(f'data: expected shape {tuple(blocks_shape)} or ({data_bytes},) (the packed codes of '
-                         f'n_pad {n_pad}, k_pad {k_pad}), got {tuple(shape_of(w.data))}')
-    group_shape = (n_pad // _ROW_BLOCK, groups, _ROW_BLOCK)
+    blocks_shape = lead + [n_pad // _ROW_BLOCK, k_pad // _CHUNK_K, _CODE_BYTES[w.format]]
+    if shape_of(w.data) not in (blocks_shape, lead + [data_bytes]):
+        raise ValueError(f'data: expected shape {tuple(blocks_shape)} or {tuple(lead + [data_bytes])} (the packed '
+                         f'codes of {of}), got {tuple(shape_of(w.data))}')
+    group_shape = tuple(lead) + (n_pad // _ROW_BLOCK, groups, _ROW_BLOCK)
     wanted = {
         'scales': None if w.format == 'int8' else (group_shape, str(w.act_dtype).replace('torch.', '')
                                                    if w.format == 'int4' else 'uint8'),
         'zeros': (group_shape, 'uint8') if w.has_zeros else None,
-        'channel_scales': ((n_pad, ), 'float32') if w.format == 'int8' else None,
+        'channel_scales': (tuple(lead) + (n_pad, ), 'float32') if w.format == 'int8' else None,
     }
     device = _device_str(w.data)
     for name, want in wanted.items():
@@ -295,7 +332,7 @@ def _require_packed_fields(w):
                              'got None')
         require_tensor(t, name)
         _require_dtype(t, name, (want[1], ))
-        _require_shape(t, name, want[0], f'(n_pad {n_pad}, k_pad {k_pad})')
+        _require_shape(t, name, want[0], f'({of})')
         if _device_str(t) != device:
             raise ValueError(f'{name}: expected a tensor on data\'s device {device}, got one on {_device_str(t)}')
     for name, t in w._arrays().items():
@@ -314,8 +351,19 @@ _WEIGHT_RENAMES = [('data', 'w.data'), ('scales', 'w.scales'), ('zeros', 'w.zero
 def _require_weight(w, name='w'):
     if not isinstance(w, PackedWeight):
         raise TypeError(f'{name}: expected a deep_gemm.weight_quant.PackedWeight (from pack_int4, pack_int8, '
-                        f'pack_mxfp4, from_gptq or from_awq), got {type(w).__module__}.{type(w).__qualname__}')
+                        f'pack_mxfp4, from_gptq, from_awq or stack), got {type(w).__module__}.{type(w).__qualname__}')
     return w
+
+
+def _require_single(w, instead):
+    """``w`` (a PackedWeight) when it is one weight; ValueError naming w for a grouped one."""
+    if w.num_experts != 1:
+        raise ValueError(f'w: expected a single weight (num_experts 1), got a grouped weight of {w.num_experts} '
+                         f'experts: pass one expert, w.expert(i){instead}')
+    return w
+
+
+_GROUPED_INSTEAD = ', or use m_grouped_gemm_contiguous / m_grouped_gemm_masked'
 
 
 # --- packing ---------------------------------------------------------------------------------------------------------
@@ -514,11 +562,66 @@ def from_awq(qweight, qzeros, scales, group_size):
     return _import('awq', qweight, qzeros, scales, n, k, group_size, False)
 
 
+# --- MoE experts -----------------------------------------------------------------------------------------------------
+
+
+_STACKED_FIELDS = ('format', 'act_dtype', 'n', 'k', 'group_size', 'has_zeros')
+
+
+def stack(weights):
+    """One grouped weight of E experts (``num_experts`` E) from a list or tuple of E single weights of one format,
+    act_dtype, N, K, group size, zero points and device: each array is the experts' arrays stacked along a new
+    leading dimension (a copy), ``exp_shift`` the largest of theirs (mxfp4). One weight: that weight itself. For
+    :func:`m_grouped_gemm_contiguous` / :func:`m_grouped_gemm_masked`; ``stack(ws).expert(i)`` has ws[i]'s arrays."""
+    if not isinstance(weights, (list, tuple)):
+        raise TypeError(f'weights: expected a list or tuple of PackedWeights (one per expert), got '
+                        f'{type(weights).__module__}.{type(weights).__qualname__}')
+    if not weights:
+        raise ValueError('weights: expected at least one PackedWeight (one per expert), got an empty '
+                         f'{type(weights).__name__}')
+    for i, w in enumerate(weights):
+        _require_weight(w, f'weights[{i}]')
+        if w.num_experts != 1:
+            raise ValueError(f'weights[{i}]: expected a single weight (num_experts 1), got a grouped weight of '
+                             f'{w.num_experts} experts (stack its experts: w.expert(j))')
+    first = weights[0]
+    for i, w in enumerate(weights[1:], 1):
+        for field in _STACKED_FIELDS:
+            if getattr(w, field) != getattr(first, field):
+                raise ValueError(f'weights[{i}]: expected {field} {getattr(first, field)!r} as weights[0] (the '
+                                 f'experts share one layout), got {getattr(w, field)!r}')
+        if _device_str(w.data) != _device_str(first.data):
+            raise ValueError(f'weights[{i}]: expected a weight on weights[0]\'s device {_device_str(first.data)}, got '
+                             f'one on {_device_str(w.data)}')
+    if len(weights) == 1:
+        return first
+    blocks = [first.n_pad // _ROW_BLOCK, first.k_pad // _CHUNK_K, _CODE_BYTES[first.format]]
+    arrays = {}
+    for name, t in first._arrays().items():
+        if t is not None:
+            parts = [getattr(w, name) for w in weights]
+            arrays[name] = torch.stack([p.reshape(blocks) for p in parts] if name == 'data' else parts)
+    return dataclasses.replace(first, exp_shift=max(w.exp_shift for w in weights), num_experts=len(weights),
+                               **arrays)
+
+
+# --- unpacking -------------------------------------------------------------------------------------------------------
+
+
+def _own_exp_shift(w, scales):
+    """max(0, largest exponent - 128) over the exponents of an mxfp4 weight's N rows (CPU ``scales`` table)."""
+    groups = -(-w.k // _MX_GROUP)
+    table = scales.reshape(w.n_pad // _ROW_BLOCK, -1, _ROW_BLOCK).transpose(1, 2).reshape(w.n_pad, -1)
+    return max(0, int(table[:w.n, :groups].max()) - 128)
+
+
 def unpack(w):
     """The inverse of packing, as CPU tensors: ``codes`` torch.uint8 [N, K] (int4 / mxfp4: 0..15; int8: q + 128),
     and int4: ``scales`` [N, K / group] of act_dtype, ``zeros`` torch.uint8 [N, K / group] (with zero points);
-    int8: ``channel_scales`` torch.float32 [N]; mxfp4: ``exponents`` torch.uint8 [N, ceil(K / 32)]."""
+    int8: ``channel_scales`` torch.float32 [N]; mxfp4: ``exponents`` torch.uint8 [N, ceil(K / 32)]. One weight (of
+    a grouped one: ``unpack(w.expert(i))``); mxfp4: its exp_shift must be at least its exponents' own."""
     _require_weight(w)
+    _require_single(w, '')
     n, k = w.n, w.k
     groups = 0 if w.format == 'int8' else -(-k // w.group_size)
     out = {'codes': torch.empty((n, k), dtype=torch.uint8)}
@@ -531,7 +634,15 @@ def unpack(w):
     else:
         out['channel_scales'] = torch.empty((n, ), dtype=torch.float32)
     arrays = {name: None if t is None else _cpu(t) for name, t in w._arrays().items()}
-    _C.wq_unpack(_packed_layout(w), *(_byte_array(arrays[f]) for f in ('data', 'scales', 'zeros')),
+    layout = _packed_layout(w)
+    if w.format == 'mxfp4':
+        # The library's unpack wants the exponents' own shift; an expert of a grouped weight carries the group's.
+        own = _own_exp_shift(w, arrays['scales'])
+        if w.exp_shift < own:
+            raise ValueError(f'w.exp_shift: expected at least {own} (max(0, largest exponent - 128) of the weight\'s '
+                             f'exponents), got {w.exp_shift}')
+        layout = layout[:6] + (own, ) + layout[7:]
+    _C.wq_unpack(layout, *(_byte_array(arrays[f]) for f in ('data', 'scales', 'zeros')),
                  _host_array(arrays['channel_scales']), _host_array(out['codes']),
                  _host_array(None if 'scales' not in out else out['scales'].view(torch.int16)),
                  _host_array(out.get('zeros')), _host_array(out.get('exponents')),
@@ -562,12 +673,83 @@ def reference(a, w):
     """``a.double() @ W.double().T`` in float64 on the CPU: the oracle :func:`gemm`'s results are checked against.
     ``a``: a floating-point [M, K] tensor on any device."""
     _require_weight(w)
+    _require_single(w, ', or use reference_grouped_contiguous / reference_grouped_masked')
     m, k = _require_2d(a, 'a', '[M, K] of activations')
     if not a.dtype.is_floating_point:
         raise ValueError(f'a: expected a floating-point tensor, got {a.dtype}')
     if k != w.k:
         raise ValueError(f'a: expected shape ({m}, {w.k}) (K as the weight\'s), got {(m, k)}')
     return _cpu(a).to(torch.float64) @ reference_weight(w).T
+
+
+def _float_activations(a, ndim, what):
+    require_tensor(a, 'a')
+    shape = shape_of(a)
+    if len(shape) != ndim:
+        raise ValueError(f'a: expected a {ndim}-D tensor {what}, got {len(shape)}-D {tuple(shape)}')
+    if not a.dtype.is_floating_point:
+        raise ValueError(f'a: expected a floating-point tensor, got {a.dtype}')
+    return shape
+
+
+def _host_indices(t, name, length, low, high, what):
+    """``t`` (an integer [length] tensor on any device) as CPU int64, each value checked in low..high."""
+    require_tensor(t, name)
+    _require_dtype(t, name, _INTEGER_DTYPES, f' ({what})')
+    _require_shape(t, name, (length, ), f'({what})')
+    t = _cpu(t).to(torch.int64)
+    bad = (t < low) | (t > high)
+    if bool(bad.any()):
+        i = int(bad.nonzero()[0, 0])
+        raise ValueError(f'{name}: expected {what} in {low}..{high}, got {int(t[i])} at {i}')
+    return t
+
+
+def reference_grouped_contiguous(a, w, grouped_layout):
+    """The float64 oracle of :func:`m_grouped_gemm_contiguous`, on the CPU: row r of the result is
+    ``a[r] @ W[grouped_layout[r]].T`` (W[e] the float64 weight of ``w.expert(e)``), or NaN for a padding row
+    (grouped_layout -1: the GPU leaves those unspecified). ``a``: a floating-point [M, K] tensor on any device;
+    ``grouped_layout``: an integer [M] tensor of experts -1..E-1 (alignment not checked). Returns float64 [M, N]."""
+    _require_weight(w)
+    m, k = _float_activations(a, 2, '[M, K] of every expert\'s rows')
+    if k != w.k:
+        raise ValueError(f'a: expected shape ({m}, {w.k}) (K as the weight\'s), got {(m, k)}')
+    experts = _host_indices(grouped_layout, 'grouped_layout', m, -1, w.num_experts - 1,
+                            'the expert of each row of a, -1 for padding')
+    a64 = _cpu(a).to(torch.float64)
+    out = torch.full((m, w.n), float('nan'), dtype=torch.float64)
+    for e in range(w.num_experts):
+        rows = (experts == e).nonzero()[:, 0]
+        if rows.numel():
+            out[rows] = a64[rows] @ reference_weight(w.expert(e)).T
+    return out
+
+
+def reference_grouped_masked(a, w, masked_m):
+    """The float64 oracle of :func:`m_grouped_gemm_masked`, on the CPU: ``out[e, i] = a[e, i] @ W[e].T`` for
+    i < masked_m[e] (W[e] the float64 weight of ``w.expert(e)``), NaN past it (rows the GPU does not write).
+    ``a``: a floating-point [E, M_max, K] tensor on any device, E = w.num_experts; ``masked_m``: an integer [E] tensor
+    of row counts 0..M_max. Returns float64 [E, M_max, N]."""
+    _require_weight(w)
+    experts, m_max, k = _float_activations(a, 3, '[E, M_max, K] of each expert\'s rows')
+    if k != w.k:
+        raise ValueError(f'a: expected shape ({experts}, {m_max}, {w.k}) (K as the weight\'s), got '
+                         f'{(experts, m_max, k)}')
+    _require_experts(w, experts, a)
+    counts = _host_indices(masked_m, 'masked_m', experts, 0, m_max, 'the valid rows of each expert')
+    a64 = _cpu(a).to(torch.float64)
+    out = torch.full((experts, m_max, w.n), float('nan'), dtype=torch.float64)
+    for e in range(experts):
+        rows = int(counts[e])
+        if rows:
+            out[e, :rows] = a64[e, :rows] @ reference_weight(w.expert(e)).T
+    return out
+
+
+def _require_experts(w, experts, a):
+    if w.num_experts != experts:
+        raise ValueError(f'w: expected a grouped weight of {experts} experts (one per slice of a '
+                         f'{tuple(shape_of(a))}), got num_experts {w.num_experts}')
 
 
 # --- the GPU calls -----------------------------------------------------------------------------------------------------
@@ -590,10 +772,51 @@ def _weight_on(w, device):
     return tuple(0 if t is None else int(t.data_ptr()) for t in w._arrays().values())
 
 
+def _index_view(t, name, what):
+    """(data_ptr, dtype code, shape, strides) of an int32 CUDA tensor."""
+    require_tensor(t, name)
+    _require_dtype(t, name, ('int32', ), f' ({what})')
+    device_of(t, name)
+    return (int(t.data_ptr()), _CODES['int32'], shape_of(t), [int(s) for s in t.stride()])
+
+
+def _on_device(t, name, device):
+    if device_of(t, name) != device:
+        raise ValueError(f'{name}: expected a tensor on cuda:{device} like a, got one on {t.device}')
+
+
+def _output(out, a, shape, device):
+    """``out`` checked (a bf16 / fp16 / fp32 tensor on ``device``; its shape is the library's check), or a new tensor
+    of ``shape`` and a's dtype."""
+    if out is None:
+        return torch.empty(shape, dtype=a.dtype, device=a.device)
+    require_tensor(out, 'out')
+    _require_dtype(out, 'out', ('bfloat16', 'float16', 'float32'))
+    _on_device(out, 'out', device)
+    return out
+
+
+def _activations(a, w, ndim, what):
+    """a's shape, once it is a ``ndim``-D tensor of w.act_dtype; and its CUDA device."""
+    require_tensor(a, 'a')
+    shape = shape_of(a)
+    if len(shape) != ndim:
+        raise ValueError(f'a: expected a {ndim}-D tensor {what}, got {len(shape)}-D {tuple(shape)}')
+    if max(shape) > INT32_MAX:
+        raise ValueError(f'a: expected sizes below 2^31 (the library\'s 32-bit sizes), got {tuple(shape)}')
+    _require_dtype(a, 'a', (str(w.act_dtype).replace('torch.', ''), ), ' (the weight\'s act_dtype)')
+    return shape, device_of(a, 'a')
+
+
+_GEMM_RENAMES = [('d', 'out')]
+
+
 def gemm(a, w, out=None):
     """``out = a @ dequant(w).T``: ``a`` [M, K] of w.act_dtype on the GPU, ``out`` [M, N] bf16, fp16 or fp32 on the
-    same device (default: a new tensor of a's dtype). Runs on torch's current stream; returns ``out``."""
+    same device (default: a new tensor of a's dtype). Runs on torch's current stream; returns ``out``. One weight (a
+    grouped weight's experts: :func:`m_grouped_gemm_contiguous` / :func:`m_grouped_gemm_masked`, or w.expert(i))."""
     _require_weight(w)
+    _require_single(w, _GROUPED_INSTEAD)
     _require_2d(a, 'a', '[M, K] of activations')
     _require_dtype(a, 'a', (str(w.act_dtype).replace('torch.', ''), ), ' (the weight\'s act_dtype)')
     device = device_of(a, 'a')
@@ -605,14 +828,59 @@ def gemm(a, w, out=None):
         _require_dtype(out, 'out', ('bfloat16', 'float16', 'float32'))
         if device_of(out, 'out') != device:
             raise ValueError(f'out: expected a tensor on cuda:{device} like a, got one on {out.device}')
-    _C.wq_gemm_nt(_view(a, 'a'), _packed_layout(w), pointers, _view(out, 'out'), device, current_stream(device),
-                  num_sms_setting(), [('d', 'out')] + _WEIGHT_RENAMES)
+    _C.wq_gemm_nt(_view(a, 'a'), _packed_layout(w), pointers, w.num_experts, _view(out, 'out'), device,
+                  current_stream(device), num_sms_setting(), _GEMM_RENAMES + _WEIGHT_RENAMES)
+    return out
+
+
+def m_grouped_gemm_contiguous(a, w, grouped_layout, out=None):
+    """MoE experts, rows grouped by expert: ``out[r] = a[r] @ dequant(w.expert(grouped_layout[r])).T``.
+
+    ``a``: [M, K] of w.act_dtype on the GPU, each expert's rows together and starting on a multiple of
+    ``deep_gemm.get_mk_alignment_for_contiguous_layout()`` (128), M a multiple of it. ``w``: a grouped weight
+    (:func:`stack`) of E experts on a's GPU. ``grouped_layout``: torch.int32 [M], the expert (0..E-1) of each row, or
+    -1 for a padding row, whose ``out`` row is left unspecified (the values are read on the GPU, not checked).
+    ``out``: [M, N] bf16, fp16 or fp32 (default: a new tensor of a's dtype). Runs on torch's current stream, decoding
+    in registers; returns ``out``."""
+    _require_weight(w)
+    (m, _), device = _activations(a, w, 2, '[M, K] of every expert\'s rows')
+    pointers = _weight_on(w, device)
+    layout = _index_view(grouped_layout, 'grouped_layout', 'the expert of each row, -1 for padding')
+    _on_device(grouped_layout, 'grouped_layout', device)
+    out = _output(out, a, (m, w.n), device)
+    _C.wq_m_grouped_gemm_nt_contiguous(_view(a, 'a'), _packed_layout(w), pointers, w.num_experts, _view(out, 'out'),
+                                       layout, device, current_stream(device), num_sms_setting(),
+                                       _GEMM_RENAMES + _WEIGHT_RENAMES)
+    return out
+
+
+def m_grouped_gemm_masked(a, w, masked_m, expected_m, out=None):
+    """MoE experts, a slice of rows per expert: ``out[e, :masked_m[e]] = a[e, :masked_m[e]] @ dequant(w.expert(e)).T``.
+
+    ``a``: [E, M_max, K] of w.act_dtype on the GPU. ``w``: a grouped weight (:func:`stack`) of E experts on a's GPU.
+    ``masked_m``: torch.int32 [E], the valid rows of each expert, 0..M_max (read on the GPU, not checked); rows past
+    it are not written (a default ``out`` holds whatever torch.empty gave there). ``expected_m``: the typical rows per
+    expert (an int >= 1), which picks the token block. ``out``: [E, M_max, N] bf16, fp16 or fp32 (default: a new
+    tensor of a's dtype). Runs on torch's current stream, decoding in registers; returns ``out``."""
+    _require_weight(w)
+    (experts, m_max, _), device = _activations(a, w, 3, '[E, M_max, K] of each expert\'s rows')
+    _require_experts(w, experts, a)
+    pointers = _weight_on(w, device)
+    counts = _index_view(masked_m, 'masked_m', 'the valid rows of each expert')
+    _on_device(masked_m, 'masked_m', device)
+    require_int(expected_m, 'expected_m', 1, INT32_MAX)
+    out = _output(out, a, (experts, m_max, w.n), device)
+    _C.wq_m_grouped_gemm_nt_masked(_view(a, 'a'), _packed_layout(w), pointers, w.num_experts, _view(out, 'out'),
+                                   counts, expected_m, device, current_stream(device), num_sms_setting(),
+                                   _GEMM_RENAMES + _WEIGHT_RENAMES)
     return out
 
 
 def dequantize(w, out=None):
-    """W [N, K] of w.act_dtype decoded on the GPU into ``out`` (default: a new tensor on w's device); returns it."""
+    """W [N, K] of w.act_dtype decoded on the GPU into ``out`` (default: a new tensor on w's device); returns it. One
+    weight (a grouped weight's experts one at a time: ``dequantize(w.expert(i))``)."""
     _require_weight(w)
+    _require_single(w, '')
     if out is None:
         if getattr(w.device, 'type', None) != 'cuda':
             raise ValueError(f'w: expected a packed weight on a CUDA device (w.to(\'cuda\')), got one on {w.device}')
@@ -623,17 +891,34 @@ def dequantize(w, out=None):
         _require_dtype(out, 'out', (str(w.act_dtype).replace('torch.', ''), ), ' (the weight\'s act_dtype)')
         device = device_of(out, 'out')
     pointers = _weight_on(w, device)
-    _C.wq_dequantize(_packed_layout(w), pointers, _view(out, 'out'), device, current_stream(device), _WEIGHT_RENAMES)
+    _C.wq_dequantize(_packed_layout(w), pointers, w.num_experts, _view(out, 'out'), device, current_stream(device),
+                     _WEIGHT_RENAMES)
     return out
 
 
-def plan(m, w, out_dtype=None, hw=None):
+_GROUPINGS = (None, 'contiguous', 'masked')
+
+
+def plan(m, w, out_dtype=None, hw=None, grouping=None):
     """How :func:`gemm` runs M = ``m`` tokens through ``w`` into ``out_dtype`` (default: w.act_dtype): the plan's
     line (what ``DG_PRINT_CONFIGS=1`` prints) and whether it decodes in registers (True) or dequantises then runs the
     dense GEMM (False). ``hw``: a Hopper preset name ('h100-sxm', 'h800', 'h200', 'h20'), or None for w's GPU (the
-    current one when w is on the CPU; RuntimeError without a GPU). Honours deep_gemm.set_num_sms."""
+    current one when w is on the CPU; RuntimeError without a GPU). Honours deep_gemm.set_num_sms.
+
+    ``grouping``: None (:func:`gemm`), 'contiguous' (:func:`m_grouped_gemm_contiguous`, ``m`` every expert's rows M)
+    or 'masked' (:func:`m_grouped_gemm_masked`, ``m`` the rows per expert: min(expected_m, M_max)), over w's
+    num_experts experts (a grouped weight needs a grouping). Grouped plans always decode in registers, without a K
+    split; a masked plan's grid is its CTAs per expert (one row of them per expert)."""
     _require_weight(w)
     require_int(m, 'm', 1, 2**31 - 1)
+    if grouping is not None and not isinstance(grouping, str):
+        raise TypeError(f'grouping: expected None, \'contiguous\' or \'masked\', got {type(grouping).__name__} '
+                        f'{grouping!r}')
+    if grouping not in _GROUPINGS:
+        raise ValueError(f'grouping: expected None, \'contiguous\' or \'masked\', got {grouping!r}')
+    if grouping is None and w.num_experts > 1:
+        raise ValueError(f'grouping: expected \'contiguous\' or \'masked\' for a grouped weight of '
+                         f'{w.num_experts} experts (gemm takes one weight), got None')
     if out_dtype is None:
         out_dtype = w.act_dtype
     if not isinstance(out_dtype, torch.dtype):
@@ -648,4 +933,5 @@ def plan(m, w, out_dtype=None, hw=None):
         device = 0 if where.index is None else where.index
     else:
         device = torch.cuda.current_device() if hw is None and torch.cuda.is_available() else 0
-    return _C.wq_plan(m, _layout_args(w), _CODES[short], hw, device, num_sms_setting(), [])
+    return _C.wq_plan(m, _layout_args(w), _CODES[short], hw, device, num_sms_setting(), grouping or '',
+                      w.num_experts, [])

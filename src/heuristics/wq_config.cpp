@@ -165,7 +165,8 @@ std::string format_wq_gemm_config(int m, const WeightLayout& w, const WqGemmConf
       "wq_gemm m={} n={} k={} {} {} -> {} block_m={} stages={} splits={} grid={} smem={} | packed {:.2f} MB, model "
       "fused {:.1f} us, dequantise+dense {}",
       m, w.n, w.k, packing, dtype_name(w.act_dtype), c.fused ? "fused" : "dequantise+dense", c.block_m, c.stages,
-      c.num_splits, c.grid, c.smem_bytes, c.packed_bytes / 1e6, c.fused_us, dequant);
+      c.num_splits, c.grid_y > 1 ? fmt::format("{}x{}", c.grid, c.grid_y) : fmt::format("{}", c.grid), c.smem_bytes,
+      c.packed_bytes / 1e6, c.fused_us, dequant);
 }
 
 }  // namespace tilegemm

@@ -1,6 +1,9 @@
 """deep_gemm.weight_quant on the GPU (skipped without one): gemm() of every format against the float64 reference()
 for decode to prefill M, ragged and DeepSeek-sized N and K, bf16 / fp16 / fp32 outputs; dequantize() against the
-float64 weights; strided operands, torch's current stream, set_num_sms, the dense path and repeatability.
+float64 weights; strided operands, torch's current stream, set_num_sms, the dense path and repeatability. MoE
+experts: m_grouped_gemm_masked (0, 1, 17 and M_max valid rows) and m_grouped_gemm_contiguous (experts of 1, 130 and 64
+rows, each padded to the alignment) of every format against the float64 grouped references, rows past masked_m left
+unwritten, and one expert's view of a grouped weight through gemm() and dequantize().
 
 Each case draws fresh random inputs (never zeros: a kernel that dropped a term must show it). The bar: DeepGEMM's
 calc_diff < 1e-4, and every element within |got - ref| <= 2^-7 (|a| @ |W|.T) + 2^-8 |ref| (the weight decoded to
@@ -192,3 +195,91 @@ def test_the_dense_path():
     for out_dtype in (BF16, FP32):
         out = torch.full((m, n), float('nan'), dtype=out_dtype, device='cuda')
         check(wq.gemm(a, w, out=out), ref, bound, f'dense m={m} -> {out_dtype}')
+
+
+# --- MoE experts -------------------------------------------------------------------------------------------------------
+
+# mxfp4 experts' exponent ranges: exponent shifts 0, 5, 2 and 0, so the grouped weight's (5) exceeds most experts' own.
+EXPERT_EXPONENTS = [(122, 129), (120, 134), (124, 131), (118, 127)]
+
+
+def random_experts(fmt, act_dtype, group, zeros, count, n, k):
+    """``count`` fresh weights of one layout, stacked, on the GPU."""
+    ws = [random_weight(fmt, act_dtype, group, zeros, n, k, exponents=EXPERT_EXPONENTS[e % 4]) for e in range(count)]
+    if fmt == 'mxfp4':
+        assert len({w.exp_shift for w in ws}) > 1
+    return wq.stack(ws).to('cuda')
+
+
+def expert_weights_abs(w):
+    return [wq.reference_weight(w.expert(e)).abs() for e in range(w.num_experts)]
+
+
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])
+def test_m_grouped_masked_against_float64(name, fmt, act_dtype, group, zeros, small_k):
+    n, k, m_max = 200, small_k, 64
+    counts = [0, 1, 17, m_max]
+    w = random_experts(fmt, act_dtype, group, zeros, len(counts), n, k)
+    a = torch.randn(len(counts), m_max, k, dtype=act_dtype, device='cuda')
+    masked_m = torch.tensor(counts, dtype=torch.int32, device='cuda')
+    ref = wq.reference_grouped_masked(a, w, masked_m)
+    valid = torch.arange(m_max)[None, :] < torch.tensor(counts)[:, None]  # [E, M_max]: the rows computed
+    assert bool(ref[valid].isfinite().all()) and bool(ref[~valid].isnan().all())
+    a_abs = a.double().abs().cpu()
+    bound = torch.stack([a_abs[e] @ wabs.T for e, wabs in enumerate(expert_weights_abs(w))])
+    # expected_m picks the token block (8, 16 or 64 rows here): each must cover 17 and M_max rows.
+    for out_dtype, expected_m in ((act_dtype, 16), (FP32, 1), (FP32, 64)):
+        label = f'{name} masked {counts} n={n} k={k} expected_m={expected_m} -> {out_dtype}'
+        assert wq.plan(expected_m, w, out_dtype, grouping='masked')[1]
+        out = torch.full((len(counts), m_max, n), float('nan'), dtype=out_dtype, device='cuda')
+        assert wq.m_grouped_gemm_masked(a, w, masked_m, expected_m, out=out) is out
+        got = out.double().cpu()
+        check(got[valid], ref[valid], bound[valid], label)
+        assert bool(got[~valid].isnan().all()), f'{label}: rows past masked_m written'
+        again = torch.full_like(out, float('nan'))
+        wq.m_grouped_gemm_masked(a, w, masked_m, expected_m, out=again)
+        assert torch.equal(got[valid], again.double().cpu()[valid]), f'{label}: two calls differ'
+    default = wq.m_grouped_gemm_masked(a, w, masked_m, 16)
+    assert default.dtype == act_dtype and tuple(default.shape) == (len(counts), m_max, n)
+    check(default.double().cpu()[valid], ref[valid], bound[valid], f'{name} masked, default out')
+    # One expert's view of the grouped weight (offset arrays, the group's exponent shift) runs alone too.
+    for e, rows in enumerate(counts):
+        if rows:
+            single = wq.gemm(a[e, :rows], w.expert(e))
+            check(single, ref[e, :rows], bound[e, :rows], f'{name} gemm(a[{e}], w.expert({e}))')
+    ulp, tiny = (2.0**-8, 2.0**-133) if act_dtype == BF16 else (2.0**-11, 2.0**-24)
+    for e in range(len(counts)):
+        want = wq.reference_weight(w.expert(e))
+        err = (wq.dequantize(w.expert(e)).double().cpu() - want).abs()
+        assert bool((err <= want.abs() * ulp + tiny).all()), f'{name} dequantize(w.expert({e}))'
+
+
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])
+def test_m_grouped_contiguous_against_float64(name, fmt, act_dtype, group, zeros, small_k):
+    n, k = 200, small_k
+    align = deep_gemm.get_mk_alignment_for_contiguous_layout()
+    rows = [1, 130, 64]  # each expert's rows padded with -1 rows to the alignment
+    layout = []
+    for e, r in enumerate(rows):
+        layout += [e] * r + [-1] * (-(-r // align) * align - r)
+    m = len(layout)
+    w = random_experts(fmt, act_dtype, group, zeros, len(rows), n, k)
+    a = torch.randn(m, k, dtype=act_dtype, device='cuda')
+    grouped_layout = torch.tensor(layout, dtype=torch.int32, device='cuda')
+    ref = wq.reference_grouped_contiguous(a, w, grouped_layout)
+    experts = torch.tensor(layout)
+    valid = experts >= 0
+    a_abs = a.double().abs().cpu()
+    bound = torch.zeros(m, n, dtype=torch.float64)
+    for e, wabs in enumerate(expert_weights_abs(w)):
+        bound[experts == e] = a_abs[experts == e] @ wabs.T
+    for out_dtype in (act_dtype, FP32):
+        label = f'{name} contiguous {rows} (M {m}) n={n} k={k} -> {out_dtype}'
+        assert wq.plan(m, w, out_dtype, grouping='contiguous')[1]
+        out = torch.full((m, n), float('nan'), dtype=out_dtype, device='cuda')
+        assert wq.m_grouped_gemm_contiguous(a, w, grouped_layout, out=out) is out
+        # Padding rows are unspecified: the valid rows only.
+        check(out.double().cpu()[valid], ref[valid], bound[valid], label)
+    default = wq.m_grouped_gemm_contiguous(a, w, grouped_layout)
+    assert default.dtype == act_dtype and tuple(default.shape) == (m, n)
+    check(default.double().cpu()[valid], ref[valid], bound[valid], f'{name} contiguous, default out')

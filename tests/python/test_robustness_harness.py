@@ -64,6 +64,10 @@ def test_problems_meet_the_contracts():
         elif kind == 'hc_prenorm':
             assert p['n'] in (8, 16, 24, 32) and p['k'] % 8 == 0 and p['k'] > 0, p
             assert p['num_splits'] is None or 1 <= p['num_splits'] <= 20, p
+        elif kind == 'weight_quant':
+            assert p['k'] % 8 == 0 and p['k'] > 0 and p['n'] > 0, p
+            assert p['format'] != 'int4' or p['k'] % p['group_size'] == 0, p
+            assert p['format'] != 'mxfp4' or p['act'] == 'bf16', p
     grouped = [p for p in ALL if p['kind'].startswith('m_grouped')]
     assert any(0 in p['group_rows'] for p in grouped)
     assert any(0 in p['masked_m'] for p in ALL if p['kind'].startswith('masked'))
@@ -72,6 +76,11 @@ def test_problems_meet_the_contracts():
     assert {p['n'] for p in hc} == {8, 16, 24, 32} and any(p['k'] % 128 for p in hc) and max(p['k'] for p in hc) > 4096
     assert any(p['num_splits'] is None for p in hc) and any(p['num_splits'] == 1 for p in hc)
     assert any(p['num_splits'] and p['num_splits'] > -(-p['k'] // 128) for p in hc)  # splits with no K
+    wq = [p for p in ALL if p['kind'] == 'weight_quant']
+    assert {(p['format'], p['group_size']) for p in wq} == {('int4', 32), ('int4', 64), ('int4', 128), ('int8', 0),
+                                                            ('mxfp4', 32)}
+    assert {p['act'] for p in wq} == {'bf16', 'fp16'} and {p['d_dtype'] for p in wq} == {'bf16', 'fp16', 'fp32'}
+    assert any(p['k'] % 64 for p in wq) and any(p['n'] % 16 for p in wq)
 
 
 def test_small_limits_hold():
@@ -168,7 +177,7 @@ def test_graph_section_covers_every_exported_gemm():
     gemm_names = {n for n in dir(deep_gemm) if callable(getattr(deep_gemm, n)) and
                   ('gemm' in n or 'einsum' in n) and not n.startswith(('_', 'get_', 'set_'))}
     assert set(run.EXPORTED_GEMMS) == gemm_names
-    assert set(run.one_problem_per_function(2026, problems.SMALL)) == gemm_names
+    assert set(run.one_problem_per_function(2026, problems.SMALL)) == gemm_names | set(run.OWN_GEMMS)
 
 
 @pytest.mark.parametrize('fault', ['fault-crash', 'fault-hang'])

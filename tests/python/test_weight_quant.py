@@ -2,6 +2,9 @@
 fp16, ragged N and K), the packed bytes against an encoder of wq_params.hpp's table written here, GPTQ / AWQ imports
 against int32 words encoded here, reference() against a direct sum, every bad argument named, gemm() / dequantize()
 without a GPU (arguments checked first, then a RuntimeError), and the module kept out of deep_gemm's top level.
+MoE experts: stack() / expert() round trips, the grouped weight's fields, the grouped GEMMs' bad arguments named (by
+this module, then by the library before the missing GPU is reported), grouped plans on a preset and the grouped
+references against a direct sum.
 """
 import dataclasses
 import math
@@ -451,8 +454,13 @@ def test_packed_weight_fields_are_checked():
     mx = wq.pack_mxfp4(*mxfp4_case(16, 64))
     raises(ValueError, 'act_dtype', dataclasses.replace, mx, act_dtype=FP16, scales=mx.scales)
     raises(TypeError, 'w', wq.unpack, {'data': w.data})
-    # A weight whose exp_shift is not its exponents' is refused when read.
-    raises(ValueError, 'w.exp_shift', wq.unpack, dataclasses.replace(mx, exp_shift=mx.exp_shift + 1))
+    # A weight whose exp_shift is below its exponents' is refused when read; a larger one (a grouped weight's, which
+    # its experts keep) gives the same values.
+    assert mx.exp_shift > 0
+    lower = dataclasses.replace(mx, exp_shift=mx.exp_shift - 1)
+    assert 'at least' in raises(ValueError, 'w.exp_shift', wq.unpack, lower)
+    wider = wq.unpack(dataclasses.replace(mx, exp_shift=mx.exp_shift + 1))
+    assert all(torch.equal(wider[name], t) for name, t in wq.unpack(mx).items())
 
 
 # --- the GPU calls without a GPU ---------------------------------------------------------------------------------------
@@ -560,6 +568,350 @@ def test_plan_follows_set_num_sms():
 def test_plan_without_a_preset_needs_a_gpu():
     with pytest.raises(RuntimeError, match='GPU'):
         wq.plan(1, weights()['int8'])
+
+
+# --- MoE experts: stack() and expert() --------------------------------------------------------------------------------
+
+
+def expert_weights(fmt, count=3, n=24, k=128):
+    """``count`` single weights of one layout; mxfp4's with exponent shifts 0, 5 and 72 (then 0, 5, 72...)."""
+    out = []
+    for e in range(count):
+        if fmt == 'int4':
+            out.append(wq.pack_int4(*int4_case(n, k, 64, True, BF16)))
+        elif fmt == 'int8':
+            out.append(wq.pack_int8(torch.randint(-128, 128, (n, k), dtype=torch.int8), torch.rand(n) + 0.5, FP16))
+        else:
+            blocks, exponents = mxfp4_case(n, k)
+            exponents = exponents % 100 + 29  # at most 128: shift 0
+            exponents[e % n, 0] = (128, 133, 200)[e % 3]
+            out.append(wq.pack_mxfp4(blocks, exponents))
+    return out
+
+
+ARRAYS = ('data', 'scales', 'zeros', 'channel_scales')
+
+
+@pytest.mark.parametrize('fmt', ['int4', 'int8', 'mxfp4'])
+def test_stack_then_expert_gives_back_each_weight(fmt):
+    ws = expert_weights(fmt)
+    g = wq.stack(ws)
+    assert g.num_experts == 3 and all(w.num_experts == 1 for w in ws)
+    assert (g.format, g.act_dtype, g.n, g.k, g.group_size, g.has_zeros, g.n_pad, g.k_pad) == \
+        (ws[0].format, ws[0].act_dtype, ws[0].n, ws[0].k, ws[0].group_size, ws[0].has_zeros, ws[0].n_pad, ws[0].k_pad)
+    assert g.exp_shift == max(w.exp_shift for w in ws)
+    if fmt == 'mxfp4':
+        assert [w.exp_shift for w in ws] == [0, 5, 72] and g.exp_shift == 72
+    for name in ARRAYS:
+        t = getattr(g, name)
+        if getattr(ws[0], name) is None:
+            assert t is None
+            continue
+        assert tuple(t.shape) == (3, ) + tuple(getattr(ws[0], name).shape) and t.dtype == getattr(ws[0], name).dtype
+    assert g.nbytes == sum(w.nbytes for w in ws)
+    assert 'num_experts=3' in repr(g) and 'num_experts' not in repr(ws[0])
+    for i, w in enumerate(ws):
+        e = g.expert(i)
+        assert e.num_experts == 1 and e.exp_shift == g.exp_shift
+        for name in ARRAYS:
+            if getattr(w, name) is not None:
+                assert torch.equal(getattr(e, name), getattr(w, name)), (i, name)
+        assert e.data.data_ptr() == g.data[i].data_ptr()  # a view, not a copy
+        # The group's (larger) exponent shift reads back the same codes and the same float64 weight.
+        assert all(torch.equal(t, wq.unpack(w)[name]) for name, t in wq.unpack(e).items())
+        assert torch.equal(wq.reference_weight(e), wq.reference_weight(w))
+    # to() moves every expert; a single weight is its own expert 0; stacking one weight gives it back.
+    meta = g.to('meta')
+    assert meta.num_experts == 3 and meta.device.type == 'meta' and meta.nbytes == g.nbytes
+    assert meta.expert(2).data.device.type == 'meta'
+    assert ws[0].expert(0) is ws[0] and wq.stack([ws[1]]) is ws[1] and wq.stack(tuple(ws)).num_experts == 3
+    # Flat data (a weight's bytes 1-D) stacks to the same blocks; a grouped weight takes [E, bytes] data too.
+    flat = wq.stack([dataclasses.replace(w, data=w.data.flatten()) for w in ws])
+    assert torch.equal(flat.data, g.data)
+    assert dataclasses.replace(g, data=g.data.reshape(3, -1)).data.dim() == 2
+    # A stack of stacked experts is the same grouped weight.
+    again = wq.stack([g.expert(i) for i in range(3)])
+    assert all(getattr(again, name) is None or torch.equal(getattr(again, name), getattr(g, name)) for name in ARRAYS)
+    raises(ValueError, 'i', g.expert, 3)
+    raises(ValueError, 'i', g.expert, -1)
+    raises(TypeError, 'i', g.expert, 1.0)
+
+
+def test_stack_names_bad_weights():
+    ws = expert_weights('int4', 2)
+    raises(ValueError, 'weights', wq.stack, [])
+    raises(TypeError, 'weights', wq.stack, ws[0])
+    raises(TypeError, 'weights', wq.stack, iter(ws))
+    raises(TypeError, 'weights[1]', wq.stack, [ws[0], ws[1].data])
+    raises(TypeError, 'weights[0]', wq.stack, [None, ws[1]])
+    grouped = wq.stack(ws)
+    assert 'grouped' in raises(ValueError, 'weights[1]', wq.stack, [ws[0], grouped])
+    others = {
+        'format': wq.pack_mxfp4(*mxfp4_case(24, 128)),
+        'act_dtype': wq.pack_int4(*int4_case(24, 128, 64, True, FP16)),
+        'n': wq.pack_int4(*int4_case(40, 128, 64, True, BF16)),
+        'k': wq.pack_int4(*int4_case(24, 192, 64, True, BF16)),
+        'group_size': wq.pack_int4(*int4_case(24, 128, 32, True, BF16)),
+        'has_zeros': wq.pack_int4(*int4_case(24, 128, 64, False, BF16)),
+    }
+    for field, other in others.items():
+        message = raises(ValueError, 'weights[2]', wq.stack, [ws[0], ws[1], other])
+        assert f'expected {field} ' in message, message
+    assert 'device' in raises(ValueError, 'weights[1]', wq.stack, [ws[0], ws[1].to('meta')])
+    # int8 and mxfp4 never match each other's layout either.
+    i8, mx = expert_weights('int8', 1)[0], expert_weights('mxfp4', 1)[0]
+    assert 'format' in raises(ValueError, 'weights[1]', wq.stack, [i8, mx])
+
+
+def test_grouped_weight_fields_are_checked():
+    g = wq.stack(expert_weights('int4'))
+    raises(TypeError, 'num_experts', dataclasses.replace, g, num_experts=3.0)
+    raises(ValueError, 'num_experts', dataclasses.replace, g, num_experts=0)
+    assert '3 experts' in raises(ValueError, 'data', dataclasses.replace, g, num_experts=3, data=g.data[0])
+    assert '(2, ' in raises(ValueError, 'data', dataclasses.replace, g, num_experts=2)
+    raises(ValueError, 'data', dataclasses.replace, g, num_experts=1)  # arrays with an [E] dimension need E > 1
+    raises(ValueError, 'scales', dataclasses.replace, g, scales=g.scales[:2])
+    raises(ValueError, 'zeros', dataclasses.replace, g, zeros=g.zeros[0])
+    raises(ValueError, 'data', dataclasses.replace, g, data=g.data.reshape(-1))  # [E, ...] only
+    w = expert_weights('int4', 1)[0]
+    raises(ValueError, 'data', dataclasses.replace, w, num_experts=3)
+    i8 = wq.stack(expert_weights('int8'))
+    assert tuple(i8.channel_scales.shape) == (3, 32)
+    raises(ValueError, 'channel_scales', dataclasses.replace, i8, channel_scales=i8.channel_scales[0])
+    raises(ValueError, 'scales', dataclasses.replace, g, scales=g.scales.transpose(0, 1).contiguous().transpose(0, 1))
+    # Built directly: every array with its [E] dimension.
+    built = wq.PackedWeight(g.format, g.act_dtype, g.n, g.k, g.group_size, g.has_zeros, g.exp_shift, g.n_pad, g.k_pad,
+                            g.data, g.scales, g.zeros, None, 3)
+    assert built.num_experts == 3 and torch.equal(built.expert(2).data, g.expert(2).data)
+
+
+def test_single_weight_calls_refuse_a_grouped_weight():
+    g = fake_cuda(wq.stack(expert_weights('int4')))
+    fa = FakeTensor((4, 128), 'bfloat16', 'cuda')
+    assert 'w.expert(i)' in raises(ValueError, 'w', wq.gemm, fa, g, out=FakeTensor((4, 24), 'float32', 'cuda'))
+    assert 'm_grouped_gemm_masked' in raises(ValueError, 'w', wq.gemm, fa, g)
+    assert 'w.expert(i)' in raises(ValueError, 'w', wq.dequantize, g)
+    cpu = wq.stack(expert_weights('int4'))
+    assert 'w.expert(i)' in raises(ValueError, 'w', wq.unpack, cpu)
+    raises(ValueError, 'w', wq.reference_weight, cpu)
+    assert 'reference_grouped' in raises(ValueError, 'w', wq.reference, torch.randn(2, 128), cpu)
+    assert 'grouping' in raises(ValueError, 'grouping', wq.plan, 1, cpu, hw='h100-sxm')
+
+
+# --- MoE experts: the grouped GEMMs without a GPU ------------------------------------------------------------------------
+
+
+def grouped(fmt, count=3):
+    """A grouped weight of ``count`` experts [24, 128] with stand-in CUDA arrays, and its activations' dtype name."""
+    w = fake_cuda(wq.stack(expert_weights(fmt, count)))
+    return w, str(w.act_dtype).replace('torch.', '')
+
+
+def test_grouped_calls_name_bad_arguments_before_anything_runs():
+    w, act = grouped('int4')
+    i32 = 'int32'
+    a, layout, out = FakeTensor((256, 128), act, 'cuda'), FakeTensor((256, ), i32, 'cuda'), \
+        FakeTensor((256, 24), 'float32', 'cuda')
+    contiguous = wq.m_grouped_gemm_contiguous
+    raises(TypeError, 'w', contiguous, a, None, layout, out=out)
+    raises(TypeError, 'a', contiguous, None, w, layout, out=out)
+    assert 'CUDA' in raises(ValueError, 'a', contiguous, torch.randn(256, 128, dtype=BF16), w, layout, out=out)
+    assert "act_dtype" in raises(ValueError, 'a', contiguous, FakeTensor((256, 128), 'float16', 'cuda'), w, layout)
+    assert '2-D' in raises(ValueError, 'a', contiguous, FakeTensor((3, 256, 128), act, 'cuda'), w, layout)
+    cpu_w = wq.stack(expert_weights('int4'))
+    assert 'cuda:0' in raises(ValueError, 'w', contiguous, a, cpu_w, layout, out=out)
+    raises(TypeError, 'grouped_layout', contiguous, a, w, None, out=out)
+    assert 'int32' in raises(ValueError, 'grouped_layout', contiguous, a, w, FakeTensor((256, ), 'int64', 'cuda'))
+    raises(ValueError, 'grouped_layout', contiguous, a, w, torch.zeros(256, dtype=torch.int32), out=out)
+    raises(ValueError, 'grouped_layout', contiguous, a, w, FakeTensor((256, ), i32, 'cuda', index=1), out=out)
+    raises(ValueError, 'out', contiguous, a, w, layout, out=FakeTensor((256, 24), 'int32', 'cuda'))
+    raises(ValueError, 'out', contiguous, a, w, layout, out=FakeTensor((256, 24), 'float32', 'cuda', index=1))
+    raises(TypeError, 'out', contiguous, a, w, layout, out=[0.0])
+
+    a3, counts, out3 = FakeTensor((3, 16, 128), act, 'cuda'), FakeTensor((3, ), i32, 'cuda'), \
+        FakeTensor((3, 16, 24), 'bfloat16', 'cuda')
+    masked = wq.m_grouped_gemm_masked
+    raises(TypeError, 'w', masked, a3, 'w', counts, 16, out=out3)
+    assert '3-D' in raises(ValueError, 'a', masked, a, w, counts, 16, out=out3)
+    # a's expert count against the weight's: named after the weight.
+    message = raises(ValueError, 'w', masked, FakeTensor((4, 16, 128), act, 'cuda'), w, counts, 16, out=out3)
+    assert '4 experts' in message and 'num_experts 3' in message
+    assert 'int32' in raises(ValueError, 'masked_m', masked, a3, w, FakeTensor((3, ), 'int64', 'cuda'), 16, out=out3)
+    raises(ValueError, 'masked_m', masked, a3, w, torch.zeros(3, dtype=torch.int32), 16, out=out3)
+    raises(TypeError, 'masked_m', masked, a3, w, [16, 16, 16], 16, out=out3)
+    raises(ValueError, 'expected_m', masked, a3, w, counts, 0, out=out3)
+    raises(ValueError, 'expected_m', masked, a3, w, counts, 2**31, out=out3)
+    raises(TypeError, 'expected_m', masked, a3, w, counts, 16.0, out=out3)
+    raises(TypeError, 'expected_m', masked, a3, w, counts, None, out=out3)
+    raises(ValueError, 'out', masked, a3, w, counts, 16, out=FakeTensor((3, 16, 24), 'int8', 'cuda'))
+
+
+@pytest.mark.skipif(gpu_available(), reason='the library checks shapes only after a GPU run would start')
+@pytest.mark.parametrize('fmt', ['int4', 'int8', 'mxfp4'])
+def test_without_a_gpu_the_library_checks_grouped_calls_then_says_so(fmt):
+    w, act = grouped(fmt)
+    align = deep_gemm.get_mk_alignment_for_contiguous_layout()
+    m = 2 * align
+    a, layout, out = FakeTensor((m, 128), act, 'cuda'), FakeTensor((m, ), 'int32', 'cuda'), \
+        FakeTensor((m, 24), 'float32', 'cuda')
+    contiguous = wq.m_grouped_gemm_contiguous
+    # The library's checks, named after this module's arguments: M off the alignment is a's.
+    message = raises(ValueError, 'a', contiguous, FakeTensor((m - 64, 128), act, 'cuda'), w,
+                     FakeTensor((m - 64, ), 'int32', 'cuda'), out=FakeTensor((m - 64, 24), 'float32', 'cuda'))
+    assert f'multiple of the group alignment {align}' in message
+    assert 'K as the weight' in raises(ValueError, 'a', contiguous, FakeTensor((m, 96), act, 'cuda'), w, layout,
+                                       out=out)
+    raises(ValueError, 'grouped_layout', contiguous, a, w, FakeTensor((m - 1, ), 'int32', 'cuda'), out=out)
+    raises(ValueError, 'grouped_layout', contiguous, a, w, FakeTensor((m, 1), 'int32', 'cuda'), out=out)
+    raises(ValueError, 'grouped_layout', contiguous, a, w, FakeTensor((m, ), 'int32', 'cuda', strides=(2, )), out=out)
+    raises(ValueError, 'out', contiguous, a, w, layout, out=FakeTensor((m, 16), 'float32', 'cuda'))
+    raises(ValueError, 'out', contiguous, a, w, layout, out=FakeTensor((3, m, 24), 'float32', 'cuda'))
+    raises(ValueError, 'w.data', contiguous, a,
+           dataclasses.replace(w, data=FakeTensor(tuple(w.data.shape), 'uint8', 'cuda', ptr=0x7F0000000008)), layout,
+           out=out)
+
+    a3, counts, out3 = FakeTensor((3, 40, 128), act, 'cuda'), FakeTensor((3, ), 'int32', 'cuda'), \
+        FakeTensor((3, 40, 24), act, 'cuda')
+    masked = wq.m_grouped_gemm_masked
+    raises(ValueError, 'masked_m', masked, a3, w, FakeTensor((2, ), 'int32', 'cuda'), 16, out=out3)
+    raises(ValueError, 'masked_m', masked, a3, w, FakeTensor((3, ), 'int32', 'cuda', strides=(2, )), 16, out=out3)
+    raises(ValueError, 'out', masked, a3, w, counts, 16, out=FakeTensor((3, 32, 24), act, 'cuda'))
+    raises(ValueError, 'out', masked, a3, w, counts, 16, out=FakeTensor((40, 24), act, 'cuda'))
+    raises(ValueError, 'out', masked, a3, w, counts, 16,
+           out=FakeTensor((3, 40, 24), act, 'cuda', strides=(24, 24, 1)))  # the experts' slices overlap
+    assert 'K as the weight' in raises(ValueError, 'a', masked, FakeTensor((3, 40, 64), act, 'cuda'), w, counts, 16,
+                                       out=out3)
+    # Then the missing GPU.
+    with pytest.raises(RuntimeError, match='GPU'):
+        contiguous(a, w, layout, out=out)
+    with pytest.raises(RuntimeError, match='GPU'):
+        masked(a3, w, counts, 16, out=out3)
+    # No rows: nothing to run, with or without a GPU.
+    empty = FakeTensor((0, 24), 'float32', 'cuda')
+    assert contiguous(FakeTensor((0, 128), act, 'cuda'), w, FakeTensor((0, ), 'int32', 'cuda'), out=empty) is empty
+    empty3 = FakeTensor((3, 0, 24), act, 'cuda')
+    assert masked(FakeTensor((3, 0, 128), act, 'cuda'), w, counts, 16, out=empty3) is empty3
+
+
+def test_grouped_plans_on_a_preset():
+    ws = [wq.pack_int4(*int4_case(256, 512, 128, False, BF16)) for _ in range(8)]
+    g = wq.stack(ws)
+    # Masked: one row of CTAs per expert, so the line's grid is the weight's 4 row blocks of 64 times the expert
+    # count; the packed bytes are every expert's.
+    line, fused = wq.plan(16, g, hw='h100-sxm', grouping='masked')
+    assert line.startswith('wq_gemm m=16 n=256 k=512 int4 g128 bf16 -> fused block_m=16 ') and fused
+    assert ' splits=1 grid=4x8 ' in line and 'dequantise+dense n/a' in line  # 4 row blocks x 8 experts
+    pair = wq.stack(ws[:2])
+    two, _ = wq.plan(16, pair, hw='h100-sxm', grouping='masked')
+    assert ' grid=4x2 ' in two
+    assert packed_mb(line) == pytest.approx(g.nbytes / 1e6, abs=0.006)
+    assert packed_mb(two) == pytest.approx(pair.nbytes / 1e6, abs=0.006)
+    assert ' block_m=8 ' in wq.plan(1, g, hw='h100-sxm', grouping='masked')[0]
+    # Contiguous: m is every expert's rows; token blocks of about m / experts rows, each a pass over one expert.
+    line, fused = wq.plan(1024, g, hw='h100-sxm', grouping='contiguous')
+    assert ' block_m=64 ' in line and ' splits=1 grid=64 ' in line and fused  # 16 token blocks x 4 row blocks
+    assert ' block_m=16 ' in wq.plan(128, g, hw='h100-sxm', grouping='contiguous')[0]
+    # Grouped plans never split K nor dequantise, where the single weight's plan does.
+    w = wq.pack_int4(*int4_case(1024, 4096, 128, False, BF16))
+    dense = wq.plan(1, w, hw='h100-sxm')[0]
+    assert ' splits=1 ' not in dense
+    one = wq.plan(1, w, hw='h100-sxm', grouping='masked')[0]
+    assert ' splits=1 grid=16 ' in one and 'dequantise+dense n/a' in one
+    raises(ValueError, 'grouping', wq.plan, 16, g, hw='h100-sxm', grouping='ragged')
+    raises(TypeError, 'grouping', wq.plan, 16, g, hw='h100-sxm', grouping=1)
+    raises(ValueError, 'grouping', wq.plan, 16, g, hw='h100-sxm')
+
+
+def packed_mb(line):
+    return float(line.split('packed ')[1].split(' MB')[0])
+
+
+# --- MoE experts: the float64 references ----------------------------------------------------------------------------------
+
+
+def direct_expert_weights(fmt, count, n, k):
+    """``count`` packed weights and their W[r][c] from the formats' definitions (direct_weight)."""
+    packed, direct = [], []
+    for e in range(count):
+        if fmt == 'int4':
+            q, s, z = int4_case(n, k, 32, True, BF16)
+            packed.append(wq.pack_int4(q, s, z))
+            direct.append(direct_weight('int4', (q, s, z, 32), n, k))
+        elif fmt == 'int8':
+            q, s = torch.randint(-128, 128, (n, k), dtype=torch.int8), torch.randn(n)
+            packed.append(wq.pack_int8(q, s))
+            direct.append(direct_weight('int8', (q, s), n, k))
+        else:
+            blocks, exponents = mxfp4_case(n, k)
+            exponents = exponents % 20 + 117 + 8 * e
+            exponents[0, 0] = 136 + 8 * e  # exponent shifts 8, 16 and 24
+            packed.append(wq.pack_mxfp4(blocks, exponents))
+            direct.append(direct_weight('mxfp4', (blocks, exponents), n, k))
+    return wq.stack(packed), direct
+
+
+def assert_row(got, a_row, weights, label):
+    """got [N] against a_row @ weights.T, term by term."""
+    for j, w_row in enumerate(weights):
+        terms = [float(a_row[c]) * w_row[c] for c in range(len(w_row))]
+        assert abs(got[j].item() - math.fsum(terms)) <= 1e-14 * math.fsum(map(abs, terms)), (label, j)
+
+
+@pytest.mark.parametrize('fmt', ['int4', 'int8', 'mxfp4'])
+def test_grouped_references_against_a_direct_sum(fmt):
+    n, k = 20, 64
+    g, direct = direct_expert_weights(fmt, 3, n, k)
+    if fmt == 'mxfp4':
+        assert g.exp_shift == 24 and g.expert(0).exp_shift == 24
+    layout = torch.tensor([1, 1, -1, 0, 2, 2, 2, -1], dtype=torch.int32)
+    a = torch.randn(len(layout), k).to(BF16)
+    got = wq.reference_grouped_contiguous(a, g, layout)
+    assert got.dtype == torch.float64 and tuple(got.shape) == (len(layout), n) and got.device.type == 'cpu'
+    for r, e in enumerate(layout.tolist()):
+        if e < 0:
+            assert bool(got[r].isnan().all())
+        else:
+            assert_row(got[r], a[r], direct[e], f'contiguous row {r}')
+
+    counts = torch.tensor([0, 4, 2], dtype=torch.int32)
+    a3 = torch.randn(3, 4, k).to(BF16)
+    got = wq.reference_grouped_masked(a3, g, counts)
+    assert got.dtype == torch.float64 and tuple(got.shape) == (3, 4, n)
+    for e in range(3):
+        for i in range(4):
+            if i >= counts[e]:
+                assert bool(got[e, i].isnan().all())
+            else:
+                assert_row(got[e, i], a3[e, i], direct[e], f'masked expert {e} row {i}')
+
+
+def test_grouped_references_name_bad_arguments():
+    g = wq.stack(expert_weights('int4'))
+    a, layout = torch.randn(4, 128), torch.tensor([0, 1, 2, -1], dtype=torch.int32)
+    ref = wq.reference_grouped_contiguous
+    raises(TypeError, 'w', ref, a, None, layout)
+    raises(ValueError, 'a', ref, a[:, :64], g, layout)
+    raises(ValueError, 'a', ref, a.to(torch.int32), g, layout)
+    raises(ValueError, 'a', ref, a[None], g, layout)
+    assert '3 at 1' in raises(ValueError, 'grouped_layout', ref, a, g, torch.tensor([0, 3, 2, -1]))
+    raises(ValueError, 'grouped_layout', ref, a, g, torch.tensor([0, -2, 2, -1]))
+    raises(ValueError, 'grouped_layout', ref, a, g, layout[:3])
+    raises(ValueError, 'grouped_layout', ref, a, g, layout.float())
+    raises(TypeError, 'grouped_layout', ref, a, g, [0, 1, 2, -1])
+    # A single weight is a group of one.
+    single = g.expert(1)
+    got = ref(a, single, torch.tensor([0, 0, -1, 0]))
+    assert torch.equal(got[[0, 1, 3]], wq.reference(a, single)[[0, 1, 3]]) and bool(got[2].isnan().all())
+
+    a3, counts = torch.randn(3, 5, 128), torch.tensor([5, 0, 2])
+    ref = wq.reference_grouped_masked
+    assert 'num_experts 3' in raises(ValueError, 'w', ref, a3[:2], g, counts[:2])
+    raises(ValueError, 'a', ref, a3[0], g, counts)
+    raises(ValueError, 'a', ref, a3[:, :, :64], g, counts)
+    assert 'in 0..5' in raises(ValueError, 'masked_m', ref, a3, g, torch.tensor([6, 0, 2]))
+    raises(ValueError, 'masked_m', ref, a3, g, torch.tensor([5, -1, 2]))
+    raises(ValueError, 'masked_m', ref, a3, g, counts[:2])
+    raises(ValueError, 'masked_m', ref, a3, g, counts.double())
 
 
 # --- the module stays out of deep_gemm's top level ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from problems import KINDS, function_name
 FP8 = torch.float8_e4m3fn
 PRODUCT_ROUNDING = 2.0**-8  # twice bf16's half ulp
 FP32_TINY = torch.finfo(torch.float32).tiny  # an absolute slack: a kernel may flush fp32 subnormals to zero
-TORCH_DTYPE = {'bf16': torch.bfloat16, 'fp32': torch.float32}
+TORCH_DTYPE = {'bf16': torch.bfloat16, 'fp16': torch.float16, 'fp32': torch.float32}
 
 
 def ceil_div(x, y):
@@ -527,10 +527,66 @@ class HcPrenorm(Case):
                                 num_splits=self.p['num_splits'])
 
 
+class WeightOnly(Case):
+    """deep_gemm.weight_quant.gemm: d = a @ Wᵀ with W packed as int4 / int8 / MXFP4 (random codes, scales of either
+    sign, MXFP4 exponents around 2^-4). The packed weight is remade on every fill and copied into the arrays the call
+    (and a captured graph) reads; the reference is the exact float64 W. Bound: D's rounding plus 2^-8 of
+    Σ_k |a·w| (W decoded to 16 bits)."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        m, n, k = p['m'], p['n'], p['k']
+        self.act = TORCH_DTYPE[p['act']]
+        self.ga = Guarded((m, k), self.act, device, pad_of(p['pad_a'], self.act))
+        d_dtype = TORCH_DTYPE[p['d_dtype']]
+        self.gd = Guarded((m, n), d_dtype, device, pad_of(p['pad_d'], d_dtype))
+        self.inputs = [self.ga]
+        self.outputs = [Output(self.gd, 'wq')]
+        self.outputs[0].extra = FP32_TINY
+        self.w = None
+
+    def _pack(self, seed):
+        import deep_gemm.weight_quant as wq
+        p, gen = self.p, torch.Generator().manual_seed(seed)
+        n, k = p['n'], p['k']
+        if p['format'] == 'int4':
+            groups = k // p['group_size']
+            q = torch.randint(0, 16, (n, k), dtype=torch.uint8, generator=gen)
+            scales = ((torch.rand((n, groups), generator=gen) + 0.5) * 2**-6 *
+                      (torch.randint(0, 2, (n, groups), generator=gen) * 2 - 1)).to(self.act)
+            zeros = torch.randint(0, 16, (n, groups), dtype=torch.uint8, generator=gen) if p['zeros'] else None
+            return wq.pack_int4(q, scales, zeros)
+        if p['format'] == 'int8':
+            q = torch.randint(-128, 128, (n, k), dtype=torch.int8, generator=gen)
+            return wq.pack_int8(q, (torch.rand(n, generator=gen) + 0.5) * 2**-9, act_dtype=self.act)
+        blocks = torch.randint(0, 256, (n, k // 2), dtype=torch.uint8, generator=gen)
+        exponents = torch.randint(120, 127, (n, ceil_div(k, 32)), dtype=torch.uint8, generator=gen)
+        return wq.pack_mxfp4(blocks, exponents)
+
+    def fill(self, seed):
+        import deep_gemm.weight_quant as wq
+        self.ga.view.copy_(self.rand(self.gen(seed), self.ga.shape, self.act))
+        w = self._pack(seed)
+        if self.w is None:
+            self.w = w.to(self.device)
+        else:  # the same memory, as a captured graph reads it
+            for name, t in self.w._arrays().items():
+                if t is not None:
+                    t.copy_(getattr(w, name))
+        weight = wq.reference_weight(w).to(self.device)
+        a = self.ga.view.double()
+        d = self.outputs[0]
+        d.ref, d.absref = a @ weight.T, a.abs() @ weight.abs().T
+
+    def call(self, dg):
+        import deep_gemm.weight_quant as wq
+        wq.gemm(self.ga.view, self.w, self.gd.view)
+
+
 def build_case(p, device):
     kind = p['kind']
     cls = (DenseBf16 if kind in ('dense_bf16', 'cublaslt') else DenseFp8 if kind == 'dense_fp8' else
            MGrouped if kind.startswith('m_grouped') else Masked if kind.startswith('masked') else
            KGrouped if kind.startswith('k_grouped') else SkipHeadMid if kind == 'skip_head_mid' else
-           HcPrenorm if kind == 'hc_prenorm' else Einsum)
+           HcPrenorm if kind == 'hc_prenorm' else WeightOnly if kind == 'weight_quant' else Einsum)
     return cls(p, device)

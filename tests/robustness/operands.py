@@ -11,6 +11,7 @@ import torch
 # The bit pattern every guard and poisoned output element holds (a quiet NaN with a payload no kernel writes).
 POISON = {
     torch.bfloat16: (torch.int16, 0x7FAB),
+    torch.float16: (torch.int16, 0x7EAB),
     torch.float32: (torch.int32, 0x7FABCDEF),
     torch.float8_e4m3fn: (torch.uint8, 0x7F),
     torch.int32: (torch.int32, 0x7FABCDEF),
@@ -21,8 +22,9 @@ GUARD_BYTES = 512
 # blocks before the fp32 promotion), each with a wide margin: a wrong tile, row, scale or K block is off by about
 # |ref|, a hundred times more on the sizes drawn here. 'tf32': products of fp32 B reduced to TF32 (10 mantissa bits,
 # truncation at worst) by the tensor cores; 'sqr_sum': a sum of squares (|ref| and |a| @ |b|ᵀ alike), 1e-5 of it.
-REL = {torch.bfloat16: 2.0**-7, torch.float32: 2.0**-20}
-ACC = {'bf16': 2.0**-12, 'fp8': 2.0**-9, 'tf32': 2.0**-10, 'sqr_sum': 1e-5}
+REL = {torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10, torch.float32: 2.0**-20}
+# 'wq': a weight-only GEMM's W decoded to 16 bits (an int4 weight times its bf16 scale rounds once: 2^-9 of it).
+ACC = {'bf16': 2.0**-12, 'fp8': 2.0**-9, 'tf32': 2.0**-10, 'sqr_sum': 1e-5, 'wq': 2.0**-8}
 
 
 def poison_bits(dtype):

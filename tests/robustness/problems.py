@@ -37,6 +37,7 @@ KINDS = {
     'skip_head_mid': (3, 'fp8'),
     'hc_prenorm': (3, 'bf16'),
     'cublaslt': (5, 'bf16'),
+    'weight_quant': (4, 'bf16'),
 }
 
 
@@ -190,6 +191,22 @@ def _hc_prenorm(rng, lim):
             'pad_a': rng.random() < 0.25, 'pad_b': rng.random() < 0.25, 'pad_d': rng.random() < 0.25}
 
 
+def _weight_quant(rng, lim):
+    # deep_gemm.weight_quant.gemm: a [M, K] of bf16 (fp16 one time in four, not with MXFP4) times W [N, K] packed as
+    # int4 (groups of 32, 64 or 128 k, zero points or not), int8 (channel scales) or MXFP4; D bf16, fp16 or fp32.
+    # K a multiple of 8 (16-byte rows) and of int4's group; N any size (the packed rows pad to 16).
+    fmt = rng.choice(['int4', 'int4', 'int8', 'mxfp4'])
+    group = rng.choice([32, 64, 128]) if fmt == 'int4' else 32 if fmt == 'mxfp4' else 0
+    act = 'fp16' if fmt != 'mxfp4' and rng.random() < 0.25 else 'bf16'
+    while True:
+        m, n, k = size(rng, 1, lim.max_m), size(rng, 1, lim.max_nk), size(rng, max(8, group), lim.max_nk)
+        if _fits(lim, (m, k), (n, k), (m, n)):
+            break
+    return {'m': 0 if rng.random() < 0.01 else m, 'n': n, 'k': k, 'format': fmt, 'group_size': group,
+            'zeros': fmt == 'int4' and rng.random() < 0.5, 'act': act,
+            'd_dtype': rng.choice([act, act, 'fp32']), 'pad_a': rng.random() < 0.25, 'pad_d': rng.random() < 0.25}
+
+
 def _cublaslt(rng, lim):
     p = _dense(rng, lim, fp8=False)
     p['pad_a'] = p['pad_b'] = p['pad_d'] = False
@@ -219,6 +236,8 @@ def make_problem(seed, index, lim=FULL):
         p = _skip_head_mid(rng, lim)
     elif kind == 'hc_prenorm':
         p = _hc_prenorm(rng, lim)
+    elif kind == 'weight_quant':
+        p = _weight_quant(rng, lim)
     else:
         p = _cublaslt(rng, lim)
     p.update(kind=kind, index=index, seed=seed, data_seed=rng.getrandbits(31),
@@ -251,11 +270,13 @@ def function_name(p):
         return 'fp8_gemm_nt_skip_head_mid'
     if kind == 'hc_prenorm':
         return 'tf32_hc_prenorm_gemm'
+    if kind == 'weight_quant':
+        return 'weight_quant.gemm'
     return 'fp8_einsum' if kind == 'einsum_fp8' else 'einsum'
 
 
 def describe(p):
     """A short, stable one-line name of a problem (reports and failure messages)."""
     dims = {k: p[k] for k in ('groups', 'm', 'm_max', 'n', 'k', 'b', 'h', 'd', 'r', 'num_splits') if k in p}
-    extra = [p[k] for k in ('layout', 'recipe', 'expr', 'head_splits') if k in p]
+    extra = [p[k] for k in ('layout', 'recipe', 'expr', 'head_splits', 'format') if k in p]
     return f"#{p['index']} {p['kind']} {' '.join(map(str, extra))} " + ' '.join(f'{k}={v}' for k, v in dims.items())

@@ -153,10 +153,14 @@ EXPORTED_GEMMS = (
      'tf32_hc_prenorm_gemm'])
 
 
+# tilegemm's own GEMMs outside DeepGEMM's surface, captured too.
+OWN_GEMMS = ['weight_quant.gemm']
+
+
 def one_problem_per_function(seed, lim):
-    """The first non-empty problem of the seed for each function name (every exported GEMM)."""
+    """The first non-empty problem of the seed for each function name (every exported GEMM and our own)."""
     found, index = {}, 0
-    while index < 20000 and len(found) < len(EXPORTED_GEMMS):
+    while index < 20000 and len(found) < len(EXPORTED_GEMMS) + len(OWN_GEMMS):
         p = problem_set.make_problem(seed, index, lim)
         dims = [p[k] for k in ('m', 'n', 'k') if k in p]
         if all(dims):
