@@ -1,5 +1,5 @@
 // deep_gemm._C's bindings of the weight-only quantised GEMM (include/tilegemm/weight_quant.hpp), behind the public
-// module deep_gemm.weight_quant (weight_quant.py).
+// module deep_gemm.weight_quant (weight_quant/).
 //   Packing runs on the host over contiguous CPU arrays the Python layer has made of the right dtype: each is passed
 //   as (address, element count); the results are copied into CPU arrays Python allocated with the sizes wq_layout
 //   returned. The C++ work runs without the GIL.
