@@ -105,7 +105,7 @@ struct WqLedger {
 };
 
 // Lane instructions per decoded weight; `scale_each` false: int4 products scaled per chunk, not per weight.
-double wq_decode_ops_per_weight(WeightFormat f, bool scale_each);
+double wq_decode_ops_per_weight(WeightFormat f, bool scale_each, DType act_dtype = DType::kBFloat16);
 WqLedger wq_ledger(int m, const WeightLayout& w, DType d_dtype, const HardwareModel& hw);
 
 // How one call runs.

@@ -79,7 +79,8 @@ double fused_us(const WeightLayout& w, const FusedWork& f, const WqGemmConfig& c
   const double memory_s = f.dram_bytes / bw;
   // Per pass: the decode plus, per n-tile of 8 tokens, 6 lane instructions (2 loads, 4 mmas) per 32 weights.
   const bool scale_each = !(w.format == WeightFormat::kInt4 && w.group_size >= wq::kChunkK && c.block_m <= 16);
-  const double ops_per_weight = wq_decode_ops_per_weight(w.format, scale_each) + (1.0 + 6.0 * c.block_m / 8) / 32;
+  const double ops_per_weight =
+      wq_decode_ops_per_weight(w.format, scale_each, w.act_dtype) + (1.0 + 6.0 * c.block_m / 8) / 32;
   const double weights = static_cast<double>(w.n_pad) * w.k_pad * f.passes;
   const double issue_s = ops_per_weight * weights / (kLaneOpsPerCycle * busy_sms * clock) * imbalance;
   const double mma_s =

@@ -106,34 +106,42 @@ TG_DEVICE void decode_e2m1(u32 q, u32 (&a)[4]) {
 }
 
 // The bf16 multiplier 2^(e - 1 - shift) for a UE8M0 exponent e: 2^(e - 127) times the 2^126 decode_e2m1 left out,
-// divided by the weight's exponent shift (applied back to the accumulator). Exponents below bf16's subnormal range
-// give 0. Returned in both halves.
+// divided by the weight's exponent shift (applied back to the accumulator). An exponent that would need a subnormal
+// multiplier (e <= shift - 126, only with a shift) gives 0: its weights are 2^-250 of the largest ones'. Returned in
+// both halves; two instructions, as it runs for two rows of every chunk.
 TG_DEVICE u32 mx_multiplier_bf16x2(u32 e, int shift) {
-  const int field = static_cast<int>(e) + 126 - shift;  // biased bf16 exponent of the multiplier
-  u32 h;
-  if (field >= 1)
-    h = static_cast<u32>(field) << 7;
-  else if (field >= -6)
-    h = 1u << (field + 6);  // subnormal: 2^-126 · 2^(field - 1)
-  else
-    h = 0;
-  return h | (h << 16);
+  const int field = max(static_cast<int>(e) + 126 - shift, 0);  // biased bf16 exponent of the multiplier
+  return static_cast<u32>(field) * 0x00800080u;                 // (field << 7) in both halves
 }
 
-// Byte `i` (0..3) of `w`, an unsigned code b, as the float b - 128: placed into the mantissa of 2^23 (exact) and
-// offset by 2^23 + 128.
-TG_DEVICE float int8_code_value(u32 w, int i) {
-  return __uint_as_float(__byte_perm(w, 0x4b000000u, 0x7540u | static_cast<u32>(i))) - 8388736.0f;
+// lop3.b32 d, a, b, c, 0x6A;  d = (a & b) ^ c in one instruction.                                sm_50
+TG_DEVICE u32 and_xor(u32 a, u32 b, u32 c) {
+  u32 d;
+  asm("lop3.b32 %0, %1, %2, %3, 0x6A;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// One A register from bytes lo and hi (0..3) of `w`, unsigned codes b, each as the value b - 128, exactly.
+//   fp16: 0x64·· is 1024 + b (a 10-bit mantissa holds any byte); minus 1024 + 128.
+//   bf16: a 7-bit mantissa holds b & 127 under 128 (0x43··); minus 128 when b >= 128, 256 when not: bf16 128 and 256
+//   differ in bit 7 only, which is b's top bit flipped.
+template <bool kHalf>
+TG_DEVICE u32 int8_pair(u32 w, u32 selector) {
+  if constexpr (kHalf) return sub_x2<true>(__byte_perm(w, 0x64646464u, selector), 0x64806480u);
+  const u32 x = __byte_perm(w, 0u, selector);  // the two bytes in the halves' low bytes
+  return sub_x2<false>(and_or(x, 0x007f007fu, 0x43004300u), and_xor(x, 0x00800080u, 0x43804380u));
 }
 
 // The four A registers of int8 step words w0 (registers 0, 1) and w1 (registers 2, 3), bytes 0/1 into the low and
 // high half of the first register, 2/3 of the second.
 template <bool kHalf>
 TG_DEVICE void decode_int8(u32 w0, u32 w1, u32 (&a)[4]) {
-  a[0] = pack_x2<kHalf>(int8_code_value(w0, 0), int8_code_value(w0, 1));
-  a[1] = pack_x2<kHalf>(int8_code_value(w0, 2), int8_code_value(w0, 3));
-  a[2] = pack_x2<kHalf>(int8_code_value(w1, 0), int8_code_value(w1, 1));
-  a[3] = pack_x2<kHalf>(int8_code_value(w1, 2), int8_code_value(w1, 3));
+  // byte_perm selectors: bytes 0 and 1 (or 2 and 3) of w into bytes 0 and 2, byte 4 (the filler) into 1 and 3.
+  constexpr u32 kLow = 0x4140u, kHigh = 0x4342u;
+  a[0] = int8_pair<kHalf>(w0, kLow);
+  a[1] = int8_pair<kHalf>(w0, kHigh);
+  a[2] = int8_pair<kHalf>(w1, kLow);
+  a[3] = int8_pair<kHalf>(w1, kHigh);
 }
 
 }  // namespace tilegemm::prim
