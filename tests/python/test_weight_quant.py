@@ -270,6 +270,41 @@ def test_from_awq_against_words_encoded_here(n, k, group):
     assert torch.equal(bits(u['scales']), bits(s))
 
 
+@pytest.mark.parametrize('k,group', [(256, 128), (96, 32), (192, 64)])
+def test_per_channel_int4_is_packed_as_repeated_groups(k, group):
+    # A checkpoint's per-channel int4 (group_size -1): one scale and zero point per row, packed as groups of the
+    # largest kernel size dividing K, each holding the row's values; the weight itself is unchanged.
+    n = 24
+    q = torch.randint(0, 16, (n, k))
+    z = torch.randint(1, 16, (n, 1))
+    s = random_scales(n, 1, BF16)
+    w = wq.pack_int4(q, s, z)
+    assert (w.group_size, w.has_zeros) == (group, True)
+    want = (q.double() - z.double()) * s.double()
+    assert torch.equal(wq.reference_weight(w), want)
+    u = wq.unpack(w)
+    assert torch.equal(u['zeros'].long(), z.repeat_interleave(k // group, dim=1))
+    # GPTQ (qzeros [1, N / 8], scales [1, N], g_idx all zeros) and AWQ give the same packed weight.
+    g = wq.from_gptq(pack_along_k(q.T), pack_along_n(z.T - 1), s.T.contiguous(), -1,
+                     g_idx=torch.zeros(k, dtype=torch.int32))
+    a = wq.from_awq(pack_along_n(q.T, AWQ_ORDER), pack_along_n(z.T, AWQ_ORDER), s.T.contiguous(), -1)
+    for other in (g, a):
+        assert other.group_size == group and torch.equal(other.data, w.data)
+        assert torch.equal(other.zeros, w.zeros) and torch.equal(bits(other.scales), bits(w.scales))
+
+
+def test_per_channel_int4_needs_k_a_multiple_of_32():
+    q = torch.randint(0, 16, (16, 40))
+    with pytest.raises(ValueError, match=r'^scales: expected K a multiple of 32'):
+        wq.pack_int4(q, random_scales(16, 1, BF16))
+    with pytest.raises(ValueError, match=r'^qweight: expected K a multiple of 32'):
+        wq.from_gptq(pack_along_k(torch.randint(0, 16, (40, 16))), torch.zeros(1, 2, dtype=torch.int32),
+                     random_scales(1, 16, BF16), -1)
+    with pytest.raises(ValueError, match=r'^g_idx: expected arange'):  # per channel: g_idx must be all zeros
+        wq.from_gptq(pack_along_k(torch.randint(0, 16, (64, 16))), torch.zeros(1, 2, dtype=torch.int32),
+                     random_scales(1, 16, BF16), -1, g_idx=torch.arange(64, dtype=torch.int32) // 32)
+
+
 def test_awq_order_is_not_gptq_order():
     # One code at column 1: AWQ keeps it in nibble 4, so reading the word in GPTQ's order would put it at column 4.
     n, k, group = 8, 64, 64
@@ -354,7 +389,7 @@ def test_pack_int4_names_bad_arguments():
     raises(ValueError, 'scales', wq.pack_int4, q, s.float())
     raises(ValueError, 'scales', wq.pack_int4, q, s[:20])
     assert 'group size 48' in raises(ValueError, 'scales', wq.pack_int4, q[:, :96], s[:, :2])
-    assert 'group size 256' in raises(ValueError, 'scales', wq.pack_int4, torch.randint(0, 16, (24, 256)), s[:, :1])
+    assert 'group size 256' in raises(ValueError, 'scales', wq.pack_int4, torch.randint(0, 16, (24, 512)), s[:, :2])
     inf = s.clone()
     inf[2, 1] = float('inf')
     assert 'finite' in raises(ValueError, 'scales', wq.pack_int4, q, inf)
@@ -399,7 +434,7 @@ def test_from_gptq_names_bad_arguments():
     q, z, s = torch.randint(0, 16, (n, k)), torch.randint(1, 16, (n, k // group)), random_scales(n, k // group, FP16)
     args = [pack_along_k(q.T), pack_along_n(z.T - 1), s.T.contiguous()]
     assert '48' in raises(ValueError, 'group_size', wq.from_gptq, *args, 48)
-    raises(ValueError, 'group_size', wq.from_gptq, *args, -1)
+    raises(ValueError, 'qzeros', wq.from_gptq, *args, -1)  # per channel: one row of zero points, not 4
     raises(TypeError, 'group_size', wq.from_gptq, *args, 32.0)
     raises(ValueError, 'qweight', wq.from_gptq, args[0].long(), *args[1:], group)
     raises(ValueError, 'qweight', wq.from_gptq, args[0][:, :12], *args[1:], group)

@@ -14,8 +14,9 @@ def pack_int4(q, scales, zeros=None):
     """An int4 weight: ``W = (q - z) * s`` per group of ``K // scales.shape[1]`` (32, 64 or 128) k of a row.
 
     ``q``: [N, K] integer tensor (uint8, int8, int16, int32 or int64) of codes 0..15. ``scales``: [N, K // group]
-    bf16 or fp16, which is the activations' dtype the weight is packed for. ``zeros``: None (symmetric: zero point 8)
-    or [N, K // group] integer zero points 0..15. Returns a PackedWeight on q's device.
+    bf16 or fp16, which is the activations' dtype the weight is packed for; [N, 1] is per channel (K a multiple of
+    32: packed as groups of the largest of 128, 64, 32 dividing K). ``zeros``: None (symmetric: zero point 8) or
+    integer zero points 0..15 shaped as scales. Returns a PackedWeight on q's device.
     """
     n, k = _require_2d(q, 'q', '[N, K] of 4-bit codes')
     _require_2d(scales, 'scales', '[N, K // group_size] of group scales')
@@ -23,6 +24,17 @@ def pack_int4(q, scales, zeros=None):
     if n < 1 or k < 1:
         raise ValueError(f'q: expected [N, K] with N >= 1 and K >= 1, got shape {(n, k)}')
     rows, groups = shape_of(scales)
+    if rows == n and groups == 1 and k not in _INT4_GROUPS:
+        # Per channel: the row's scale (and zero point) repeated over groups of the largest kernel size dividing K.
+        group = next((g for g in sorted(_INT4_GROUPS, reverse=True) if k % g == 0), None)
+        if group is None:
+            raise ValueError(f'scales: expected K a multiple of 32 for per-channel scales ({n}, 1), got K = {k}')
+        scales = _cpu(scales).repeat_interleave(k // group, dim=1)
+        if zeros is not None:
+            _require_2d(zeros, 'zeros', '[N, K // group_size] of zero points')
+            _require_shape(zeros, 'zeros', (n, 1), '(as scales)')
+            zeros = _cpu(zeros).repeat_interleave(k // group, dim=1)
+        rows, groups = shape_of(scales)
     if rows != n or groups < 1 or k % groups or k // groups not in _INT4_GROUPS:
         got = f'{tuple(shape_of(scales))}' + (f' (group size {k / groups:g})' if rows == n and groups else '')
         raise ValueError(f'scales: expected shape ({n}, K // group_size) with a group size of 32, 64 or 128 '
