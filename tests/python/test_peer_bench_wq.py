@@ -6,7 +6,8 @@ from deep_gemm.bench import cli, report, suites, wq_suite
 
 
 def test_wq_suite_covers_every_format_and_m_and_is_dtype_free():
-    cases = suites.SUITES['wq']
+    cases = [c for c in suites.SUITES['wq'] if not hasattr(c, 'experts')]
+    assert len({c.name for c in suites.SUITES['wq']}) == len(suites.SUITES['wq'])
     assert {c.weight for c in cases} == set(suites.WQ_WEIGHTS)
     assert {c.m for c in cases} == {1, 16, 64, 4096}
     assert len({c.name for c in cases}) == len(cases)
@@ -17,6 +18,25 @@ def test_wq_suite_covers_every_format_and_m_and_is_dtype_free():
     assert (suite, dtype) == ('wq', None)
     assert [c.name for c in selected] == [f'mxfp4 1x{n}x{k}' for n, k in suites.WQ_NK]
     assert 'wq (deep_gemm.weight_quant.gemm' in cli.EPILOG
+
+
+def test_wq_suite_has_moe_decoding_over_32_experts():
+    moe = [c for c in suites.SUITES['wq'] if hasattr(c, 'experts')]
+    assert moe == list(suites.WQ_MASKED) and {c.experts for c in moe} == {32}
+    assert {(c.weight, c.n, c.k) for c in moe} == {('mxfp4', 5760, 2880), ('mxfp4', 2880, 2880),
+                                                   ('int4g128', 4096, 7168), ('int4g128', 7168, 2048)}
+    assert {c.expected_m for c in moe} == {1, 8, 32} and all(c.max_m >= 2 * c.expected_m for c in moe)
+    assert moe[0].name == 'mxfp4 32x1x5760x2880'
+    [(_, _, selected)] = cli.plan(cli.parse_args(['--no-peer', '--suite', 'wq', '--shapes', 'int4g128 32x*']))
+    assert [c.name for c in selected] == [c.name for c in moe if c.weight == 'int4g128']
+
+
+def test_wq_table_names_moe_rows_by_experts_and_tokens():
+    row = wq_suite.add_rates(wq_row(result(us=30.0), result(us=90.0), result(us=40.0)))
+    row['params'].update(experts=32, expected_m=8)
+    text = report.markdown({'environment': {'ours': {'version': 'x'}, 'timer': 't', 'rounds': 2,
+                                            'round_combine': 'mean'}, 'sections': [report.section('wq', None, [row])]})
+    assert '| int4g128 | 32x~8 | 4096 | 4096 |' in text
 
 
 def result(status='ok', us=None, message=None):

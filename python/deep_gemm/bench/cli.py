@@ -160,7 +160,8 @@ def failed_row(case, suite, error):
     elif suite == 'hc':
         row['params'] = {'m': case.m, 'n': case.n, 'k': case.k}
     elif suite == 'wq':
-        row['params'] = {'m': case.m, 'n': case.n, 'k': case.k, 'weight': case.weight}
+        row['params'] = {'m': getattr(case, 'expected_m', getattr(case, 'm', None)), 'n': case.n, 'k': case.k,
+                         'weight': case.weight}
     return row
 
 

@@ -129,7 +129,8 @@ def _wq_table(section):
     for row in section['rows']:
         p = row['params']
         packed = p.get('packed_bytes')
-        lines.append(f"| {p.get('weight', '—')} | {p.get('m', '—')} | {p.get('n', '—')} | {p.get('k', '—')} | "
+        m = f"{p['experts']}x~{p['expected_m']}" if 'experts' in p else p.get('m', '—')  # MoE: experts x tokens
+        lines.append(f"| {p.get('weight', '—')} | {m} | {p.get('n', '—')} | {p.get('k', '—')} | "
                      f"{_num(None if packed is None else packed / 1e6, 2)} | {_time(row, 'ours')} | "
                      f"{_time(row, 'ours_bf16')} | {_ratio(row.get('ratio_vs_bf16'))} | {_time(row, 'deepgemm')} | "
                      f"{_num(row.get('read_floor_us'), 2)} | {_ratio(row.get('floor_vs_ours'))} | {check_cell(row)} |")

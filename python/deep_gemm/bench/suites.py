@@ -108,6 +108,22 @@ class WeightOnly(Dense):
         return f'{self.weight} {self.m}x{self.n}x{self.k}'
 
 
+@dataclass(frozen=True)
+class WeightOnlyMasked:
+    """The weight-only GEMM over MoE experts, masked: `experts` weights [n, k] packed as `weight`, a bf16
+    [experts, max_m, k] with masked_m rows per expert drawn around expected_m (masked_rows)."""
+    experts: int
+    expected_m: int
+    n: int
+    k: int
+    weight: str = 'mxfp4'
+    max_m: int = 128
+
+    @property
+    def name(self):
+        return f'{self.weight} {self.experts}x{self.expected_m}x{self.n}x{self.k}'
+
+
 def _dense(ms, nks=DEEPSEEK_NK):
     return tuple(Dense(m, n, k) for m in ms for n, k in nks)
 
@@ -157,6 +173,11 @@ WQ_NK = ((4096, 7168), (7168, 2048), (2112, 7168), (5760, 2880), (2880, 2880), (
 WQ_WEIGHTS = ('int4g128', 'int4g128z', 'int4g32', 'int8', 'mxfp4')
 WQ = tuple(WeightOnly(m, n, k, weight) for weight in WQ_WEIGHTS for m in (1, 16, 64, 4096) for n, k in WQ_NK
            if not (weight == 'int4g32' and m == 4096))
+# MoE decoding over local experts (masked): gpt-oss-120b's 32 experts (MXFP4: gate/up 5760 x 2880, down 2880 x 2880)
+# and DeepSeek-V3's (int4 g128: gate/up 4096 x 7168, down 7168 x 2048) at about 1, 8 and 32 tokens per expert.
+WQ_MASKED = tuple(WeightOnlyMasked(32, m, n, k, weight) for weight, nks in (
+    ('mxfp4', ((5760, 2880), (2880, 2880))), ('int4g128', ((4096, 7168), (7168, 2048)))) for n, k in nks
+    for m in (1, 8, 32))
 
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
@@ -167,7 +188,7 @@ SUITES = {
     'host': HOST,
     'layout': LAYOUT,
     'hc': HC,
-    'wq': WQ,
+    'wq': WQ + WQ_MASKED,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
 DTYPE_FREE = ('layout', 'hc', 'wq')
