@@ -58,7 +58,8 @@ device) whose message starts with the argument's name and says what was expected
 
 # One job a module: _weight (PackedWeight, its field checks, the layout's constants), _pack (pack_int4 / pack_int8 /
 # pack_mxfp4), _checkpoints (from_gptq / from_awq), _stack (stack), _unpack (unpack), _reference (the float64 oracles),
-# _gpu_calls (gemm, the grouped GEMMs, dequantize, plan); _tensor_args holds the tensor checks they share.
+# _gpu_calls (gemm, the grouped GEMMs, dequantize, plan), _torch_ops (those four GPU calls as torch.library ops
+# deep_gemm::wq_*, registered when _gpu_calls is imported); _tensor_args holds the tensor checks they share.
 from ._checkpoints import from_awq, from_gptq
 from ._gpu_calls import dequantize, gemm, m_grouped_gemm_contiguous, m_grouped_gemm_masked, plan
 from ._pack import pack_int4, pack_int8, pack_mxfp4

@@ -1,11 +1,15 @@
 """The GPU calls on torch's current stream: gemm, the M-grouped GEMMs of MoE experts (m_grouped_gemm_contiguous,
-m_grouped_gemm_masked) and dequantize; and plan, how a GEMM of a shape runs."""
+m_grouped_gemm_masked) and dequantize; and plan, how a GEMM of a shape runs.
+
+While torch traces (torch.compile, torch.export) the four calls hand over to their custom ops (_torch_ops), which
+call them again eagerly when the graph runs."""
 import torch
 
 from .. import _C
 from .._checks import INT32_MAX, dtype_name, require_int, require_tensor, shape_of
 from .._config import num_sms_setting
 from .._tensor import current_stream, device_of
+from . import _torch_ops
 from ._tensor_args import _require_2d, _require_dtype
 from ._weight import (_CODES, _SHORT, _WEIGHT_RENAMES, _layout_args, _packed_layout, _require_experts,
                       _require_single, _require_weight)
@@ -64,6 +68,8 @@ def _activations(a, w, ndim, what):
     return shape, device_of(a, 'a')
 
 
+# The one question the eager path pays for being traceable (tens of nanoseconds).
+_compiling = torch.compiler.is_compiling
 _GEMM_RENAMES = [('d', 'out')]
 _GROUPED_INSTEAD = ', or use m_grouped_gemm_contiguous / m_grouped_gemm_masked'
 
@@ -72,6 +78,8 @@ def gemm(a, w, out=None):
     """``out = a @ dequant(w).T``: ``a`` [M, K] of w.act_dtype on the GPU, ``out`` [M, N] bf16, fp16 or fp32 on the
     same device (default: a new tensor of a's dtype). Runs on torch's current stream; returns ``out``. One weight (a
     grouped weight's experts: :func:`m_grouped_gemm_contiguous` / :func:`m_grouped_gemm_masked`, or w.expert(i))."""
+    if _compiling():
+        return _torch_ops.traced_gemm(a, w, out)
     _require_weight(w)
     _require_single(w, _GROUPED_INSTEAD)
     _require_2d(a, 'a', '[M, K] of activations')
@@ -99,6 +107,8 @@ def m_grouped_gemm_contiguous(a, w, grouped_layout, out=None):
     -1 for a padding row, whose ``out`` row is left unspecified (the values are read on the GPU, not checked).
     ``out``: [M, N] bf16, fp16 or fp32 (default: a new tensor of a's dtype). Runs on torch's current stream, decoding
     in registers; returns ``out``."""
+    if _compiling():
+        return _torch_ops.traced_m_grouped_gemm_contiguous(a, w, grouped_layout, out)
     _require_weight(w)
     (m, _), device = _activations(a, w, 2, '[M, K] of every expert\'s rows')
     pointers = _weight_on(w, device)
@@ -119,6 +129,8 @@ def m_grouped_gemm_masked(a, w, masked_m, expected_m, out=None):
     it are not written (a default ``out`` holds whatever torch.empty gave there). ``expected_m``: the typical rows per
     expert (an int >= 1), which picks the token block. ``out``: [E, M_max, N] bf16, fp16 or fp32 (default: a new
     tensor of a's dtype). Runs on torch's current stream, decoding in registers; returns ``out``."""
+    if _compiling():
+        return _torch_ops.traced_m_grouped_gemm_masked(a, w, masked_m, expected_m, out)
     _require_weight(w)
     (experts, m_max, _), device = _activations(a, w, 3, '[E, M_max, K] of each expert\'s rows')
     _require_experts(w, experts, a)
@@ -136,6 +148,8 @@ def m_grouped_gemm_masked(a, w, masked_m, expected_m, out=None):
 def dequantize(w, out=None):
     """W [N, K] of w.act_dtype decoded on the GPU into ``out`` (default: a new tensor on w's device); returns it. One
     weight (a grouped weight's experts one at a time: ``dequantize(w.expert(i))``)."""
+    if _compiling():
+        return _torch_ops.traced_dequantize(w, out)
     _require_weight(w)
     _require_single(w, '')
     if out is None:
@@ -152,6 +166,9 @@ def dequantize(w, out=None):
                      _WEIGHT_RENAMES)
     return out
 
+
+# The ops' implementations: these functions, called eagerly when a compiled graph runs.
+_torch_ops.register(gemm, m_grouped_gemm_contiguous, m_grouped_gemm_masked, dequantize)
 
 _GROUPINGS = (None, 'contiguous', 'masked')
 

@@ -54,7 +54,10 @@ class PackedWeight:
     num_experts: int = 1
 
     def __post_init__(self):
-        _require_packed_fields(self)
+        # While torch traces (w.expert(i) inside a compiled function, say) the checks would break the graph at the
+        # library's layout call; they run anyway when the graph does, as the wq_* ops rebuild the weight eagerly.
+        if not torch.compiler.is_compiling():
+            _require_packed_fields(self)
 
     def _arrays(self):
         return {name: getattr(self, name) for name in ('data', 'scales', 'zeros', 'channel_scales')}
