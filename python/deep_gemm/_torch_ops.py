@@ -16,7 +16,7 @@ aliases reach these ops through the functions they call.
 import inspect
 import sys
 
-from ._checks import dtype_name, shape_of
+from ._checks import dtype_name
 
 
 def _never():
@@ -165,13 +165,19 @@ def register_if_torch_imported():
 _OPERAND = {False: ('bfloat16', ), True: ('float8_e4m3fn', )}
 
 
+def _sizes(t):
+    """A tensor's sizes as they are: symbols under dynamic shapes (an int() of one would specialise it, and every new
+    M would recompile)."""
+    return tuple(t.shape)
+
+
 def _require(ok, message):
     if not ok:
         raise ValueError(message)
 
 
 def _dims(t, name, count, what):
-    shape = tuple(shape_of(t))
+    shape = _sizes(t)
     _require(len(shape) == count, f'{name}: expected a {count}-D tensor {what}, got {len(shape)}-D {shape}')
     return shape
 
@@ -181,8 +187,8 @@ def _dtype(t, name, allowed):
 
 
 def _shape(t, name, expected, what=''):
-    _require(tuple(shape_of(t)) == tuple(expected),
-             f'{name}: expected shape {tuple(expected)}{what}, got {tuple(shape_of(t))}')
+    _require(_sizes(t) == tuple(expected),
+             f'{name}: expected shape {tuple(expected)}{what}, got {_sizes(t)}')
 
 
 def _operands(g, fp8):
@@ -200,9 +206,9 @@ def _operands(g, fp8):
 def _scales(sf, name, count, what):
     """Scale factors in any layout: their element count (per token or per 128x128 block) is fixed."""
     numel = 1
-    for s in shape_of(sf):
+    for s in _sizes(sf):
         numel *= s
-    _require(numel == count, f'{name}: expected {count} scale factors ({what}), got shape {tuple(shape_of(sf))}')
+    _require(numel == count, f'{name}: expected {count} scale factors ({what}), got shape {_sizes(sf)}')
 
 
 def _ceil128(x):
@@ -295,10 +301,10 @@ def _fake_k_grouped(name, g):
     if fp8:
         for t, label, mn in ((a, 'a', m), (b, 'b', n)):
             numel = 1
-            for s in shape_of(t):
+            for s in _sizes(t):
                 numel *= s
             _require(numel == sum_k * mn, f'{label}: expected {sum_k * mn} elements (the groups\' K-major '
-                     f'[{mn}, k] blocks), got shape {tuple(shape_of(t))}')
+                     f'[{mn}, k] blocks), got shape {_sizes(t)}')
         _scales(sfa, 'a[1]', m * (sum_k // 128), 'one per token and 128 of K')
         _scales(sfb, 'b[1]', n * (sum_k // 128), 'one per token and 128 of K')
     else:
@@ -317,7 +323,7 @@ def _fake_einsum(name, g):
     inputs, out = expr.replace(' ', '').split('->')
     sizes = {}
     for letters, t, label in zip(inputs.split(','), (a, b), ('a', 'b')):
-        shape = tuple(shape_of(t))
+        shape = _sizes(t)
         _require(len(letters) == len(shape), f'{label}: expected {len(letters)} dimensions ({letters!r} of '
                  f'{expr!r}), got shape {shape}')
         for letter, size in zip(letters, shape):

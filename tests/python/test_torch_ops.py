@@ -276,3 +276,24 @@ def test_ops_register_on_the_first_checked_call_or_on_request_when_deep_gemm_cam
     assert lines[2] == 'n'  # the C++ checks ran (and named N of d)
     assert lines[3] == 'True True'  # the checked call registered the ops
     assert int(lines[4]) == 23  # register_torch_ops() again: still one op per GEMM
+
+
+def test_a_dynamic_m_compiles_once():
+    # The fake implementations compare symbolic sizes without turning them into ints: one graph serves every M.
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        from torch._dynamo.backends.common import aot_autograd
+        return aot_autograd(fw_compiler=lambda g, _: g)(gm, example_inputs)
+
+    def gemm(a, b):
+        d = torch.empty(a.shape[0], b.shape[0], dtype=BF16, device=a.device)
+        deep_gemm.bf16_gemm_nt(a, b, d)
+        return d
+
+    torch._dynamo.reset()
+    compiled = torch.compile(gemm, fullgraph=True, backend=backend, dynamic=True)
+    shapes = [tuple(compiled(meta(m, K), meta(N, K)).shape) for m in (M, 3 * M, 5 * M)]
+    assert shapes == [(M, N), (3 * M, N), (5 * M, N)]
+    assert len(graphs) == 1, f'{len(graphs)} graphs: M was specialised'
