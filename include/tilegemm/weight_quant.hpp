@@ -2,7 +2,8 @@
 // Weight-only quantised GEMM on SM90: D = A·Wᵀ with A bf16/fp16 [M, K] and W [N, K] stored as int4 (group scales,
 // optional zero points), int8 (per-row scales) or MXFP4 (e2m1 codes, UE8M0 exponents per 32 k), D bf16/fp16/fp32.
 // Small M decodes W in registers between the load and the tensor core (bound by reading the packed bytes); large M
-// decodes W once into a bf16/fp16 scratch and runs the dense GEMM. The packed layout is in wq_params.hpp.
+// with bf16 activations decodes W once into a bf16 scratch and runs the dense BF16 GEMM (fp16 activations always take
+// the fused path: there is no fp16 dense GEMM). The packed layout is in wq_params.hpp.
 #include <cstdint>
 #include <string>
 #include <vector>
