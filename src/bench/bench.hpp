@@ -3,6 +3,8 @@
 // how it times ours against cuBLASLt in the same process (with tilegemm/timer.hpp), and the pure writers that turn
 // a report into JSON and Markdown.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "tilegemm/hw.hpp"
 #include "tilegemm/ledger.hpp"
 #include "tilegemm/timer.hpp"
+#include "tilegemm/wq_params.hpp"  // WeightFormat
 
 namespace tilegemm {
 
@@ -266,6 +269,12 @@ struct SuiteOptions {
   // fp8: how our per-token A scales are laid out: MN-major and TMA-aligned, or row-major [M, K/128] as DeepGEMM's
   // per_token_cast_to_fp8 returns them (what deep_gemm's callers pass).
   bool row_major_scales = false;
+  // Weight-only rows (--weight): bf16 A times W packed as this format (weight_quant.hpp) through wq_gemm_nt,
+  // against cuBLASLt bf16 on W dequantised to bf16 (the same values); --read-b reads the packed codes. Dense shapes,
+  // layout nt, --dtype bf16.
+  std::optional<WeightFormat> weight;
+  int weight_group_size = 128;  // int4's group size
+  bool weight_zeros = false;    // int4 with zero points
   int device = 0;
   double diff_threshold = 1e-3;  // loose sanity check; the strict numerics check is the test suite's job
   std::function<void(std::size_t index, const BenchShape&)> on_shape_start;  // before each shape

@@ -38,6 +38,9 @@ ShapeRun prepare_bf16_run(const BenchShape& shape, const SuiteOptions& options, 
                           std::uint64_t seed);
 ShapeRun prepare_fp8_run(const BenchShape& shape, const SuiteOptions& options, const HardwareModel& hw,
                          std::uint64_t seed);
+// Weight-only (options.weight): wq_gemm_nt against cuBLASLt bf16 on the dequantised weight (wq_runs.cpp).
+ShapeRun prepare_wq_run(const BenchShape& shape, const SuiteOptions& options, const HardwareModel& hw,
+                        std::uint64_t seed);
 
 // Byte offset into device memory.
 inline void* byte_offset(void* base, std::size_t bytes) {

@@ -14,6 +14,7 @@
 #include "bench/shape_run.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/reference.hpp"
+#include "tilegemm/weight_quant.hpp"
 #include "timer/device_buffer.hpp"
 #include "timer/read_flush.hpp"
 
@@ -37,6 +38,13 @@ std::string kind_of(GemmType type) {
                                                  : "m_grouped_masked";
 }
 
+// The packed weight of a --weight row (InvalidArgument naming the option that makes it impossible).
+WeightLayout weight_layout_of(const BenchShape& shape, const SuiteOptions& options) {
+  const WeightFormat f = *options.weight;
+  const int group = f == WeightFormat::kInt4 ? options.weight_group_size : f == WeightFormat::kMxfp4 ? 32 : 0;
+  return make_weight_layout(f, shape.n, shape.k, group, options.weight_zeros, DType::kBFloat16);
+}
+
 BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, const HardwareModel& hw,
                        std::uint64_t seed) {
   BenchRow row;
@@ -48,13 +56,26 @@ BenchRow measure_shape(const BenchShape& shape, const SuiteOptions& options, con
   row.dtype = std::string(dtype_name(options.dtype));
   row.out_dtype = std::string(dtype_name(options.out_dtype));
   row.layout = std::string(layout_name(options.layout));
-  const ProblemLedger ledger = bench_ledger(shape, options.dtype, options.out_dtype, hw);
-  row.flops = ledger.flops;
-  row.min_bytes = ledger.min_bytes;
-  row.floor_us = ledger.time_floor_s * 1e6;
+  if (options.weight) {
+    // Weight-only: the packed weight's ledger (its bytes, not a bf16 B's), and the packing in the dtype column.
+    const WeightLayout w = weight_layout_of(shape, options);
+    const WqLedger ledger = wq_ledger(shape.total_m(), w, options.out_dtype, hw);
+    row.dtype = w.format == WeightFormat::kInt4
+                    ? fmt::format("bf16 x int4 g{}{}", w.group_size, w.has_zeros ? " zeros" : "")
+                    : fmt::format("bf16 x {}", weight_format_name(w.format));
+    row.flops = ledger.flops;
+    row.min_bytes = ledger.packed_bytes + ledger.act_bytes + ledger.out_bytes;
+    row.floor_us = std::max(ledger.memory_floor_us, ledger.flops / hw.peak_flops(DType::kBFloat16) * 1e6);
+  } else {
+    const ProblemLedger ledger = bench_ledger(shape, options.dtype, options.out_dtype, hw);
+    row.flops = ledger.flops;
+    row.min_bytes = ledger.min_bytes;
+    row.floor_us = ledger.time_floor_s * 1e6;
+  }
 
-  const ShapeRun run = options.dtype == DType::kFloat8E4M3 ? bench_detail::prepare_fp8_run(shape, options, hw, seed)
-                                                           : bench_detail::prepare_bf16_run(shape, options, hw, seed);
+  const ShapeRun run = options.weight                        ? bench_detail::prepare_wq_run(shape, options, hw, seed)
+                       : options.dtype == DType::kFloat8E4M3 ? bench_detail::prepare_fp8_run(shape, options, hw, seed)
+                                                             : bench_detail::prepare_bf16_run(shape, options, hw, seed);
   row.cublas_method = run.cublas_method;
   const std::size_t d_count = static_cast<std::size_t>(row.m) * row.n;
 
@@ -152,6 +173,17 @@ void validate_suite_options(const SuiteOptions& options) {
                      fmt::format("'{}'", dtype_name(options.out_dtype)));
     TILEGEMM_REQUIRE(options.layout == Layout::kNT, "--layout", "nt for --dtype fp8 (both operands K-major)",
                      fmt::format("'{}'", layout_name(options.layout)));
+  }
+  if (options.weight) {
+    TILEGEMM_REQUIRE(options.dtype == DType::kBFloat16, "--dtype", "bf16 for --weight (bf16 activations)",
+                     fmt::format("'{}'", dtype_name(options.dtype)));
+    TILEGEMM_REQUIRE(options.layout == Layout::kNT, "--layout", "nt for --weight (K-major activations and weight)",
+                     fmt::format("'{}'", layout_name(options.layout)));
+    for (const BenchShape& s : options.shapes) {
+      TILEGEMM_REQUIRE(s.type == GemmType::kNormal, "--suite", "dense shapes for --weight",
+                       std::string(gemm_type_name(s.type)));
+      weight_layout_of(s, options);  // the format's own checks (group size, K), naming the option
+    }
   }
   TILEGEMM_REQUIRE(options.num_sms >= 0, "--num-sms", "0 (every SM) or a positive SM count",
                    std::to_string(options.num_sms));

@@ -72,6 +72,17 @@ TEST(BenchCli, BadArgumentsExitTwoNamingTheArgument) {
   expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --report /proc/version/sub", "--report");
 }
 
+TEST(BenchCli, WeightOnlyRowsNameTheirBadOptions) {
+  expect_usage_error("--weight int2", "--weight");
+  expect_usage_error("--weight int4 --group-size 48", "--group-size: expected 32, 64 or 128");
+  expect_usage_error("--weight int4 --group-size 128 --m 1 --n 4096 --k 7200", "--k");  // K % 128 != 0
+  expect_usage_error("--weight int4 --dtype fp8", "--dtype");
+  expect_usage_error("--weight int8 --layout nn", "--layout");
+  expect_usage_error("--weight mxfp4 --suite masked", "--suite");
+  expect_usage_error("--weight int8 --zeros", "--zeros");
+  expect_usage_error("--from-json " + fixture("bench-bf16-all-run3.json") + " --weight int4", "--weight");
+}
+
 TEST(BenchCli, NoGpuIsExitOneWithAClearMessage) {
   if (tilegemm::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
   for (const char* args : {"bench", "bench --suite grouped --baseline-only", "bench --m 128 --n 256 --k 512",

@@ -16,7 +16,9 @@
 #include "bench/progress.hpp"
 #include "command.hpp"
 #include "input_file.hpp"
+#include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/weight_quant.hpp"
 
 namespace tilegemm::cli {
 namespace {
@@ -38,6 +40,9 @@ struct BenchArgs {
   bool read_b = false;
   int num_sms = 0;
   std::string sf_layout = "mn-major";
+  std::string weight;  // --weight: int4, int8 or mxfp4 (weight-only rows)
+  int group_size = 128;
+  bool zeros = false;
   int device = 0;
 };
 
@@ -74,8 +79,13 @@ SuiteOptions suite_options_from(const BenchArgs& args) {
   TILEGEMM_REQUIRE(args.sf_layout == "mn-major" || options.dtype == DType::kFloat8E4M3, "--sf-layout",
                    "mn-major unless --dtype is fp8 (only FP8 GEMMs take scales)", fmt::format("'{}'", args.sf_layout));
   options.row_major_scales = args.sf_layout == "row-major";
+  if (!args.weight.empty()) options.weight = parse_weight_format(args.weight, "--weight");
+  options.weight_group_size = args.group_size;
+  options.weight_zeros = args.zeros;
   options.device = args.device;
-  validate_suite_options(options);
+  // The weight's own checks name the packing's fields: name the options that set them.
+  const OptionNames names = {{"group_size", "--group-size"}, {"k", "--k"}, {"n", "--n"}, {"zeros", "--zeros"}};
+  with_option_names(names, [&] { validate_suite_options(options); });
   return options;
 }
 
@@ -201,11 +211,17 @@ const CommandRegistrar kBenchRegistrar([](CLI::App& root) {
                                     "fp8: our per-token A scales mn-major (TMA-aligned) or row-major [M, K/128], as "
                                     "DeepGEMM's per_token_cast_to_fp8 returns them")
                         ->capture_default_str();
+  auto* weight = cmd->add_option("--weight", args->weight,
+                                 "Weight-only rows: bf16 A times W packed as int4, int8 or mxfp4 (wq_gemm_nt), "
+                                 "against cuBLASLt bf16 on W dequantised (dense shapes, --layout nt)");
+  auto* group_size = cmd->add_option("--group-size", args->group_size, "--weight int4: the group size (32, 64 or 128)")
+                         ->capture_default_str();
+  auto* zeros = cmd->add_flag("--zeros", args->zeros, "--weight int4: with zero points");
   auto* device = cmd->add_option("--device", args->device, "CUDA device index")->capture_default_str();
   // Options that measure make no sense when nothing is measured.
-  const std::vector<CLI::Option*> measuring = {suite,     m,       n,         k,     dtype, layout,
-                                               out_dtype, warmup,  rep,       timer, flush, baseline_only,
-                                               read_b,    num_sms, sf_layout, device};
+  const std::vector<CLI::Option*> measuring = {suite,     m,      n,          k,     dtype,         layout, out_dtype,
+                                               warmup,    rep,    timer,      flush, baseline_only, read_b, num_sms,
+                                               sf_layout, weight, group_size, zeros, device};
   auto* from_json = cmd->add_option("--from-json", args->from_json,
                                     "Re-render a recorded report (FILE) instead of measuring: no GPU needed");
   auto* compare = cmd->add_option("--compare", args->compare,
