@@ -7,7 +7,7 @@ from . import stats
 
 GEMM_SUITES = ('deepseek', 'decode', 'ragged', 'grouped', 'masked')
 # Suites whose rows fail the run when our call fails (a mismatch fails it in any suite).
-FAILING_SUITES = GEMM_SUITES + ('hc', 'wq')
+FAILING_SUITES = GEMM_SUITES + ('hc', 'wq', 'mqa', 'paged_mqa')
 NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'deepgemm_split16': 'DeepGEMM 16 splits',
          'cublas': 'cuBLAS', 'copy': 'copy', 'ours_bf16': 'our BF16'}
 
@@ -137,11 +137,39 @@ def _wq_table(section):
     return lines
 
 
+def _mqa_table(section):
+    lines = ['| S | S_kv | H | D | CP | logits | ours µs | ours TFLOP/s | DeepGEMM µs | DeepGEMM TFLOP/s | '
+             'DeepGEMM / ours | check |', '|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|']
+    for row in section['rows']:
+        p = row['params']
+        logits = f"compressed ({p['max_seqlen_k']})" if p.get('max_seqlen_k') else \
+            'compressed' if p.get('compressed') else 'full'
+        lines.append(f"| {p.get('seq_len', '—')} | {p.get('seq_len_kv', '—')} | {p.get('heads', '—')} | "
+                     f"{p.get('head_dim', '—')} | {'on' if p.get('cp') else 'off'} | {logits} | {_time(row, 'ours')} | "
+                     f"{_num(row.get('ours_tflops'))} | {_time(row, 'deepgemm')} | "
+                     f"{_num(row.get('deepgemm_tflops'))} | {_ratio(row.get('ratio_vs_deepgemm'))} | "
+                     f"{check_cell(row)} |")
+    return lines
+
+
+def _paged_mqa_table(section):
+    lines = ['| B | next_n | H | D | avg kv | ours µs | ours GB/s | DeepGEMM µs | DeepGEMM GB/s | DeepGEMM / ours | '
+             'copy GB/s | ours / copy | check |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
+    for row in section['rows']:
+        p = row['params']
+        lines.append(f"| {p.get('batch', '—')} | {p.get('next_n', '—')} | {p.get('heads', '—')} | "
+                     f"{p.get('head_dim', '—')} | {p.get('avg_kv', '—')} | {_time(row, 'ours')} | "
+                     f"{_num(row.get('ours_gbps'), 0)} | {_time(row, 'deepgemm')} | "
+                     f"{_num(row.get('deepgemm_gbps'), 0)} | {_ratio(row.get('ratio_vs_deepgemm'))} | "
+                     f"{_num(row.get('copy_gbps'), 0)} | {_ratio(row.get('ours_vs_copy'))} | {check_cell(row)} |")
+    return lines
+
+
 def _geomean_line(section):
     parts = []
     for key, label in (('ratio_vs_deepgemm', 'DeepGEMM / ours'), ('ratio_vs_deepgemm_best', 'DeepGEMM best / ours'),
                        ('ratio_vs_cublas', 'cuBLAS / ours'), ('ratio_vs_bf16', 'our BF16 / ours'),
-                       ('floor_vs_ours', 'read floor / ours')):
+                       ('floor_vs_ours', 'read floor / ours'), ('ours_vs_copy', 'ours / copy GB/s')):
         g = section['geomeans'].get(key)
         if g and g['rows']:
             parts.append(f"{label} {g['geomean']:.3f} over {g['rows']} rows")
@@ -174,6 +202,10 @@ def markdown(report):
             lines += _hc_table(section)
         elif section['suite'] == 'wq':
             lines += _wq_table(section)
+        elif section['suite'] == 'mqa':
+            lines += _mqa_table(section)
+        elif section['suite'] == 'paged_mqa':
+            lines += _paged_mqa_table(section)
         else:
             lines += _gemm_table(section, env.get('kernel_timer', False))
         lines += ['', _geomean_line(section), '']
@@ -188,12 +220,15 @@ def section(suite, dtype, rows, note=None):
     keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else \
         ('ratio_vs_deepgemm', 'ratio_vs_deepgemm_best') if suite == 'hc' else \
         ('ratio_vs_bf16', 'floor_vs_ours', 'ratio_vs_deepgemm') if suite == 'wq' else \
+        ('ratio_vs_deepgemm', ) if suite == 'mqa' else \
+        ('ratio_vs_deepgemm', 'ours_vs_copy') if suite == 'paged_mqa' else \
         ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')
     return {'suite': suite, 'dtype': dtype, 'note': note, 'rows': rows, 'geomeans': geomeans(rows, keys)}
 
 
 def exit_status(report):
-    """1 when a GEMM- or hc-suite row failed (see row_failed) or any library's result mismatched anywhere, else 0."""
+    """1 when a row of a FAILING_SUITES suite failed (see row_failed) or any library's result mismatched anywhere,
+    else 0."""
     for s in report['sections']:
         for row in s['rows']:
             if any(r['status'] == 'mismatch' for r in row['results'].values()):

@@ -3,6 +3,8 @@ import fnmatch
 import random
 from dataclasses import dataclass
 
+from .mqa_cases import MQA, PAGED_MQA
+
 # DeepSeek-V3's dense weights (N, K), as in DeepGEMM's own benchmark and docs/bench.md.
 DEEPSEEK_NK = ((2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048))
 
@@ -189,9 +191,11 @@ SUITES = {
     'layout': LAYOUT,
     'hc': HC,
     'wq': WQ + WQ_MASKED,
+    'mqa': MQA,
+    'paged_mqa': PAGED_MQA,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
-DTYPE_FREE = ('layout', 'hc', 'wq')
+DTYPE_FREE = ('layout', 'hc', 'wq', 'mqa', 'paged_mqa')
 
 
 def masked_rows(groups, expected_m, max_m, rng):
