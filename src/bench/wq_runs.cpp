@@ -67,22 +67,24 @@ ShapeRun prepare_wq_run(const BenchShape& shape, const SuiteOptions& options, co
   std::vector<std::uint16_t> w_bf16(static_cast<std::size_t>(n * k));
   for (std::int64_t r = 0; r < n; ++r)
     for (std::int64_t c = 0; c < k; ++c)
-      w_bf16[r * k + c] = float_to_bf16(static_cast<float>(dequantized_weight(codes, static_cast<int>(r), static_cast<int>(c))));
+      w_bf16[r * k + c] =
+          float_to_bf16(static_cast<float>(dequantized_weight(codes, static_cast<int>(r), static_cast<int>(c))));
   void* b_data = run.buffers.emplace_back(upload(w_bf16.data(), w_bf16.size() * kBf16Bytes, "cudaMemcpy(W)")).get();
   void* codes_data =
       run.buffers.emplace_back(upload(packed.data.data(), packed.data.size(), "cudaMemcpy(packed codes)")).get();
   void* scales_data =
-      packed.scales.empty() ? nullptr
-                            : run.buffers.emplace_back(upload(packed.scales.data(), packed.scales.size(), "scales")).get();
-  void* zeros_data =
-      packed.zeros.empty() ? nullptr
-                           : run.buffers.emplace_back(upload(packed.zeros.data(), packed.zeros.size(), "zeros")).get();
-  void* channel_data = packed.channel_scales.empty()
-                           ? nullptr
-                           : run.buffers
-                                 .emplace_back(upload(packed.channel_scales.data(), packed.channel_scales.size() * 4,
-                                                      "channel scales"))
-                                 .get();
+      packed.scales.empty()
+          ? nullptr
+          : run.buffers.emplace_back(upload(packed.scales.data(), packed.scales.size(), "scales")).get();
+  void* zeros_data = packed.zeros.empty()
+                         ? nullptr
+                         : run.buffers.emplace_back(upload(packed.zeros.data(), packed.zeros.size(), "zeros")).get();
+  void* channel_data =
+      packed.channel_scales.empty()
+          ? nullptr
+          : run.buffers
+                .emplace_back(upload(packed.channel_scales.data(), packed.channel_scales.size() * 4, "channel scales"))
+                .get();
   run.b_data = codes_data;
   run.b_bytes = packed.data.size();
   run.d_ours = DeviceBuffer(static_cast<std::size_t>(m * n) * d_elem);
