@@ -37,6 +37,22 @@ def _quantised(torch, case, generator):
     return weight_quant.pack_mxfp4(blocks, exponents)
 
 
+def _bf16_entries(ctx, function, shape, call, label):
+    """Our and DeepGEMM's BF16 `function` (where loaded) on the dequantised weight: call(f, out) runs it into a bf16
+    out of `shape` of its own."""
+    torch, entries = ctx.torch, {}
+    for key, lib in ((BF16_KEY, 'ours'), ('deepgemm', 'deepgemm')):
+        if lib not in ctx.libs:
+            continue
+        f = lookup(ctx.libs[lib], function)
+        if f is None:
+            entries[key] = absent(function)
+            continue
+        out = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
+        entries[key] = Entry(fn=lambda f=f, out=out: call(f, out), out=out, label=label)
+    return entries
+
+
 def _packed_experts(torch, case, generator):
     """`case.experts` random packed weights of the case's format, stacked, on the GPU."""
     from .. import weight_quant
@@ -68,16 +84,9 @@ def masked_problem(ctx, case):
     d = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
     entries = {'ours': Entry(fn=lambda: weight_quant.m_grouped_gemm_masked(a, w, masked_m, case.expected_m, d),
                              out=d, label='weight_quant.m_grouped_gemm_masked(a, w, masked_m, expected_m, d)')}
-    for key, lib in ((BF16_KEY, 'ours'), ('deepgemm', 'deepgemm')):
-        if lib not in ctx.libs:
-            continue
-        f = lookup(ctx.libs[lib], 'm_grouped_bf16_gemm_nt_masked')
-        if f is None:
-            entries[key] = absent('m_grouped_bf16_gemm_nt_masked')
-            continue
-        out = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
-        entries[key] = Entry(fn=lambda f=f, out=out: f(a, w_bf16, out, masked_m, case.expected_m), out=out,
-                             label='m_grouped_bf16_gemm_nt_masked(a, dequantised experts, d, masked_m, expected_m)')
+    entries.update(_bf16_entries(ctx, 'm_grouped_bf16_gemm_nt_masked', shape,
+                                 lambda f, out: f(a, w_bf16, out, masked_m, case.expected_m),
+                                 'm_grouped_bf16_gemm_nt_masked(a, dequantised experts, d, masked_m, expected_m)'))
     src = w.data.reshape(-1)
     dst = torch.empty_like(src)
     entries['copy'] = Entry(fn=lambda: dst.copy_(src), label='packed codes: dst.copy_(src)',
@@ -104,16 +113,8 @@ def problem(ctx, case):
     entries = {}
     d = torch.empty((case.m, case.n), dtype=torch.bfloat16, device='cuda')
     entries['ours'] = Entry(fn=lambda: weight_quant.gemm(a, w, d), out=d, label='weight_quant.gemm(a, w, d)')
-    for key, lib in ((BF16_KEY, 'ours'), ('deepgemm', 'deepgemm')):
-        if lib not in ctx.libs:
-            continue
-        f = lookup(ctx.libs[lib], 'bf16_gemm_nt')
-        if f is None:
-            entries[key] = absent('bf16_gemm_nt')
-            continue
-        out = torch.empty_like(d)
-        entries[key] = Entry(fn=lambda f=f, out=out: f(a, w_bf16, out), out=out,
-                             label='bf16_gemm_nt(a, dequantised w, d)')
+    entries.update(_bf16_entries(ctx, 'bf16_gemm_nt', tuple(d.shape), lambda f, out: f(a, w_bf16, out),
+                                 'bf16_gemm_nt(a, dequantised w, d)'))
     src = w.data.reshape(-1)
     dst = torch.empty_like(src)
     entries['copy'] = Entry(fn=lambda: dst.copy_(src), label='packed codes: dst.copy_(src)',
