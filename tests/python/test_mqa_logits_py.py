@@ -21,6 +21,7 @@ import pytest
 import deep_gemm
 from conftest import HAVE_TORCH, FakeTensor as T, f32, gpu_available, i32, raises
 from deep_gemm import _C, _mqa_logits as mqa
+from deepgemm_ports import kv_cache_cast_to_fp8
 
 NAMES = ('fp8_fp4_mqa_logits', 'get_paged_mqa_logits_metadata', 'fp8_fp4_paged_mqa_logits', 'fp8_mqa_logits',
          'fp8_paged_mqa_logits')
@@ -527,17 +528,6 @@ def ref_paged_mqa_logits(torch, q, kv_cache, weights, context_lens, block_tables
     return logits
 
 
-def kv_cache_cast_to_fp8(torch, x):
-    num_blocks, block_size, num_heads, head_dim = x.shape
-    x_amax = x.abs().float().amax(dim=3, keepdim=True).clamp(1e-4)
-    sf = x_amax / 448.0
-    x_scaled = (x * (1.0 / sf)).to(torch.float8_e4m3fn)
-    x_fp8 = torch.empty((num_blocks, block_size * (head_dim + 4)), device=x.device, dtype=torch.uint8)
-    x_fp8[:, :block_size * head_dim] = x_scaled.view(num_blocks, block_size * head_dim).view(torch.uint8)
-    x_fp8[:, block_size * head_dim:] = sf.view(num_blocks, block_size).view(torch.uint8)
-    return x_fp8.view(num_blocks, block_size, num_heads, head_dim + 4), (x_scaled.float() * sf).to(x.dtype)
-
-
 @needs_gpu
 @pytest.mark.parametrize('batch_size,next_n,heads,avg_kv,bf16_logits', [
     (4, 1, 32, 1000, True),
@@ -568,6 +558,7 @@ def test_gpu_paged_mqa_logits(batch_size, next_n, heads, avg_kv, bf16_logits):
     ref_logits = ref_paged_mqa_logits(torch, q, kv_cache, weights, context_lens, block_table, max_model_len)
     q_in = q.to(torch.float8_e4m3fn), None
     kv_in, kv_simulated = kv_cache_cast_to_fp8(torch, kv_cache)
+    kv_simulated = kv_simulated.to(kv_cache.dtype)
     simulated_logits = ref_paged_mqa_logits(torch, q_in[0].to(torch.bfloat16), kv_simulated, weights, context_lens,
                                             block_table, max_model_len)
 

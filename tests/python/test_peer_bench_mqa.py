@@ -10,6 +10,7 @@ import pytest
 import deep_gemm
 from deep_gemm.bench import cli, measure, mqa_cases, mqa_suite, report, stats, suites, timing
 from deep_gemm.bench.mqa_suite import paged_alloc_bytes, paged_bytes, paged_flops, prefill_alloc_bytes
+from deepgemm_ports import kv_cache_cast_to_fp8
 
 # ---- suites and options -----------------------------------------------------------------------------------------
 
@@ -319,24 +320,12 @@ def test_prefill_reference_matches_a_direct_loop_and_its_finite_count_is_the_cos
         assert int((ref != float('-inf')).sum()) == case.cost
 
 
-def deepgemm_kv_cache_cast_to_fp8(torch, x):
-    """DeepGEMM's kv_cache_cast_to_fp8 (tests/test_attention.py), device-agnostic."""
-    num_blocks, block_size, num_heads, head_dim = x.shape
-    x_amax = x.abs().float().amax(dim=3, keepdim=True).clamp(1e-4)
-    sf = x_amax / 448.0
-    x_scaled = (x * (1.0 / sf)).to(torch.float8_e4m3fn)
-    x_fp8 = torch.empty((num_blocks, block_size * (head_dim + 4)), device=x.device, dtype=torch.uint8)
-    x_fp8[:, :block_size * head_dim] = x_scaled.view(num_blocks, block_size * head_dim).view(torch.uint8)
-    x_fp8[:, block_size * head_dim:] = sf.view(num_blocks, block_size).view(torch.uint8)
-    return x_fp8.view(num_blocks, block_size, num_heads, head_dim + 4), x_scaled.float() * sf
-
-
 def test_fused_cache_is_deepgemms_cast_and_dequantises_to_its_cast_back(torch):
     from deep_gemm.bench import mqa_ref
     torch.manual_seed(3)
     cache = mqa_ref.fused_kv_cache(torch, 5, 64, 16, 'cpu')
     torch.manual_seed(3)
-    expected, cast_back = deepgemm_kv_cache_cast_to_fp8(torch, torch.randn((5, 64, 16), dtype=torch.bfloat16)
+    expected, cast_back = kv_cache_cast_to_fp8(torch, torch.randn((5, 64, 16), dtype=torch.bfloat16)
                                                         .view(5, 64, 1, 16))
     assert cache.dtype == torch.uint8 and tuple(cache.shape) == (5, 64, 1, 20) and torch.equal(cache, expected)
     assert torch.equal(mqa_ref.dequant_blocks(torch, cache), cast_back.view(5, 64, 16))
