@@ -65,6 +65,9 @@ struct GemmParams {
   // same time; a new launch every few waves starts them in step again. The defaults cover all the work.
   int unit_begin = 0;
   int unit_end = 0x7fffffff;
+  // ---- int8 x int8 only: D = scale_a[m] · scale_b[n] · Σ a·b (fp32 per token and per channel) ----
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
 };
 
 // The tail maps (see GemmParams): whether the tile at row m0 loads A through tma_a_tail, and the map a consumer

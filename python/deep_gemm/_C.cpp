@@ -26,6 +26,7 @@
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/hw.hpp"
+#include "tilegemm/int8_gemm.hpp"
 #include "tilegemm/jit.hpp"
 #include "tilegemm/reference.hpp"
 #include "tilegemm/tensor_view.hpp"
@@ -116,6 +117,7 @@ PyPlan make_plan(int device, const Renames& renames, Factory&& factory) {
 }
 
 const Renames kNoRenames{};
+const Renames kInt8Renames{{"d", "out"}};
 const Renames kKGroupedRenames{{"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
 // FP8: errors the library raises about sfa/sfb name DeepGEMM's a[1]/b[1], the scales' place in the (tensor, sf) pairs.
 const Renames kFp8Renames{{"sfa", "a[1]"}, {"sfb", "b[1]"}, {"ks_tensor", "grouped_layout"}, {"ks", "ks_cpu"}};
@@ -127,6 +129,14 @@ PyPlan plan_bf16_gemm(const View& a, const View& b, const View& d, const std::op
   if (c) vc = to_view(*c, "c");
   return make_plan(device, kNoRenames,
                    [&] { return tilegemm::api::plan_bf16_gemm(va, vb, vd, vc ? &*vc : nullptr, num_sms); });
+}
+
+// int8 x int8 with per-token and per-channel scales (deep_gemm.int8, tilegemm's own).
+PyPlan plan_int8_gemm(const View& a, const View& b, const View& scale_a, const View& scale_b, const View& d, int device,
+                      int num_sms) {
+  const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "out");
+  const auto vsa = to_view(scale_a, "scale_a"), vsb = to_view(scale_b, "scale_b");
+  return make_plan(device, kInt8Renames, [&] { return tilegemm::api::plan_int8_gemm(va, vb, vsa, vsb, vd, num_sms); });
 }
 
 PyPlan plan_bf16_batch_reduced_gemm(const View& a, const View& b, const View& d, const std::optional<View>& c,
@@ -357,6 +367,7 @@ void register_plan_bindings(nb::module_& m) {
       },
       "ms"_a, "ns"_a, "ks"_a, "num_splits"_a.none(), "hw"_a, "num_sms"_a, "jobs"_a, "progress"_a.none());
   m.def("plan_bf16_gemm", &plan_bf16_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "num_sms"_a);
+  m.def("plan_int8_gemm", &plan_int8_gemm, "a"_a, "b"_a, "scale_a"_a, "scale_b"_a, "d"_a, "device"_a, "num_sms"_a);
   m.def("plan_bf16_batch_reduced_gemm", &plan_bf16_batch_reduced_gemm, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a,
         "num_sms"_a);
   m.def("plan_m_grouped_contiguous", &plan_m_grouped_contiguous, "a"_a, "b"_a, "d"_a, "grouped_layout"_a,

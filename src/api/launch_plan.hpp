@@ -110,6 +110,9 @@ Plan plan_m_grouped_bf16_gemm_masked(const TensorView& a, const TensorView& b, c
 Plan plan_k_grouped_bf16_gemm_tn_contiguous(const TensorView& a, const TensorView& b, const TensorView& d,
                                             const std::vector<int>& ks, const TensorView& ks_tensor,
                                             const TensorView* c, int num_sms);
+// int8 x int8 (tilegemm/int8_gemm.hpp); tensors a, b, scale_a, scale_b, d.
+Plan plan_int8_gemm(const TensorView& a, const TensorView& b, const TensorView& scale_a, const TensorView& scale_b,
+                    const TensorView& d, int num_sms);
 // 1D2D when c is null and per_token_b is false (the recipe has no C); 1D1D when per_token_b is true.
 Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                    const TensorView& d, const TensorView* c, bool per_token_b, int num_sms);

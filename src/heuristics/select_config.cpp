@@ -22,6 +22,7 @@ namespace {
 // FP8 stages hold one 128-wide scale block of K; bf16 stages one or two 128-byte (64-element) swizzle atoms.
 constexpr int kBf16BlockKs[] = {64, 128, 256};
 constexpr int kFp8BlockKs[] = {128, 256, 512};
+constexpr int kInt8BlockKs[] = {128, 256};  // one or two 128-byte atoms, as BF16's 64 and 128
 // Memory-bound tiles need many stages in flight (see kLoadLatencyUs); beyond this the ring only takes
 // shared memory from nothing.
 constexpr int kMaxPreferredStages = 16;
@@ -196,7 +197,9 @@ SearchSpace search_space(const GemmDesc& desc, const HardwareModel& hw, int num_
   s.filter = env_config_filter();  // read once: each read locks the environment
   s.forced_raster = s.filter.value_of("raster");
   const bool fp8 = is_fp8_desc(desc);
-  s.block_ks = fp8 ? std::span<const int>(kFp8BlockKs) : std::span<const int>(kBf16BlockKs);
+  s.block_ks = fp8                            ? std::span<const int>(kFp8BlockKs)
+               : desc.a_dtype == DType::kInt8 ? std::span<const int>(kInt8BlockKs)
+                                              : std::span<const int>(kBf16BlockKs);
   return s;
 }
 

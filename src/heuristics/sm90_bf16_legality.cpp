@@ -13,6 +13,7 @@ namespace {
 // handshakes, which narrow small-M tiles cannot hide).
 constexpr int kBf16AtomK = kOperandSwizzleBytes / 2;
 constexpr int kBf16MaxBlockK = 4 * kBf16AtomK;
+constexpr int kInt8AtomK = kOperandSwizzleBytes;
 constexpr int kMaxAccumulatorRegs = 128;
 // Registers a math thread needs besides its accumulators (addresses, loop state, epilogue). NOTE: with
 // setmaxnreg the producer warpgroup drops to kProducerRegs so the math warpgroups can hold the rest.
@@ -31,13 +32,25 @@ int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
   if (desc.type == GemmType::kKGroupedContiguous && desc.d_dtype != DType::kFloat32)
     return reject(why, "K-grouped contiguous GEMMs accumulate weight gradients in fp32: D must be fp32");
-  if (c.block_k != kBf16AtomK && c.block_k != 2 * kBf16AtomK && c.block_k != kBf16MaxBlockK)
+  if (desc.a_dtype == DType::kInt8) {
+    // A 128-byte atom holds 128 int8 of K; integer wgmma widths are 8..32, then multiples of 16.
+    if (c.block_k != kInt8AtomK && c.block_k != 2 * kInt8AtomK)
+      return reject(why, [&] {
+        return fmt::format("block_k {} is not {} or {} (one or two 128-byte int8 K atoms per stage)", c.block_k,
+                           kInt8AtomK, 2 * kInt8AtomK);
+      });
+    if (c.block_n > 32 && c.block_n % 16 != 0)
+      return reject(why, [&] {
+        return fmt::format("block_n {}: integer wgmma is 8, 16, 24 or 32 wide, then a multiple of 16", c.block_n);
+      });
+  } else if (c.block_k != kBf16AtomK && c.block_k != 2 * kBf16AtomK && c.block_k != kBf16MaxBlockK) {
     return reject(why, [&] {
       return fmt::format(
           "block_k {} is not {}, {} or {} (one, two or four 128-byte bf16 K atoms of the 128B "
           "swizzle per stage)",
           c.block_k, kBf16AtomK, 2 * kBf16AtomK, kBf16MaxBlockK);
     });
+  }
   if (c.block_k > kBf16AtomK && desc.type == GemmType::kKGroupedContiguous)
     return reject(why, [&] {
       return fmt::format(
@@ -54,9 +67,10 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
           "K is a multiple of {} only)",
           c.block_k, kBf16AtomK, kBf16AtomK);
     });
-  if (c.block_k > kBf16AtomK && c.cluster_m * c.cluster_n > 1)
+  const int atom_k = desc.a_dtype == DType::kInt8 ? kInt8AtomK : kBf16AtomK;
+  if (c.block_k > atom_k && c.cluster_m * c.cluster_n > 1)
     return reject(why, [&] {
-      return fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k, kBf16AtomK);
+      return fmt::format("block_k {}: 2-CTA B multicast loads one {}-wide K atom per stage", c.block_k, atom_k);
     });
   if (!sm90_tile_shape_fits(desc, c, /*two_pass_contiguous=*/false, why)) return false;
 
@@ -107,7 +121,8 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   const int smem = sm90_bf16_smem_bytes(desc, c);
   const std::string smem_detail =
       why && !sm90_smem_fits(smem, hw)
-          ? fmt::format("{} stages x {} B + {} B D staging + {}", c.stages, (c.block_m + c.block_n) * c.block_k * 2,
+          ? fmt::format("{} stages x {} B + {} B D staging + {}", c.stages,
+                        (c.block_m + c.block_n) * c.block_k * (dtype_bits(desc.a_dtype) / 8),
                         c.block_m * c.block_n * dtype_bits(desc.d_dtype) / 8, kSmemReserveBytes)
           : "";
   if (!sm90_resource_fits(c, smem, smem_detail, hw, why)) return false;
@@ -115,6 +130,9 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
   // NOTE: ptxas (CUDA 13.0) spills a few bytes in the deterministic stream-K fix-up of 256x128 / 2 warpgroup
   // tiles (128 accumulators per thread plus the 64-bit slot arithmetic of the ordered sum).
   const bool stream_k_det_spills = acc_regs >= kMaxAccumulatorRegs && c.num_math_warpgroups == 2;
+  // NOTE: int8's scaling (row and column scales, shuffles) beside 128 accumulators and a fix-up spills too.
+  if (desc.a_dtype == DType::kInt8 && acc_regs >= kMaxAccumulatorRegs && c.scheme != GemmScheme::kDataParallel)
+    return reject(why, "int8 tiles of 128 accumulators per thread run data-parallel only (the fix-up spills)");
   if (!sm90_scheme_fits(desc, c, stream_k_det_spills, why)) return false;
 
   if (!sm90_cluster_fits(desc, c, hw, why)) return false;

@@ -286,8 +286,10 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   if (!fp8) {
     const int sub_blocks = c.rows_per_math_warpgroup() / kWgmmaM;
     const double wgmma_cycles = std::max(kWgmmaMinCycles, c.block_n / 2.0);
+    // An int8 wgmma takes 32 K elements in the cycles a bf16 one takes 16.
+    const int slice_k = desc.a_dtype == DType::kInt8 ? 2 * kWgmmaK : kWgmmaK;
     const double stage_wgmma_us =
-        sub_blocks * (c.block_k / static_cast<double>(kWgmmaK)) * wgmma_cycles / clock_hz * 1e6;
+        sub_blocks * (c.block_k / static_cast<double>(slice_k)) * wgmma_cycles / clock_hz * 1e6;
     r.tile_issue_us = std::ceil(r.unit_k_blocks) * (kStageHandshakeUs + stage_wgmma_us);
   }
 

@@ -27,12 +27,21 @@ void validate_desc(const GemmDesc& desc) {
   require_positive(desc.n, "n");
   require_positive(desc.k, "k");
   require_positive(desc.num_groups, "num_groups");
-  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3, "a_dtype",
-                   "bf16 or e4m3 (the SM90 BF16 and FP8 kernel families)", std::string(dtype_name(desc.a_dtype)));
+  TILEGEMM_REQUIRE(
+      desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3 || desc.a_dtype == DType::kInt8, "a_dtype",
+      "bf16, e4m3 or int8 (the SM90 BF16 and FP8 kernel families)", std::string(dtype_name(desc.a_dtype)));
   TILEGEMM_REQUIRE(desc.b_dtype == desc.a_dtype, "b_dtype",
                    fmt::format("{} (the dtype of A)", dtype_name(desc.a_dtype)), std::string(dtype_name(desc.b_dtype)));
   TILEGEMM_REQUIRE(desc.d_dtype == DType::kBFloat16 || desc.d_dtype == DType::kFloat32, "d_dtype", "bf16 or fp32",
                    std::string(dtype_name(desc.d_dtype)));
+  if (desc.a_dtype == DType::kInt8) {
+    // int8 x int8 runs the BF16 kernel with s8 wgmma (K-major only) and a per-token, per-channel scaled bf16 D.
+    TILEGEMM_REQUIRE(desc.type == GemmType::kNormal, "type", "a plain GEMM for int8 x int8", to_string(desc));
+    TILEGEMM_REQUIRE(desc.major_a == Major::kKMajor && desc.major_b == Major::kKMajor, "major_a",
+                     "K-major A and B (SM90 integer wgmma reads K-major only)", "an MN-major operand");
+    TILEGEMM_REQUIRE(desc.d_dtype == DType::kBFloat16 && !desc.with_c, "d_dtype", "bf16 D without C for int8 x int8",
+                     to_string(desc));
+  }
   if (is_fp8_desc(desc)) {
     // wgmma reads fp8 operands from shared memory only K-major.
     TILEGEMM_REQUIRE(desc.major_a == Major::kKMajor, "major_a", "K-major (SM90 FP8 wgmma reads fp8 K-major only)",

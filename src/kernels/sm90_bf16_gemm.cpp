@@ -36,6 +36,7 @@ struct Config {{
 {common_fields}  static constexpr tilegemm::Major kMajorA = tilegemm::Major::{major_a};
   static constexpr tilegemm::Major kMajorB = tilegemm::Major::{major_b};
   static constexpr int kMmaGroupsInFlight = {mma_in_flight};
+  static constexpr bool kInt8 = {int8};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -48,6 +49,7 @@ extern "C" __global__ void __launch_bounds__({threads}, 1)
 // pair; later calls on the hot path find the kernel by the raw bytes of the fields the source depends on.
 std::shared_ptr<const jit::CompiledKernel> cached_bf16_kernel(const GemmDesc& desc, const GemmConfig& config) {
   const int fields[] = {static_cast<int>(desc.type),
+                        static_cast<int>(desc.a_dtype),
                         static_cast<int>(desc.major_a),
                         static_cast<int>(desc.major_b),
                         static_cast<int>(desc.d_dtype),
@@ -79,22 +81,26 @@ int mma_groups_in_flight(const GemmConfig& config) {
 
 jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
+  const bool int8 = desc.a_dtype == DType::kInt8;
   const std::string name =
-      fmt::format("sm90_bf16_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}{}", gemm_type_name(desc.type),
-                  desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a), layout_char(desc.major_b),
-                  config.block_m, config.block_n, config.block_k, config.stages, config.num_math_warpgroups,
-                  config.raster_group, mma_groups_in_flight(config), config.cluster_m, d_is_float ? "f32" : "bf16",
-                  desc.with_c ? "_acc" : "", scheme_suffix(desc, config));
+      fmt::format("sm90_{}_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}{}", int8 ? "i8" : "bf16",
+                  gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a),
+                  layout_char(desc.major_b), config.block_m, config.block_n, config.block_k, config.stages,
+                  config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), config.cluster_m,
+                  d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "", scheme_suffix(desc, config));
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family (profilers and DeepGEMM's bench_kineto find kernels by name).
   // DeepGEMM names its batch-reducing einsum kernel sm90_bmn_bnk_mn_gemm_impl.
-  spec.entry = desc.type == GemmType::kBatchReduced ? "sm90_bmn_bnk_mn_gemm_impl" : "sm90_bf16_gemm_impl";
+  spec.entry = desc.type == GemmType::kBatchReduced ? "sm90_bmn_bnk_mn_gemm_impl"
+               : int8                               ? "sm90_i8_gemm_impl"
+                                                    : "sm90_bf16_gemm_impl";
   spec.source =
       fmt::format(kBf16SourceTemplate, fmt::arg("name", name), fmt::arg("entry", spec.entry),
                   fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
                   fmt::arg("major_a", major_token(desc.major_a)), fmt::arg("major_b", major_token(desc.major_b)),
-                  fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("threads", config.num_threads()));
+                  fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("int8", int8 ? "true" : "false"),
+                  fmt::arg("threads", config.num_threads()));
   return spec;
 }
 
@@ -125,6 +131,8 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   encode_bf16_a(params, desc, config, ops.a);
   encode_bf16_b(params, desc, config, ops.b);
   encode_bf16_d(params, config, ops.d);
+  params.scale_a = ops.scale_a;
+  params.scale_b = ops.scale_b;
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *cached_bf16_kernel(desc, config), stream);
 }
 
@@ -137,6 +145,8 @@ void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& confi
   reuse.a.update(ops.a.data, [&] { encode_bf16_a(params, desc, config, ops.a); });
   reuse.b.update(ops.b.data, [&] { encode_bf16_b(params, desc, config, ops.b); });
   reuse.d.update(ops.d.data, [&] { encode_bf16_d(params, config, ops.d); });
+  params.scale_a = ops.scale_a;
+  params.scale_b = ops.scale_b;
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *reuse.kernel, stream);
 }
 

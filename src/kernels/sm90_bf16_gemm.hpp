@@ -1,6 +1,6 @@
 #pragma once
-// Host side of the SM90 BF16 GEMM family (device/tilegemm/kernels/sm90_bf16_gemm.cuh): generated source,
-// tensor maps and the launch. Callers (src/api) validate arguments first.
+// Host side of the SM90 BF16 GEMM family (which also runs int8 x int8) (device/tilegemm/kernels/sm90_bf16_gemm.cuh):
+// generated source, tensor maps and the launch. Callers (src/api) validate arguments first.
 #include "tilegemm/gemm_config.hpp"
 #include "tilegemm/jit.hpp"
 #include "tilegemm/tensor_view.hpp"
@@ -20,6 +20,9 @@ struct Sm90GemmOperands {
   TensorView a, b, d;
   const int* grouped_layout = nullptr;  // device pointer: per-row group index or masked_m
   bool accumulate = false;              // D += A·Bᵀ through TMA reduce-add
+  // int8 x int8 only (device pointers, fp32): D = scale_a[m] · scale_b[n] · Σ a·b.
+  const float* scale_a = nullptr;
+  const float* scale_b = nullptr;
 };
 
 void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops, void* stream);

@@ -256,9 +256,12 @@ TEST(HeuristicsValidateDesc, SizesTypesAndGroups) {
   expect_invalid(reduced, "k", "multiple of 64");
   reduced.k = 129 * 128 + 64;  // not num_groups equal parts
   expect_invalid(reduced, "k", "num_groups=129");
-  GemmDesc int8 = bf16_desc(64, 2112, 7168);
-  int8.a_dtype = int8.b_dtype = DType::kInt8;
-  expect_invalid(int8, "a_dtype", "bf16 or e4m3");
+  GemmDesc fp16 = bf16_desc(64, 2112, 7168);
+  fp16.a_dtype = fp16.b_dtype = DType::kFloat16;
+  expect_invalid(fp16, "a_dtype", "bf16, e4m3 or int8");
+  GemmDesc mixed = bf16_desc(64, 2112, 7168);
+  mixed.b_dtype = DType::kInt8;
+  expect_invalid(mixed, "b_dtype", "the dtype of A");
   GemmDesc fp16_out = bf16_desc(64, 2112, 7168);
   fp16_out.d_dtype = DType::kFloat16;
   expect_invalid(fp16_out, "d_dtype", "bf16 or fp32");

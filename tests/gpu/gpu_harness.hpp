@@ -153,12 +153,14 @@ class GuardedTensor {
     const std::int64_t o = offset(b, r, c);
     if (elem_ == 2) return tilegemm::bf16_to_float(load<std::uint16_t>(o));
     if (dtype_ == DType::kInt32) return load<std::int32_t>(o);
+    if (dtype_ == DType::kInt8) return load<std::int8_t>(o);
     return load<float>(o);
   }
   void set(std::int64_t b, std::int64_t r, std::int64_t c, double value) {
     const std::int64_t o = offset(b, r, c);
     if (elem_ == 2) return store(o, tilegemm::float_to_bf16(static_cast<float>(value)));
     if (dtype_ == DType::kInt32) return store(o, static_cast<std::int32_t>(value));
+    if (dtype_ == DType::kInt8) return store(o, static_cast<std::int8_t>(value));
     store(o, static_cast<float>(value));
   }
   // Raw 16-bit element bits (fp16 tensors, whose values get/set do not convert).

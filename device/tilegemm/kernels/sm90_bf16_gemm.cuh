@@ -1,5 +1,7 @@
 #pragma once
-// SM90 BF16 GEMM: D (+)= A · Bᵀ with bf16 operands and fp32 accumulation.
+// SM90 BF16 GEMM: D (+)= A · Bᵀ with bf16 operands and fp32 accumulation. The same kernel runs int8 x int8
+// (Cfg::kInt8): s32 accumulation, and D = scale_a[m] · scale_b[n] · Σ a·b, the scales applied once per tile
+// after the main loop.
 //
 //   warpgroup 0            : producer — one elected thread issues TMA loads of A and B into a ring of
 //                            kStages shared-memory stages (128-byte swizzle).
@@ -33,8 +35,9 @@ namespace tilegemm {
 // Shared-memory plan of one CTA, from the config alone (the host computes the same numbers).
 template <class Cfg>
 struct Sm90Bf16Smem {
-  static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K * 2;  // [BLOCK_M, BLOCK_K] bf16 per stage
-  static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K * 2;  // [BLOCK_N, BLOCK_K] bf16 per stage
+  static constexpr int kElemBytes = Cfg::kInt8 ? 1 : 2;
+  static constexpr int kABytes = Cfg::BLOCK_M * Cfg::BLOCK_K * kElemBytes;  // [BLOCK_M, BLOCK_K] per stage
+  static constexpr int kBBytes = Cfg::BLOCK_N * Cfg::BLOCK_K * kElemBytes;  // [BLOCK_N, BLOCK_K] per stage
   static constexpr int kDElemBytes = Cfg::kDIsFloat ? 4 : 2;
   static constexpr int kDBytes = Cfg::BLOCK_M * Cfg::BLOCK_N * kDElemBytes;
   static constexpr int kAOffset = 0;
@@ -47,13 +50,13 @@ struct Sm90Bf16Smem {
                 "tile buffers must be multiples of 1024 bytes (BLOCK_M and BLOCK_N multiples of 8)");
 };
 
-// The 128B swizzle atom is 64 bf16 wide: a K-major tile row of BLOCK_K = 128 is two atoms.
+// The 128B swizzle atom is 64 bf16 (128 int8) wide: a K-major bf16 tile row of BLOCK_K = 128 is two atoms.
 constexpr int kBf16SwizzleAtomK = kOperandSwizzleBytes / 2;
 
-// Loads one [BLOCK_ROWS, BLOCK_K] operand tile. K-major: one box of 128-byte K rows per 64-wide K atom, the
-// atoms one after the other ([BLOCK_K / 64][BLOCK_ROWS][64]). MN-major: 64-element-wide column panels of
-// BLOCK_K rows ([BLOCK_ROWS / 64][BLOCK_K][64]).
-template <bool kMNMajor, int BLOCK_ROWS, int BLOCK_K>
+// Loads one [BLOCK_ROWS, BLOCK_K] operand tile. K-major: one box of 128-byte K rows per K atom (kAtomK
+// elements), the atoms one after the other ([BLOCK_K / kAtomK][BLOCK_ROWS][kAtomK]). MN-major (bf16 only):
+// 64-element-wide column panels of BLOCK_K rows ([BLOCK_ROWS / 64][BLOCK_K][64]).
+template <bool kMNMajor, int BLOCK_ROWS, int BLOCK_K, int kAtomK = kBf16SwizzleAtomK>
 TG_DEVICE void load_operand_tile(const TmaDescriptor* desc, u64* bar, u8* smem, int row0, int k0, int batch) {
   if constexpr (kMNMajor) {
 #pragma unroll
@@ -61,9 +64,49 @@ TG_DEVICE void load_operand_tile(const TmaDescriptor* desc, u64* bar, u8* smem, 
       prim::tma_load_3d(desc, bar, smem + p * BLOCK_K * 128, row0 + 64 * p, k0, batch);
   } else {
 #pragma unroll
-    for (int atom = 0; atom < BLOCK_K / kBf16SwizzleAtomK; ++atom)
-      prim::tma_load_3d(desc, bar, smem + atom * BLOCK_ROWS * 128, k0 + atom * kBf16SwizzleAtomK, row0, batch);
+    for (int atom = 0; atom < BLOCK_K / kAtomK; ++atom)
+      prim::tma_load_3d(desc, bar, smem + atom * BLOCK_ROWS * 128, k0 + atom * kAtomK, row0, batch);
   }
+}
+
+// int8 x int8: the exact s32 sums of one warpgroup's rows, scaled into fp32 by the row's and the column's scale
+// (rows and columns past the problem read no scale and give 0). Accumulator layout as in sm90_epilogue.cuh: lane l
+// of warp w holds, per 64-row sub-block and 8-wide column group j, rows 16w + l/4 (+8) and columns 8j + 2(l%4) (+1).
+template <int kSubM, int BLOCK_N>
+TG_DEVICE void scale_int_accumulators(const int (&sums)[kSubM][BLOCK_N / 2], float (&out)[kSubM][BLOCK_N / 2],
+                                      const GemmParams& params, int row0, int col0, int thread_in_wg) {
+  const int lane = thread_in_wg % 32, warp = thread_in_wg / 32;
+  // Each lane loads one column scale per 32 columns and the others take it by shuffle: a 256-wide tile's 64 column
+  // scales per thread would not fit beside its 128 accumulators.
+  constexpr int kColRounds = (BLOCK_N + 31) / 32;
+  float col_scales[kColRounds];
+#pragma unroll
+  for (int r = 0; r < kColRounds; ++r) {
+    const int col = col0 + 32 * r + lane;
+    col_scales[r] = col < params.n ? __ldg(params.scale_b + col) : 0.0f;
+  }
+  float row_scale[kSubM][2];
+#pragma unroll
+  for (int s = 0; s < kSubM; ++s)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + s * 64 + 16 * warp + lane / 4 + 8 * half;
+      row_scale[s][half] = row < params.m ? __ldg(params.scale_a + row) : 0.0f;
+    }
+#pragma unroll
+  for (int j = 0; j < BLOCK_N / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      // Column 8j + 2(lane % 4) + e of the tile: held by lane (8j + ...) % 32 in round j / 4.
+      const float col_scale = __shfl_sync(0xffffffffu, col_scales[j / 4], 8 * (j % 4) + 2 * (lane % 4) + e);
+#pragma unroll
+      for (int s = 0; s < kSubM; ++s)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int i = 4 * j + 2 * half + e;
+          out[s][i] = static_cast<float>(sums[s][i]) * (row_scale[s][half] * col_scale);
+        }
+    }
 }
 
 template <class Cfg>
@@ -71,6 +114,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int BLOCK_M = Cfg::BLOCK_M, BLOCK_N = Cfg::BLOCK_N, BLOCK_K = Cfg::BLOCK_K;
   constexpr int kStages = Cfg::kStages;
   constexpr int kMathWGs = Cfg::kNumMathWarpgroups;
+  // int8: one 128B swizzle atom holds 128 K elements and one wgmma takes 32 of them (bf16: 64 and 16).
+  constexpr bool kInt8 = Cfg::kInt8;
+  constexpr int kAtomK = kInt8 ? 2 * kBf16SwizzleAtomK : kBf16SwizzleAtomK;
+  constexpr int kSliceK = kInt8 ? 32 : 16;
+  using Acc = select_t<kInt8, int, float>;
   // Committed wgmma groups (one per K block) a consumer keeps in flight before releasing the oldest stage.
   // The host passes 1: 2 and 4 were measured slower on the H200 (a held stage is prefetch the producer
   // loses). NOTE: the ring must stay deeper than this or the producer starves.
@@ -100,9 +148,12 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
 
   // One, two or four 128B swizzle atoms along K per stage (four run but are not offered): two halve the stage
   // handshakes per K (each costs ~50 ns of consumer issue time that narrow tiles cannot hide, measured on the H200).
-  static_assert(BLOCK_K == 64 || BLOCK_K == 128 || BLOCK_K == 256,
-                "bf16 stages are one, two or four 64-element (128-byte) K atoms wide");
-  static_assert(BLOCK_K == 64 || !kMulticastB, "B multicast loads 64-wide K atoms (BLOCK_K = 64)");
+  static_assert(BLOCK_K == kAtomK || BLOCK_K == 2 * kAtomK || BLOCK_K == 4 * kAtomK,
+                "stages are one, two or four 128-byte K atoms wide");
+  static_assert(BLOCK_K == kAtomK || !kMulticastB, "B multicast loads one K atom per stage");
+  static_assert(!kInt8 || (Cfg::kGemmType == GemmType::kNormal && !kAMNMajor && !kBMNMajor && !Cfg::kAccumulate &&
+                           (BLOCK_N <= 32 || BLOCK_N % 16 == 0)),
+                "int8: plain K-major GEMMs without C; BLOCK_N 8..32 or a multiple of 16 (integer wgmma widths)");
   static_assert(kMathWGs == 1 || kMathWGs == 2, "one or two consumer warpgroups");
   static_assert(kRowsPerWG == 64 || kRowsPerWG == 128, "each consumer warpgroup owns 64 or 128 rows");
   static_assert(BLOCK_N % 8 == 0 && BLOCK_N >= 16 && BLOCK_N <= 256, "BLOCK_N: multiple of 8 in [16, 256]");
@@ -128,8 +179,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
       // (The host never gives MN-major A a tail map, so its A tile is always BLOCK_M x BLOCK_K.)
       auto tx_bytes = [&](const sched::Tile& tile) {
-        return static_cast<u32>((is_a_tail(params, tile.m0) ? params.a_tail_rows : BLOCK_M) * BLOCK_K * 2 +
-                                Smem::kBBytes);
+        return static_cast<u32>(
+            (is_a_tail(params, tile.m0) ? params.a_tail_rows : BLOCK_M) * BLOCK_K * Smem::kElemBytes + Smem::kBBytes);
       };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           params, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
@@ -142,12 +193,13 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
               k0 -= a_batch * k_per_batch;
             }
             const TmaDescriptor* tma_a = is_a_tail(params, tile.m0) ? &params.tma_a_tail : &params.tma_a;
-            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K>(tma_a, full, smem_a(stage), tile.m0, k0, a_batch);
+            load_operand_tile<kAMNMajor, BLOCK_M, BLOCK_K, kAtomK>(tma_a, full, smem_a(stage), tile.m0, k0, a_batch);
             if constexpr (kMulticastB)
               pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
                                                  tile.share_b);
             else
-              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K>(&params.tma_b, full, smem_b(stage), tile.n0, k0, b_batch);
+              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K, kAtomK>(&params.tma_b, full, smem_b(stage), tile.n0, k0,
+                                                                     b_batch);
           });
     }
   };
@@ -156,11 +208,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     const int lane = threadIdx.x % 32;
     const int row_base = math_wg * kRowsPerWG;  // first tile row of this warpgroup
 
-    // Descriptor layouts (see prim/wgmma.cuh): K-major tiles step 32 bytes per 16-element K slice within a
-    // 64-wide K atom and a whole atom ([rows][64]) every 4 slices; MN-major tiles are 64-wide column panels of
+    // Descriptor layouts (see prim/wgmma.cuh): K-major tiles step 32 bytes per K slice (16 bf16, 32 int8) within
+    // a K atom and a whole atom ([rows][128 bytes]) every 4 slices; MN-major tiles are 64-wide column panels of
     // BLOCK_K rows and step 16 rows (2048 bytes) per K slice.
     constexpr u32 kPanelBytes = BLOCK_K * 128;
-    constexpr int kSlicesPerAtom = kBf16SwizzleAtomK / 16;
+    constexpr int kSlicesPerAtom = kAtomK / kSliceK;
     auto k_major_offset = [](int rows, int kk) {
       return (kk / kSlicesPerAtom) * rows * 128 + (kk % kSlicesPerAtom) * 32;
     };
@@ -183,9 +235,11 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     Scheduler scheduler(params);
     prim::PipelineState<kStages> st;
     sched::Tile tile;
-    float acc[kSubM][BLOCK_N / 2];
 
     while (scheduler.next(tile)) {
+      // Per tile (the first wgmma overwrites it): int8's sums then die at their scaling instead of living on
+      // beside the scaled tile.
+      Acc acc[kSubM][BLOCK_N / 2];
       // -------- main loop: one committed wgmma group per K block, kInFlight groups kept in flight --------
       const int num_k_blocks = tile.k_blocks;
       for (int kb = 0; kb < num_k_blocks; ++kb) {
@@ -196,11 +250,16 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
           for (int i = 0; i < BLOCK_N / 2; ++i) prim::wgmma_fence_operand(acc[s][i]);
         prim::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+        for (int kk = 0; kk < BLOCK_K / kSliceK; ++kk) {
 #pragma unroll
-          for (int s = 0; s < kSubM; ++s)
-            prim::wgmma_bf16<BLOCK_N, kAMNMajor ? 1 : 0, kBMNMajor ? 1 : 0>(
-                a_desc(st.index, s, kk), b_desc(st.index, kk), acc[s], (kb > 0 || kk > 0) ? 1u : 0u);
+          for (int s = 0; s < kSubM; ++s) {
+            const u32 scale_d = (kb > 0 || kk > 0) ? 1u : 0u;
+            if constexpr (kInt8)
+              prim::wgmma_s8<BLOCK_N>(a_desc(st.index, s, kk), b_desc(st.index, kk), acc[s], scale_d);
+            else
+              prim::wgmma_bf16<BLOCK_N, kAMNMajor ? 1 : 0, kBMNMajor ? 1 : 0>(a_desc(st.index, s, kk),
+                                                                              b_desc(st.index, kk), acc[s], scale_d);
+          }
         }
         prim::wgmma_commit();
 #pragma unroll
@@ -218,20 +277,30 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
         for (int j = num_k_blocks > kInFlight ? num_k_blocks - kInFlight : 0; j < num_k_blocks; ++j)
           release((st.index + kStages - (num_k_blocks - j)) % kStages);
 
-      // -------- cut tile: publish this part; only the part that completes the tile goes on --------
-      if constexpr (kSplit) {
-        if (tile.parts > 1 &&
-            !Fixup::reduce(params, scheduler, tile, acc, math_wg, thread_in_wg, warpgroup_barrier(math_wg)))
-          continue;
+      // The fp32 tile from here on: the accumulators, or int8's scaled sums (a cut tile's parts then meet scaled).
+      auto finish = [&](float(&out)[kSubM][BLOCK_N / 2]) {
+        // -------- cut tile: publish this part; only the part that completes the tile goes on --------
+        if constexpr (kSplit) {
+          if (tile.parts > 1 &&
+              !Fixup::reduce(params, scheduler, tile, out, math_wg, thread_in_wg, warpgroup_barrier(math_wg)))
+            return;
+        }
+
+        // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
+        if (!tile.active) return;
+
+        // -------- epilogue: registers → swizzled shared memory → TMA store --------
+        Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(params, tile.m0 + row_base), smem_d, out,
+                                                        thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base,
+                                                        tile.n0, params.n, tile.d_batch);
+      };
+      if constexpr (kInt8) {
+        float scaled[kSubM][BLOCK_N / 2];
+        scale_int_accumulators<kSubM, BLOCK_N>(acc, scaled, params, tile.m0 + row_base, tile.n0, thread_in_wg);
+        finish(scaled);
+      } else {
+        finish(acc);
       }
-
-      // A tile walked only to feed the peer's multicast (padding, or past its group's end) stores nothing.
-      if (!tile.active) continue;
-
-      // -------- epilogue: registers → swizzled shared memory → TMA store --------
-      Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(params, tile.m0 + row_base), smem_d, acc,
-                                                      thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base,
-                                                      tile.n0, params.n, tile.d_batch);
     }
   };
   sm90_persistent_cta<kMathWGs, Pair>(init, produce, consume);

@@ -14,6 +14,18 @@ using i64 = long long;
 
 #define TG_DEVICE __device__ __forceinline__
 
+// std::conditional_t, which NVRTC's library-free compile lacks.
+template <bool kFirst, class A, class B>
+struct Select {
+  using type = A;
+};
+template <class A, class B>
+struct Select<false, A, B> {
+  using type = B;
+};
+template <bool kFirst, class A, class B>
+using select_t = typename Select<kFirst, A, B>::type;
+
 template <typename T>
 TG_DEVICE constexpr T ceil_div(T a, T b) {
   return (a + b - 1) / b;

@@ -58,5 +58,8 @@ TG_DEVICE void wgmma_wait() {
 TG_DEVICE void wgmma_fence_operand(float& reg) {
   asm volatile("" : "+f"(reg)::"memory");
 }
+TG_DEVICE void wgmma_fence_operand(int& reg) {
+  asm volatile("" : "+r"(reg)::"memory");
+}
 
 }  // namespace tilegemm::prim
