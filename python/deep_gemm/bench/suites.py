@@ -181,6 +181,9 @@ WQ_MASKED = tuple(WeightOnlyMasked(32, m, n, k, weight) for weight, nks in (
     ('mxfp4', ((5760, 2880), (2880, 2880))), ('int4g128', ((4096, 7168), (7168, 2048)))) for n, k in nks
     for m in (1, 8, 32))
 
+# int8 x int8 (deep_gemm.int8.gemm_nt) on DeepSeek-V3's dense shapes, decode to prefill.
+INT8 = _dense((1, 16, 64, 128, 4096))
+
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
     'decode': _dense((1, 8, 16, 32)),
@@ -191,11 +194,12 @@ SUITES = {
     'layout': LAYOUT,
     'hc': HC,
     'wq': WQ + WQ_MASKED,
+    'int8': INT8,
     'mqa': MQA,
     'paged_mqa': PAGED_MQA,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
-DTYPE_FREE = ('layout', 'hc', 'wq', 'mqa', 'paged_mqa')
+DTYPE_FREE = ('layout', 'hc', 'wq', 'int8', 'mqa', 'paged_mqa')
 
 
 def masked_rows(groups, expected_m, max_m, rng):
