@@ -14,6 +14,11 @@ struct DeviceContext {
 // The context of the calling thread's current CUDA device. Throws RuntimeError when there is no GPU.
 const DeviceContext& current_device_context();
 
+// The SMs a call uses: the set_num_sms limit (0: none) within the device's.
+inline int sms_used(int limit, const HardwareModel& hw) {
+  return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
+}
+
 // The heuristics' config for `desc` on the current device, with the SM count options.num_sms asks for (0 = all)
 // and the shared memory the config's kernel needs.
 GemmConfig select_config_for_current_device(const GemmDesc& desc, const GemmOptions& options);

@@ -63,11 +63,6 @@ void print_once(const HcPrenormConfig& c) {
     std::fprintf(stderr, "%s\n", format_hc_prenorm_config(c).c_str());
 }
 
-// The SMs a call uses: the set_num_sms limit (0: none) within the device's.
-int sms_used(int limit, const HardwareModel& hw) {
-  return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
-}
-
 }  // namespace
 
 std::vector<jit::KernelSpec> hc_prenorm_kernel_specs(const std::vector<int>& ms, int n, int k,

@@ -131,10 +131,6 @@ void print_once(int m, const WeightLayout& w, const WqGemmConfig& c) {
   if (seen.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
-int sms_used(int limit, const HardwareModel& hw) {
-  return limit > 0 && limit < hw.num_sms ? limit : hw.num_sms;
-}
-
 // The plan of (m, weight layout, D dtype, type, experts) on the current device, made once per process: the dense
 // path's model runs the BF16 selector, too slow for every decode step's call.
 WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type, int experts,

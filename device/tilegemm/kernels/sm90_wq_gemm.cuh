@@ -11,6 +11,7 @@
 // 64 k (two for int8) and, per n-tile, two 16-byte words of its token's activations covering the same 16 k
 // (the K order the packer chose, so the products pair up), decodes four steps of A registers and issues the mmas.
 // Splits > 1 write fp32 partial tiles; the last CTA of a tile adds them in split order and writes D.
+#include "tilegemm/kernels/transposed_tile_store.cuh"
 #include "tilegemm/kernels/wq_decode.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/global_memory.cuh"
@@ -26,15 +27,6 @@ namespace tilegemm {
 namespace wq {
 
 enum class Barrier : u32 { kConsumers = 1 };  // named barrier over the consumer warps (0 is __syncthreads)
-
-// D's element `index` = v in D's dtype.
-template <DType kOut>
-TG_DEVICE void store_out(void* d, long long index, float v) {
-  if constexpr (kOut == DType::kFloat32)
-    static_cast<float*>(d)[index] = v;
-  else
-    static_cast<u16*>(d)[index] = prim::float_to_half<kOut == DType::kFloat16>(v);
-}
 
 }  // namespace wq
 
@@ -217,44 +209,13 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) acc[j][0] *= f_lo, acc[j][1] *= f_lo, acc[j][2] *= f_hi, acc[j][3] *= f_hi;
 
+    const TransposedTileStore<kBlockM, kConsumerWarps, kOut> out{d,   p.ldd, m0,  m_end, first_rb * kRowBlock,
+                                                                 p.n, warp,  lane};
     if constexpr (!kReduce) {
-      if (!active) continue;
-#pragma unroll
-      for (int j = 0; j < kNTiles; ++j) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int m = m0 + 8 * j + 2 * t + (e & 1), row = e < 2 ? row_lo : row_hi;
-          if (m < m_end && row < p.n) store_out<kOut>(d, m * p.ldd + row, acc[j][e]);
-        }
-      }
+      if (active) out.store(acc);
     } else {
-      // This split's [64 rows][BLOCK_M tokens] partial tile, then the last CTA of the tile adds them in split order.
-      constexpr int kTileElems = kBlockN * kBlockM;
-      float* mine = p.partials + (static_cast<long long>(tile) * p.num_splits + split) * kTileElems;
-      if (active) {
-        const int r = warp * kRowBlock + g;
-#pragma unroll
-        for (int j = 0; j < kNTiles; ++j) {
-          *reinterpret_cast<float2*>(&mine[r * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][0], acc[j][1]);
-          *reinterpret_cast<float2*>(&mine[(r + 8) * kBlockM + 8 * j + 2 * t]) = make_float2(acc[j][2], acc[j][3]);
-        }
-      }
-      constexpr u32 kConsumerThreads = kConsumerWarps * 32;
-      if (!prim::last_split_arrived(&p.counters[tile], p.num_splits, last_flag, static_cast<u32>(Barrier::kConsumers),
-                                    kConsumerThreads))
-        return;
-      const float* first = p.partials + static_cast<long long>(tile) * p.num_splits * kTileElems;
-      const int n0 = first_rb * kRowBlock;
-      // Token-major order: consecutive threads write consecutive columns of one row of D.
-      for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) {
-        const int token = e / kBlockN, r = e % kBlockN;
-        float v = 0.f;
-        for (int s = 0; s < p.num_splits; ++s)
-          v += __ldcg(first + static_cast<long long>(s) * kTileElems + r * kBlockM + token);
-        if (m0 + token < m_end && n0 + r < p.n) store_out<kOut>(d, (m0 + token) * p.ldd + n0 + r, v);
-      }
-      // The next launch on this stream finds the counter at zero again: no memset per call.
-      if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[tile], 0);
+      out.reduce(acc, active, p.partials, p.counters, tile, split, p.num_splits, last_flag,
+                 static_cast<u32>(Barrier::kConsumers));
     }
   }
 }

@@ -2,7 +2,9 @@
 // Register-level decoding of packed weight codes into pairs of 16-bit floats (bf16 or fp16), the A registers of an
 // mma.sync.m16n8k16 (layout: wq_params.hpp). Every decode is exact: the only rounding is the scale multiply.
 // kHalf selects fp16 (true) or bf16 (false) arithmetic; u32 values hold two 16-bit floats, the lower one low.
+// e2m1x4_to_e4m3x4 decodes FP4 into e4m3 instead, for mma.sync.m16n8k32 (sm90_fp8_fp4_gemm.cuh).
 #include "tilegemm/prim/common.cuh"
+#include "tilegemm/shared_enums.hpp"
 
 namespace tilegemm::prim {
 
@@ -67,6 +69,15 @@ TG_DEVICE u16 float_to_half(float v) {
   else
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
   return h;
+}
+
+// D's element `index` = v in D's dtype (fp32, or bf16 / fp16 rounded to nearest even).
+template <DType kOut>
+TG_DEVICE void store_as(void* d, long long index, float v) {
+  if constexpr (kOut == DType::kFloat32)
+    static_cast<float*>(d)[index] = v;
+  else
+    static_cast<u16*>(d)[index] = float_to_half<kOut == DType::kFloat16>(v);
 }
 
 // The 16-bit float whose value is 2^e for the exponent's magnitude range of integers below: OR-ing a 4-bit code q
@@ -142,6 +153,18 @@ TG_DEVICE void decode_int8(u32 w0, u32 w1, u32 (&a)[4]) {
   a[1] = int8_pair<kHalf>(w0, kHigh);
   a[2] = int8_pair<kHalf>(w1, kLow);
   a[3] = int8_pair<kHalf>(w1, kHigh);
+}
+
+// Four e2m1 codes, the nibbles of bytes `lo` and `lo` + 1 of w (k order: byte lo's low nibble first, as DeepGEMM packs
+// FP4), as four e4m3 bytes in k order, each 2^-6 times its code's value. Exact: with the code's two exponent bits as
+// e4m3's low exponent bits and its mantissa bit as e4m3's top mantissa bit, exponent field e encodes 2^(e - 7) and
+// e2m1's subnormal 0.5 (e = 0) lands on e4m3's subnormal 2^-7 = 0.5 · 2^-6. `lo` is 0 or 2.
+TG_DEVICE u32 e2m1x4_to_e4m3x4(u32 w, int lo) {
+  // Bytes [lo, lo, lo + 1, lo + 1] of w, then code i as the low nibble of byte i.
+  const u32 y = __byte_perm(w, 0u, lo == 0 ? 0x1100u : 0x3322u);
+  const u32 n = and_or(y, 0x000f000fu, (y >> 4) & 0x0f000f00u);
+  // Per byte: (code << 2) puts magnitude bits 2..0 at 4..2 and the sign at 5; + 96 moves the sign to bit 7.
+  return (n << 2) + (n & 0x08080808u) * 12u;
 }
 
 }  // namespace tilegemm::prim

@@ -35,6 +35,18 @@ TG_DEVICE void mma_m16n8k16(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2])
     mma_m16n8k16_bf16(d, a, b);
 }
 
+// mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32  d = a·b + d                                       sm_89
+// Fragments (g = lane / 4, t = lane % 4), each u32 holding four e4m3 with the lowest column in the low byte:
+//   a[0]: A[g][4t..4t+3]   a[1]: A[g+8][4t..]   a[2]: A[g][4t+16..]   a[3]: A[g+8][4t+16..]   (A is 16x32, MxK)
+//   b[0]: B[4t..4t+3][g]   b[1]: B[4t+16..][g]                                                 (B is 32x8,  KxN)
+//   d[0..1]: D[g][2t..2t+1]   d[2..3]: D[g+8][2t..2t+1]                                        (D is 16x8,  MxN)
+TG_DEVICE void mma_m16n8k32_e4m3(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 // mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32  d = a·b + d
 // Fragments (g = lane / 4, t = lane % 4), each register one fp32 whose low 13 mantissa bits the tensor core
 // ignores (TF32, as cuBLAS's TF32 GEMMs and wgmma read fp32 operands):

@@ -1,0 +1,30 @@
+#pragma once
+// FP8 x FP4 GEMM on SM90: D = A · Bᵀ with A e4m3 [M, K] and B FP4 (e2m1, two per byte) [N, K], DeepGEMM's operand
+// formats for fp8_fp4_gemm_nt with recipe_a (1, 128) and recipe_b (1, 32):
+//   a    e4m3 [M, K], K-major (row stride a multiple of 16 bytes)
+//   sfa  fp32 [M, K / 128], any strides: A's scale per token and 128 k
+//   b    int8 [N, K / 2], contiguous rows of packed codes, k 2i in the low nibble of byte i
+//   sfb  fp32 [N, K / 32], contiguous rows: B's scale per row and 32 k (UE8M0 values as DeepGEMM makes them, or any)
+//   d    bf16 or fp32 [M, N], contiguous rows
+// K a multiple of 128. The codes are decoded in registers into e4m3 (exactly: every e2m1 value is one) and multiplied
+// on the tensor cores with fp32 accumulation; each 32-k step is scaled by B's scale, each 128-k block by A's.
+// SM90 has no FP4 tensor core: the kernel reads B at half a byte per weight, which is what small M is bound by.
+#include "tilegemm/gemm.hpp"
+#include "tilegemm/hw.hpp"
+#include "tilegemm/tensor_view.hpp"
+
+namespace tilegemm {
+
+// How a problem runs: tokens per CTA (8..64), pipeline stages, K splits summed in the kernel, the grid and its shared
+// memory.
+struct Fp8Fp4GemmConfig {
+  int block_m = 0, stages = 0, num_splits = 1, grid = 0, smem_bytes = 0;
+};
+
+// The config for M x N x K on `num_sms` SMs of `hw` (shared memory per block from hw).
+Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms);
+
+void fp8_fp4_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                     const TensorView& d, const GemmOptions& options = {});
+
+}  // namespace tilegemm

@@ -1,0 +1,35 @@
+// The FP8 x FP4 GEMM's config: tokens per CTA, the ring depth shared memory allows, and K splits that fill the SMs
+// when the output has fewer 64-row tiles than there are SMs (small M is bound by reading B: every SM should stream).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_fp4_gemm.hpp"
+#include "tilegemm/fp8_fp4_params.hpp"
+
+namespace tilegemm {
+namespace {
+// Stages past this many add no read-ahead a memory-bound stream needs (8 x 16 KB of B per CTA in flight).
+constexpr int kFp8Fp4MaxStages = 8;
+}  // namespace
+
+Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms) {
+  TILEGEMM_REQUIRE(m > 0 && n > 0 && k > 0 && k % fp8_fp4::kScaleBlockK == 0, "k",
+                   "positive sizes with K a multiple of 128", fmt::format("m {}, n {}, k {}", m, n, k));
+  Fp8Fp4GemmConfig c;
+  c.block_m = m >= fp8_fp4::kMaxBlockM ? fp8_fp4::kMaxBlockM : (m + 7) / 8 * 8;
+  c.stages = kFp8Fp4MaxStages;
+  while (c.stages > 2 && fp8_fp4::smem_bytes(c.block_m, c.stages) > hw.smem_per_block_bytes) --c.stages;
+  c.smem_bytes = fp8_fp4::smem_bytes(c.block_m, c.stages);
+  TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
+                   fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
+  const int tiles = (n + fp8_fp4::kBlockN - 1) / fp8_fp4::kBlockN * ((m + c.block_m - 1) / c.block_m);
+  const int stages_of_k = (k + fp8_fp4::kStageK - 1) / fp8_fp4::kStageK;
+  // At least two stages per split, so each CTA still overlaps a load with its math.
+  c.num_splits = std::clamp(num_sms / std::max(tiles, 1), 1, std::max(1, stages_of_k / 2));
+  c.grid = tiles * c.num_splits;
+  return c;
+}
+
+}  // namespace tilegemm

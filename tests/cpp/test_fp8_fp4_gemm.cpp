@@ -1,0 +1,141 @@
+// The SM90 FP8 x FP4 GEMM (tilegemm/fp8_fp4_gemm.hpp) without a GPU: the e2m1 -> e4m3 placement it decodes with is
+// exact for every code, its kernel variants compile for sm_90a without spills, the config fills the SMs, and bad
+// arguments throw InvalidArgument naming the argument before any CUDA call.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "expect_invalid.hpp"
+#include "kernels/sm90_fp8_fp4_gemm.hpp"
+#include "test_jit_support.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_fp4_gemm.hpp"
+#include "tilegemm/fp8_quant.hpp"
+#include "tilegemm/hw.hpp"
+
+using namespace tilegemm;
+using test_util::expect_invalid;
+
+namespace {
+
+double e2m1_value(int code) {
+  static constexpr double kMagnitude[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (code & 8 ? -1 : 1) * kMagnitude[code & 7];
+}
+
+}  // namespace
+
+// The byte arithmetic of prim::e2m1x4_to_e4m3x4, per code: (code << 2) + (code & 8) * 12 is an e4m3 byte worth
+// 2^-6 times the code (its subnormal 0.5 included, -0 staying -0), so the decode adds no rounding.
+TEST(Fp8Fp4Decode, EveryE2m1CodeIsAnExactE4m3Byte) {
+  for (int code = 0; code < 16; ++code) {
+    const unsigned byte = (static_cast<unsigned>(code) << 2) + (static_cast<unsigned>(code) & 8u) * 12u;
+    ASSERT_LT(byte, 256u) << code;
+    const float value = e4m3_to_float(static_cast<std::uint8_t>(byte));
+    EXPECT_EQ(static_cast<double>(value), std::ldexp(e2m1_value(code), -6)) << "code " << code;
+    EXPECT_EQ(std::signbit(value), code >= 8) << "code " << code;
+  }
+}
+
+class Fp8Fp4Codegen : public tilegemm::testing::JitEnvFixture {
+ protected:
+  void SetUp() override {
+    JitEnvFixture::SetUp();
+    set("DG_JIT_PTXAS_CHECK", "1");  // spills or local memory fail the compile
+  }
+};
+
+TEST_F(Fp8Fp4Codegen, EveryTokenBlockOutputAndSplitModeCompiles) {
+  for (int block_m : {8, 16, 32, 64})
+    for (DType d : {DType::kBFloat16, DType::kFloat32})
+      for (int splits : {1, 4}) {
+        Fp8Fp4GemmConfig c;
+        c.block_m = block_m, c.stages = 4, c.num_splits = splits;
+        const jit::KernelSpec spec = kernels::sm90_fp8_fp4_gemm_spec(d, c);
+        SCOPED_TRACE(spec.name);
+        EXPECT_EQ(spec.entry, "sm90_fp8_fp4_gemm_impl");
+        std::shared_ptr<const jit::CompiledKernel> kernel;
+        ASSERT_NO_THROW(kernel = jit::get_kernel(spec));
+        EXPECT_GT(kernel->cubin().size(), 1000u);
+      }
+}
+
+TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
+  const HardwareModel hw = hardware_preset("h200");
+  // Decode: one 8-token block; N = 2112 has 33 row tiles, so four K splits put 132 CTAs on 132 SMs.
+  Fp8Fp4GemmConfig c = select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms);
+  EXPECT_EQ(c.block_m, 8);
+  EXPECT_EQ(c.num_splits, 4);
+  EXPECT_EQ(c.grid, 33 * 4);
+  EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
+  EXPECT_EQ(c.smem_bytes, fp8_fp4::smem_bytes(c.block_m, c.stages));
+  // 112 row tiles already fill the machine: no split. M = 100 takes two 64-token blocks.
+  c = select_fp8_fp4_gemm_config(100, 7168, 2048, hw, hw.num_sms);
+  EXPECT_EQ(c.block_m, 64);
+  EXPECT_EQ(c.num_splits, 1);
+  EXPECT_EQ(c.grid, 112 * 2);
+  // A K of two stages keeps one split (each split overlaps at least two stages); set_num_sms limits the grid.
+  EXPECT_EQ(select_fp8_fp4_gemm_config(16, 256, 512, hw, hw.num_sms).num_splits, 1);
+  EXPECT_EQ(select_fp8_fp4_gemm_config(16, 256, 7168, hw, 8).num_splits, 2);
+  EXPECT_GE(select_fp8_fp4_gemm_config(64, 4096, 7168, hw, hw.num_sms).stages, 4);
+  expect_invalid([&] { select_fp8_fp4_gemm_config(16, 256, 200, hw, hw.num_sms); }, "k", "multiple of 128");
+}
+
+namespace {
+
+// Never dereferenced: every call below fails its checks first (or has nothing to do).
+void* fake() {
+  return reinterpret_cast<void*>(std::uintptr_t{0x100000});
+}
+TensorView mat(DType t, std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs = 1) {
+  return TensorView::matrix(fake(), t, rows, cols, rs, cs);
+}
+
+struct Args {
+  static constexpr std::int64_t m = 64, n = 256, k = 512;
+  TensorView a = mat(DType::kFloat8E4M3, m, k, k), sfa = mat(DType::kFloat32, m, k / 128, k / 128);
+  TensorView b = mat(DType::kInt8, n, k / 2, k / 2), sfb = mat(DType::kFloat32, n, k / 32, k / 32);
+  TensorView d = mat(DType::kBFloat16, m, n, n);
+  void call() const { fp8_fp4_gemm_nt(a, sfa, b, sfb, d); }
+};
+
+template <class Edit>
+void expect_rejected(Edit edit, const std::string& argument, const std::string& fragment = "expected") {
+  Args args;
+  edit(args);
+  expect_invalid([&] { args.call(); }, argument, fragment);
+}
+
+}  // namespace
+
+TEST(Fp8Fp4Api, RejectsWrongDtypesShapesAndLayouts) {
+  expect_rejected([](Args& x) { x.a = mat(DType::kBFloat16, 64, 512, 512); }, "a", "fp8");
+  expect_rejected([](Args& x) { x.b = mat(DType::kFloat8E4M3, 256, 256, 256); }, "b", "int8");
+  expect_rejected([](Args& x) { x.b = mat(DType::kInt8, 256, 512, 512); }, "b", "K/2");
+  expect_rejected([](Args& x) { x.b = mat(DType::kInt8, 256, 256, 1, 256); }, "b", "contiguous rows");
+  expect_rejected([](Args& x) { x.a = mat(DType::kFloat8E4M3, 64, 512, 520); }, "a", "16 bytes");
+  expect_rejected([](Args& x) { x.sfa = mat(DType::kFloat32, 64, 16, 16); }, "sfa", "[64, 4]");
+  expect_rejected([](Args& x) { x.sfa = mat(DType::kBFloat16, 64, 4, 4); }, "sfa", "fp32");
+  expect_rejected([](Args& x) { x.sfb = mat(DType::kFloat32, 256, 4, 4); }, "sfb", "[256, 16]");
+  expect_rejected([](Args& x) { x.sfb = mat(DType::kFloat32, 256, 16, 1, 256); }, "sfb", "contiguous rows");
+  expect_rejected([](Args& x) { x.d = mat(DType::kFloat16, 64, 256, 256); }, "d", "bf16 or fp32");
+  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 128, 128); }, "d", "N=256");
+  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 256, 1, 64); }, "d", "N contiguous");
+  expect_rejected([](Args& x) { x.a = mat(DType::kFloat8E4M3, 64, 320, 320), x.b = mat(DType::kInt8, 256, 160, 160); },
+                  "a", "multiple of 128");
+}
+
+TEST(Fp8Fp4Api, EmptyOutputsLaunchNothingAndAValidCallNeedsAGpu) {
+  Args empty;
+  empty.a = mat(DType::kFloat8E4M3, 0, 512, 512), empty.sfa = mat(DType::kFloat32, 0, 4, 4);
+  empty.d = mat(DType::kBFloat16, 0, 256, 256);
+  EXPECT_NO_THROW(empty.call());
+  try {
+    Args{}.call();
+  } catch (const InvalidArgument& e) {
+    FAIL() << "a valid call was refused: " << e.what();
+  } catch (const std::exception&) {  // no GPU here (or, on a GPU machine, the fake pointers fault): past the checks
+  }
+}
