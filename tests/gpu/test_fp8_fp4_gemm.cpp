@@ -1,0 +1,139 @@
+// The SM90 FP8 x FP4 GEMM on the GPU against float64: A quantised per token 1x128 to e4m3 (DeepGEMM's
+// per_token_cast_to_fp8, its scales row-major or MN-major TMA-aligned: the kernel reads any strides), B quantised per
+// row 1x32 to e2m1 (DeepGEMM's per_token_cast_to_fp4: scale = amax / 6 rounded up to a power of two, codes rounded to
+// nearest) and packed two per byte. Held against the product of the dequantised operands (only accumulation order and
+// D's rounding differ) and against the unquantised data (DeepGEMM's FP8 x FP4 bound, calc_diff < 0.01). Decode to
+// prefill M, ragged N, K splits, bf16 and fp32 D, which starts poisoned inside guard bands.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "fp8_harness.hpp"
+#include "tilegemm/fp8_fp4_gemm.hpp"
+#include "tilegemm/reference.hpp"
+
+namespace {
+
+using gpu_test::DeviceBuffer;
+using gpu_test::GuardedTensor;
+using tilegemm::DType;
+
+struct Fp8Fp4Case {
+  int m, n, k;
+  DType out;
+  bool mn_major_sfa;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Fp8Fp4Case>& info) {
+  const Fp8Fp4Case& c = info.param;
+  return fmt::format("m{}_n{}_k{}_{}{}", c.m, c.n, c.k, tilegemm::dtype_name(c.out), c.mn_major_sfa ? "_mn_sfa" : "");
+}
+
+// The nearest e2m1 code of x (ties to the even mantissa, as DeepGEMM's _quantize_to_fp4_e2m1), |x| <= 6.
+int e2m1_code(float x) {
+  static constexpr float kValues[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  const float a = std::min(std::abs(x), 6.0f);
+  int best = 0;
+  for (int i = 1; i < 8; ++i)
+    if (std::abs(kValues[i] - a) < std::abs(kValues[best] - a) ||
+        (std::abs(kValues[i] - a) == std::abs(kValues[best] - a) && i % 2 == 0))
+      best = i;
+  return (x < 0 && best != 0 ? 8 : 0) | best;
+}
+
+double e2m1_value(int code) {
+  static constexpr double kValues[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (code & 8 ? -1 : 1) * kValues[code & 7];
+}
+
+// B [n, k] quantised per row and 32 k: packed codes [n][k / 2], scales [n][k / 32], and both float versions.
+struct Fp4Operand {
+  std::vector<float> original, dequantised;
+  std::vector<std::uint8_t> packed;
+  std::vector<float> scales;
+};
+
+Fp4Operand make_fp4(int n, int k, std::uint64_t seed) {
+  Fp4Operand b;
+  b.original.resize(static_cast<std::size_t>(n) * k);
+  b.dequantised.resize(b.original.size());
+  b.packed.assign(static_cast<std::size_t>(n) * k / 2, 0);
+  b.scales.resize(static_cast<std::size_t>(n) * k / 32);
+  gpu_test::parallel_for(n, [&](std::int64_t r) {
+    for (int c = 0; c < k; ++c)
+      b.original[r * k + c] = gpu_test::random_value(seed, static_cast<std::uint64_t>(r * k + c)) *
+                              std::ldexp(1.0f, static_cast<int>(r % 7) - 3);  // rows of different magnitudes
+    for (int g = 0; g < k / 32; ++g) {
+      float amax = 1e-4f;
+      for (int c = 32 * g; c < 32 * g + 32; ++c) amax = std::max(amax, std::abs(b.original[r * k + c]));
+      const float scale = std::exp2(std::ceil(std::log2(amax / 6.0f)));  // UE8M0
+      b.scales[r * (k / 32) + g] = scale;
+      for (int c = 32 * g; c < 32 * g + 32; ++c) {
+        const int code = e2m1_code(b.original[r * k + c] / scale);
+        b.dequantised[r * k + c] = static_cast<float>(e2m1_value(code) * scale);
+        b.packed[(r * k + c) / 2] |= static_cast<std::uint8_t>(code << (c % 2 ? 4 : 0));
+      }
+    }
+  });
+  return b;
+}
+
+class Fp8Fp4GemmGpu : public ::testing::TestWithParam<Fp8Fp4Case> {};
+
+TEST_P(Fp8Fp4GemmGpu, MatchesFloat64References) {
+  GPU_TEST_REQUIRE_SM90();
+  const Fp8Fp4Case c = GetParam();
+  const std::uint64_t seed = gpu_test::next_seed();
+  const auto a = gpu_test::make_quantised(
+      0, c.m, c.k, false, seed, /*ue8m0=*/false,
+      c.mn_major_sfa ? gpu_test::PerTokenLayout::kMnMajor : gpu_test::PerTokenLayout::kRowMajor);
+  const Fp4Operand b = make_fp4(c.n, c.k, gpu_test::next_seed());
+  const DeviceBuffer b_codes(b.packed), b_scales(b.scales);
+  const auto b_view = tilegemm::TensorView::matrix(b_codes.get(), DType::kInt8, c.n, c.k / 2, c.k / 2);
+  const auto sfb_view = tilegemm::TensorView::matrix(b_scales.get(), DType::kFloat32, c.n, c.k / 32, c.k / 32);
+  GuardedTensor d(c.out, 0, c.m, c.n, c.n + 8);
+  tilegemm::fp8_fp4_gemm_nt(a.data_view, a.sf_view, b_view, sfb_view, d.device_view());
+  gpu_test::cuda_check(cudaDeviceSynchronize(), "fp8_fp4_gemm_nt");
+  d.download();
+  const auto cov = d.coverage([](std::int64_t, std::int64_t) { return true; });
+  EXPECT_TRUE(cov.ok()) << "d: " << cov.describe();
+
+  const auto host = [&](const std::vector<float>& v, std::int64_t rows) {
+    return tilegemm::TensorView::matrix(const_cast<float*>(v.data()), DType::kFloat32, rows, c.k, c.k);
+  };
+  const auto sample = gpu_test::rows_to_check(c.m, static_cast<double>(c.m) * c.n * c.k, seed);
+  const auto deq = tilegemm::reference_gemm_rows(a.dequantised_host(0), host(b.dequantised, c.n), nullptr, sample);
+  const auto orig = tilegemm::reference_gemm_rows(a.original_host(0), host(b.original, c.n), nullptr, sample);
+  std::vector<double> got;
+  for (std::int64_t r : sample)
+    for (int j = 0; j < c.n; ++j) got.push_back(d.get(0, r, j));
+  const double kernel_diff = tilegemm::calc_diff(got, deq), quantised_diff = tilegemm::calc_diff(got, orig);
+  gpu_test::report("fp8_fp4_gemm_nt", fmt::format("{}x{}x{}", c.m, c.n, c.k), c.mn_major_sfa ? "mn-major sfa" : "nt",
+                   std::string(tilegemm::dtype_name(c.out)),
+                   fmt::format("calc_diff {:.3e} (vs dequantised {:.3e})", quantised_diff, kernel_diff),
+                   kernel_diff < gpu_test::kFp8KernelDiff && quantised_diff < 0.01);
+  EXPECT_LT(kernel_diff, gpu_test::kFp8KernelDiff) << "against the float64 product of the dequantised operands";
+  EXPECT_LT(quantised_diff, 0.01) << "against the float64 product of the unquantised data";
+
+  // Splits are summed in split order and the counters left at zero: a second call gives the same bits.
+  const auto first = d.snapshot();
+  tilegemm::fp8_fp4_gemm_nt(a.data_view, a.sf_view, b_view, sfb_view, d.device_view());
+  gpu_test::cuda_check(cudaDeviceSynchronize(), "fp8_fp4_gemm_nt (again)");
+  d.download();
+  EXPECT_TRUE(d.unchanged_since(first)) << "a second call changed D";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Fp4GemmGpu,
+                         ::testing::Values(Fp8Fp4Case{1, 2112, 7168, DType::kBFloat16, false},
+                                           Fp8Fp4Case{7, 4096, 512, DType::kBFloat16, true},
+                                           Fp8Fp4Case{16, 7168, 2048, DType::kFloat32, false},
+                                           Fp8Fp4Case{33, 1000, 1536, DType::kBFloat16, false},
+                                           Fp8Fp4Case{64, 24576, 1536, DType::kBFloat16, true},
+                                           Fp8Fp4Case{129, 576, 7168, DType::kFloat32, false},
+                                           Fp8Fp4Case{1000, 2112, 384, DType::kBFloat16, false}),
+                         case_name);
+
+}  // namespace
