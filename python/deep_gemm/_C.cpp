@@ -21,6 +21,7 @@
 #include "tilegemm/dtype.hpp"
 #include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_fp4_gemm.hpp"
 #include "tilegemm/fp8_gemm.hpp"
 #include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/gemm.hpp"
@@ -99,6 +100,19 @@ void tf32_hc_prenorm_gemm(const View& a, const View& b, const View& d, const Vie
   const auto va = to_view(a, "a"), vb = to_view(b, "b"), vd = to_view(d, "d"), vs = to_view(sqr_sum, "sqr_sum");
   on_device(device, {}, [&] {
     tilegemm::tf32_hc_prenorm_gemm(va, vb, vd, vs, num_splits, {reinterpret_cast<void*>(stream), num_sms});
+  });
+}
+
+// The SM90 FP8 x FP4 GEMM (include/tilegemm/fp8_fp4_gemm.hpp), behind the private deep_gemm._fp8_fp4_sm90 until it
+// has run on a GPU. Errors name DeepGEMM's (tensor, sf) pairs.
+const Renames kFp8Fp4Renames{{"a", "a[0]"}, {"sfa", "a[1]"}, {"b", "b[0]"}, {"sfb", "b[1]"}};
+
+void fp8_fp4_gemm_nt_sm90(const View& a, const View& sfa, const View& b, const View& sfb, const View& d, int device,
+                          std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "sfa"), vb = to_view(b, "b"), vsb = to_view(sfb, "sfb");
+  const auto vd = to_view(d, "d");
+  on_device(device, kFp8Fp4Renames, [&] {
+    tilegemm::fp8_fp4_gemm_nt(va, vsa, vb, vsb, vd, {reinterpret_cast<void*>(stream), num_sms});
   });
 }
 
@@ -425,6 +439,8 @@ NB_MODULE(_C, m) {
   register_wq_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
+  m.def("fp8_fp4_gemm_nt_sm90", &fp8_fp4_gemm_nt_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a, "stream"_a,
+        "num_sms"_a);
   m.def("tf32_hc_prenorm_gemm", &tf32_hc_prenorm_gemm, "a"_a, "b"_a, "d"_a, "sqr_sum"_a, "num_splits"_a.none(),
         "device"_a, "stream"_a, "num_sms"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");

@@ -1,0 +1,34 @@
+"""The SM90 FP8 x FP4 GEMM (include/tilegemm/fp8_fp4_gemm.hpp) in DeepGEMM's argument form, private until it has run
+on a GPU: the public fp8_fp4_gemm_nt still refuses packed FP4 operands on SM90 (_fp8_fp4.py). The benchmark and the
+tests call it here.
+
+    fp8_fp4_gemm_nt((a, sfa), (b, sfb), d)
+
+a float8_e4m3fn [M, K] with sfa fp32 [M, K / 128] (per_token_cast_to_fp8, use_ue8m0 either way), b int8 [N, K / 2]
+packed E2M1 with sfb fp32 [N, K / 32] (per_token_cast_to_fp4(..., gran_k=32)), d bf16 or fp32 [M, N]: recipe_a
+(1, 128) and recipe_b (1, 32), the only ones taken."""
+from . import _C
+from ._checks import require_dtype, require_tensor
+from ._config import num_sms_setting
+from ._tensor import common_device, current_stream, view
+
+
+def _pair(x, name, dtype, what):
+    """(data, sf) of an operand; TypeError/ValueError naming ``name`` (``name[1]`` for the scales)."""
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise TypeError(f'{name}: expected a ({what}, float32 scale factors) pair, got {type(x).__name__}')
+    data, sf = require_tensor(x[0], f'{name}[0]'), require_tensor(x[1], f'{name}[1]')
+    require_dtype(data, f'{name}[0]', dtype)
+    return data, sf
+
+
+def fp8_fp4_gemm_nt(a, b, d, recipe_a=(1, 128), recipe_b=(1, 32)):
+    a_data, sfa = _pair(a, 'a', 'float8_e4m3fn', 'float8_e4m3fn tensor')
+    b_data, sfb = _pair(b, 'b', 'int8', 'int8 tensor of packed E2M1 pairs')
+    for name, recipe, want in (('recipe_a', recipe_a, (1, 128)), ('recipe_b', recipe_b, (1, 32))):
+        if tuple(recipe) != want:
+            raise ValueError(f'{name}: expected {want} (A scaled per token and 128 k, B per row and 32 k), got '
+                             f'{tuple(recipe)}')
+    views = view(a_data, 'a[0]'), view(sfa, 'a[1]'), view(b_data, 'b[0]'), view(sfb, 'b[1]'), view(d, 'd')
+    device = common_device(a=a_data, sfa=sfa, b=b_data, sfb=sfb, d=d)
+    _C.fp8_fp4_gemm_nt_sm90(*views, device, current_stream(device), num_sms_setting())
