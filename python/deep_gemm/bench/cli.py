@@ -6,8 +6,8 @@ import sys
 import time
 from types import SimpleNamespace
 
-from . import (cpp_timer, gemm_cases, hc_suite, host_suite, int8_suite, layout_suite, measure, mqa_suite, report, stats,
-               suites, timing, wq_suite)
+from . import (cpp_timer, fp8_fp4_suite, gemm_cases, hc_suite, host_suite, int8_suite, layout_suite, measure, mqa_suite,
+               report, stats, suites, timing, wq_suite)
 from .cublas import block_support
 from .inputs import Quantiser
 from .peer import describe, load_peer, lookup
@@ -25,12 +25,13 @@ grouped (M-grouped contiguous), masked (M-grouped masked), host (host time per c
 layout (the scale-layout helpers in GB/s), hc (tf32_hc_prenorm_gemm on DeepGEMM's test shapes, in GB/s: ours with
 num_splits=None against DeepGEMM's num_splits=None and 16), wq (deep_gemm.weight_quant.gemm: int4 / int8 / MXFP4
 weights against the BF16 GEMM on the dequantised weight and a copy of the packed bytes), int8 (deep_gemm.int8.gemm_nt
-against cuBLASLt's int8 GEMM, torch._int_mm, on the DeepSeek shapes for M in 1, 16, 64, 128, 4096), mqa (DeepSeek-V3.2's MQA
+against cuBLASLt's int8 GEMM, torch._int_mm, on the DeepSeek shapes for M in 1, 16, 64, 128, 4096), fp8_fp4 (the SM90
+FP8 x FP4 GEMM against FP8 x FP8 on the same weights, M in 1, 16, 32, 64, 128, 4096), mqa (DeepSeek-V3.2's MQA
 logits in prefill, fp8_fp4_mqa_logits, in TFLOP/s: S in 2048, 8192 x S_kv in 8192, 65536 x H in 32, 64, CP on and off),
 paged_mqa (fp8_fp4_paged_mqa_logits in decode, in GB/s against a copy of the KV cache: B in 256, 4096 x next_n in 1, 2
 x H in 32, 64 x avg kv in 8192, 65536), or all.
-exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM, hc, wq, int8, mqa or paged_mqa
-case; 2 for a bad option, no torch, no CUDA GPU or a DeepGEMM folder that does not import."""
+exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM, hc, wq, int8, fp8_fp4, mqa or
+paged_mqa case; 2 for a bad option, no torch, no CUDA GPU or a DeepGEMM folder that does not import."""
 
 
 def _int(text, name, low):
@@ -152,6 +153,8 @@ def _note(suite, dtype, env):
         return wq_suite.NOTE
     if suite == 'int8':
         return int8_suite.NOTE
+    if suite == 'fp8_fp4':
+        return fp8_fp4_suite.NOTE
     if suite in mqa_suite.NOTES:
         return mqa_suite.NOTES[suite]
     return hc_suite.NOTE if suite == 'hc' else _cublas_note(suite, dtype, env)
@@ -165,7 +168,7 @@ def failed_row(case, suite, error):
     if suite == 'layout':
         row['params'] = {'helper': case.helper, 'mn': case.mn, 'k': case.k, 'kb': (case.k + 127) // 128,
                          'groups': case.groups}
-    elif suite in ('hc', 'int8'):
+    elif suite in ('hc', 'int8', 'fp8_fp4'):
         row['params'] = {'m': case.m, 'n': case.n, 'k': case.k}
     elif suite == 'wq':
         row['params'] = {'m': getattr(case, 'expected_m', getattr(case, 'm', None)), 'n': case.n, 'k': case.k,
@@ -212,6 +215,9 @@ def run(torch, options, libs, on_row=None):
                     row = wq_suite.add_rates(measure.measure(torch, wq_suite.problem(ctx, case), options, flush))
                 elif suite == 'int8':
                     row = measure.measure(torch, int8_suite.problem(ctx, case), options, flush)
+                elif suite == 'fp8_fp4':
+                    row = fp8_fp4_suite.add_rates(measure.measure(torch, fp8_fp4_suite.problem(ctx, case), options,
+                                                                  flush))
                 elif suite in mqa_suite.NOTES:
                     row = mqa_suite.add_rates(measure.measure(torch, mqa_suite.problem(ctx, case), options, flush))
                 elif suite == 'hc':

@@ -7,7 +7,7 @@ from . import stats
 
 GEMM_SUITES = ('deepseek', 'decode', 'ragged', 'grouped', 'masked')
 # Suites whose rows fail the run when our call fails (a mismatch fails it in any suite).
-FAILING_SUITES = GEMM_SUITES + ('hc', 'wq', 'int8', 'mqa', 'paged_mqa')
+FAILING_SUITES = GEMM_SUITES + ('hc', 'wq', 'int8', 'fp8_fp4', 'mqa', 'paged_mqa')
 NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'deepgemm_split16': 'DeepGEMM 16 splits',
          'cublas': 'cuBLAS', 'copy': 'copy', 'ours_bf16': 'our BF16'}
 
@@ -137,6 +137,17 @@ def _wq_table(section):
     return lines
 
 
+def _fp8_fp4_table(section):
+    lines = ['| m | n | k | ours (FP4 B) µs | our FP8 µs | FP8 / ours | DeepGEMM FP8 µs | check |',
+             '|---:|---:|---:|---:|---:|---:|---:|---|']
+    for row in section['rows']:
+        p = row['params']
+        lines.append(f"| {p.get('m', '—')} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
+                     f"{_time(row, 'ours_fp8')} | {_ratio(row.get('ratio_vs_fp8'))} | {_time(row, 'deepgemm')} | "
+                     f"{check_cell(row)} |")
+    return lines
+
+
 def _mqa_table(section):
     lines = ['| S | S_kv | H | D | CP | logits | ours µs | ours TFLOP/s | DeepGEMM µs | DeepGEMM TFLOP/s | '
              'DeepGEMM / ours | check |', '|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|']
@@ -202,6 +213,8 @@ def markdown(report):
             lines += _hc_table(section)
         elif section['suite'] == 'wq':
             lines += _wq_table(section)
+        elif section['suite'] == 'fp8_fp4':
+            lines += _fp8_fp4_table(section)
         elif section['suite'] == 'mqa':
             lines += _mqa_table(section)
         elif section['suite'] == 'paged_mqa':
@@ -220,6 +233,7 @@ def section(suite, dtype, rows, note=None):
     keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else \
         ('ratio_vs_deepgemm', 'ratio_vs_deepgemm_best') if suite == 'hc' else \
         ('ratio_vs_bf16', 'floor_vs_ours', 'ratio_vs_deepgemm') if suite == 'wq' else \
+        ('ratio_vs_fp8', 'ratio_vs_deepgemm') if suite == 'fp8_fp4' else \
         ('ratio_vs_deepgemm', ) if suite == 'mqa' else \
         ('ratio_vs_deepgemm', 'ours_vs_copy') if suite == 'paged_mqa' else \
         ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')

@@ -183,6 +183,8 @@ WQ_MASKED = tuple(WeightOnlyMasked(32, m, n, k, weight) for weight, nks in (
 
 # int8 x int8 (deep_gemm.int8.gemm_nt) on DeepSeek-V3's dense shapes, decode to prefill.
 INT8 = _dense((1, 16, 64, 128, 4096))
+# FP8 x FP4 (deep_gemm._fp8_fp4_sm90) on the same shapes; K of every DeepSeek shape is a multiple of 128.
+FP8_FP4 = _dense((1, 16, 32, 64, 128, 4096))
 
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
@@ -195,11 +197,12 @@ SUITES = {
     'hc': HC,
     'wq': WQ + WQ_MASKED,
     'int8': INT8,
+    'fp8_fp4': FP8_FP4,
     'mqa': MQA,
     'paged_mqa': PAGED_MQA,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
-DTYPE_FREE = ('layout', 'hc', 'wq', 'int8', 'mqa', 'paged_mqa')
+DTYPE_FREE = ('layout', 'hc', 'wq', 'int8', 'fp8_fp4', 'mqa', 'paged_mqa')
 
 
 def masked_rows(groups, expected_m, max_m, rng):
