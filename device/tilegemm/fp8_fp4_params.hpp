@@ -55,6 +55,11 @@ struct Fp8Fp4GemmParams {
   // tile (left at zero), as the weight-only kernel does.
   float* partials;
   int* counters;
+  // M-grouped masked over experts (blockIdx.y the expert): A [E][m][K], B [E][N][K / 2] and B's scales through 3-D
+  // maps; A's scales this many elements and D this many bytes apart per expert; masked_m int32 [E] the valid rows.
+  long long sfa_expert_stride = 0;
+  long long d_expert_bytes = 0;
+  const int* masked_m = nullptr;
 };
 
 }  // namespace tilegemm

@@ -15,16 +15,25 @@
 
 namespace tilegemm {
 
-// How a problem runs: tokens per CTA (8..64), pipeline stages, K splits summed in the kernel, the grid and its shared
-// memory.
+// How a problem runs: tokens per CTA (8..64), pipeline stages, K splits summed in the kernel, the grid (x; experts on y
+// when masked, 0 when dense) and its shared memory.
 struct Fp8Fp4GemmConfig {
-  int block_m = 0, stages = 0, num_splits = 1, grid = 0, smem_bytes = 0;
+  int block_m = 0, stages = 0, num_splits = 1, grid = 0, smem_bytes = 0, experts = 0;
 };
 
-// The config for M x N x K on `num_sms` SMs of `hw` (shared memory per block from hw).
-Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms);
+// The config for M x N x K on `num_sms` SMs of `hw` (shared memory per block from hw). Masked (experts > 0): M is the
+// caller's expected rows per expert, and each CTA walks its expert's token blocks (no splits).
+Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts = 0);
 
 void fp8_fp4_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                      const TensorView& d, const GemmOptions& options = {});
+
+// M-grouped masked over E experts (MoE decoding, DeepGEMM's m_grouped_fp8_fp4_gemm_nt_masked): a [E, M_max, K] with
+// sfa [E, M_max, K / 128], b [E, N, K / 2] with sfb [E, N, K / 32], d [E, M_max, N]; masked_m int32 [E] on the device
+// holds each expert's valid rows (rows past them are not written); expected_m (1..M_max) is a hint of rows per
+// expert.
+void m_grouped_fp8_fp4_gemm_nt_masked(const TensorView& a, const TensorView& sfa, const TensorView& b,
+                                      const TensorView& sfb, const TensorView& d, const TensorView& masked_m,
+                                      int expected_m, const GemmOptions& options = {});
 
 }  // namespace tilegemm

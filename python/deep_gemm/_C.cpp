@@ -116,6 +116,17 @@ void fp8_fp4_gemm_nt_sm90(const View& a, const View& sfa, const View& b, const V
   });
 }
 
+void m_grouped_fp8_fp4_gemm_nt_masked_sm90(const View& a, const View& sfa, const View& b, const View& sfb,
+                                           const View& d, const View& masked_m, int expected_m, int device,
+                                           std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "sfa"), vb = to_view(b, "b"), vsb = to_view(sfb, "sfb");
+  const auto vd = to_view(d, "d"), vm = to_view(masked_m, "masked_m");
+  on_device(device, kFp8Fp4Renames, [&] {
+    tilegemm::m_grouped_fp8_fp4_gemm_nt_masked(va, vsa, vb, vsb, vd, vm, expected_m,
+                                               {reinterpret_cast<void*>(stream), num_sms});
+  });
+}
+
 // Launch plans (src/api/launch_plan.hpp, _plan.hpp): the plan_* functions check a call and return its plan without
 // launching anything; Plan.launch, or _C.run_kept (_C_kept.cpp), runs it on a later call's pointers and stream. The
 // Python layer keeps plans per argument signature (deep_gemm/_plans.py).
@@ -441,6 +452,8 @@ NB_MODULE(_C, m) {
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
   m.def("fp8_fp4_gemm_nt_sm90", &fp8_fp4_gemm_nt_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a, "stream"_a,
         "num_sms"_a);
+  m.def("m_grouped_fp8_fp4_gemm_nt_masked_sm90", &m_grouped_fp8_fp4_gemm_nt_masked_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a,
+        "d"_a, "masked_m"_a, "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a);
   m.def("tf32_hc_prenorm_gemm", &tf32_hc_prenorm_gemm, "a"_a, "b"_a, "d"_a, "sqr_sum"_a, "num_splits"_a.none(),
         "device"_a, "stream"_a, "num_sms"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");

@@ -14,7 +14,7 @@ namespace {
 constexpr int kFp8Fp4MaxStages = 8;
 }  // namespace
 
-Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms) {
+Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts) {
   TILEGEMM_REQUIRE(m > 0 && n > 0 && k > 0 && k % fp8_fp4::kScaleBlockK == 0, "k",
                    "positive sizes with K a multiple of 128", fmt::format("m {}, n {}, k {}", m, n, k));
   Fp8Fp4GemmConfig c;
@@ -24,7 +24,13 @@ Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareM
   c.smem_bytes = fp8_fp4::smem_bytes(c.block_m, c.stages);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
                    fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
-  const int tiles = (n + fp8_fp4::kBlockN - 1) / fp8_fp4::kBlockN * ((m + c.block_m - 1) / c.block_m);
+  c.experts = std::max(experts, 0);
+  const int n_blocks = (n + fp8_fp4::kBlockN - 1) / fp8_fp4::kBlockN;
+  if (c.experts > 0) {  // one CTA per (row block, expert), walking the expert's token blocks
+    c.grid = n_blocks;
+    return c;
+  }
+  const int tiles = n_blocks * ((m + c.block_m - 1) / c.block_m);
   const int stages_of_k = (k + fp8_fp4::kStageK - 1) / fp8_fp4::kStageK;
   // At least two stages per split, so each CTA still overlaps a load with its math.
   c.num_splits = std::clamp(num_sms / std::max(tiles, 1), 1, std::max(1, stages_of_k / 2));

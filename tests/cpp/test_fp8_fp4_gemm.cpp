@@ -62,6 +62,17 @@ TEST_F(Fp8Fp4Codegen, EveryTokenBlockOutputAndSplitModeCompiles) {
       }
 }
 
+TEST_F(Fp8Fp4Codegen, MaskedExpertsCompile) {
+  for (int block_m : {8, 64}) {
+    Fp8Fp4GemmConfig c;
+    c.block_m = block_m, c.stages = 6, c.experts = 32;
+    const jit::KernelSpec spec = kernels::sm90_fp8_fp4_gemm_spec(DType::kBFloat16, c);
+    SCOPED_TRACE(spec.name);
+    EXPECT_NE(spec.source.find(", true>(params)"), std::string::npos) << spec.source;  // kMasked
+    ASSERT_NO_THROW(jit::get_kernel(spec));
+  }
+}
+
 TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
   const HardwareModel hw = hardware_preset("h200");
   // Decode: one 8-token block; N = 2112 has 33 row tiles, so four K splits put 132 CTAs on 132 SMs.
@@ -81,6 +92,12 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
   EXPECT_EQ(select_fp8_fp4_gemm_config(16, 256, 7168, hw, 8).num_splits, 2);
   EXPECT_GE(select_fp8_fp4_gemm_config(64, 4096, 7168, hw, hw.num_sms).stages, 4);
   expect_invalid([&] { select_fp8_fp4_gemm_config(16, 256, 200, hw, hw.num_sms); }, "k", "multiple of 128");
+  // Masked experts: one CTA per (row block, expert), sized for the expected rows, never split.
+  c = select_fp8_fp4_gemm_config(3, 4096, 7168, hw, hw.num_sms, 32);
+  EXPECT_EQ(c.block_m, 8);
+  EXPECT_EQ(c.experts, 32);
+  EXPECT_EQ(c.grid, 64);
+  EXPECT_EQ(c.num_splits, 1);
 }
 
 namespace {
@@ -121,7 +138,7 @@ TEST(Fp8Fp4Api, RejectsWrongDtypesShapesAndLayouts) {
   expect_rejected([](Args& x) { x.sfb = mat(DType::kFloat32, 256, 4, 4); }, "sfb", "[256, 16]");
   expect_rejected([](Args& x) { x.sfb = mat(DType::kFloat32, 256, 16, 1, 256); }, "sfb", "contiguous rows");
   expect_rejected([](Args& x) { x.d = mat(DType::kFloat16, 64, 256, 256); }, "d", "bf16 or fp32");
-  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 128, 128); }, "d", "N=256");
+  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 128, 128); }, "d", "[64, 256]");
   expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 256, 1, 64); }, "d", "N contiguous");
   expect_rejected([](Args& x) { x.a = mat(DType::kFloat8E4M3, 64, 320, 320), x.b = mat(DType::kInt8, 256, 160, 160); },
                   "a", "multiple of 128");
@@ -138,4 +155,49 @@ TEST(Fp8Fp4Api, EmptyOutputsLaunchNothingAndAValidCallNeedsAGpu) {
     FAIL() << "a valid call was refused: " << e.what();
   } catch (const std::exception&) {  // no GPU here (or, on a GPU machine, the fake pointers fault): past the checks
   }
+}
+
+namespace {
+
+TensorView bat(DType t, std::int64_t e, std::int64_t rows, std::int64_t cols) {
+  return TensorView::batched(fake(), t, e, rows, cols, rows * cols, cols);
+}
+TensorView ints(std::int64_t n) {
+  TensorView v;
+  v.data = fake(), v.dtype = DType::kInt32, v.ndim = 1, v.shape = {n, 0, 0, 0}, v.strides = {1, 0, 0, 0};
+  return v;
+}
+
+struct Masked {
+  static constexpr std::int64_t e = 4, m = 32, n = 256, k = 512;
+  TensorView a = bat(DType::kFloat8E4M3, e, m, k), sfa = bat(DType::kFloat32, e, m, k / 128);
+  TensorView b = bat(DType::kInt8, e, n, k / 2), sfb = bat(DType::kFloat32, e, n, k / 32);
+  TensorView d = bat(DType::kBFloat16, e, m, n), masked_m = ints(e);
+  int expected_m = 8;
+  void call() const { m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m); }
+};
+
+template <class Edit>
+void expect_masked_rejected(Edit edit, const std::string& argument, const std::string& fragment = "expected") {
+  Masked args;
+  edit(args);
+  expect_invalid([&] { args.call(); }, argument, fragment);
+}
+
+}  // namespace
+
+TEST(Fp8Fp4Api, MaskedRejectsWhatDoesNotMatchItsExperts) {
+  expect_masked_rejected([](Masked& x) { x.a = mat(DType::kFloat8E4M3, 32, 512, 512); }, "a", "3-D");
+  expect_masked_rejected([](Masked& x) { x.b = bat(DType::kInt8, 3, 256, 256); }, "b", "4 experts");
+  expect_masked_rejected([](Masked& x) { x.sfb = bat(DType::kFloat32, 4, 256, 4); }, "sfb", "[4, 256, 16]");
+  expect_masked_rejected([](Masked& x) { x.sfa = bat(DType::kFloat32, 4, 16, 4); }, "sfa", "[4, 32, 4]");
+  expect_masked_rejected([](Masked& x) { x.d = bat(DType::kBFloat16, 4, 32, 128); }, "d", "[4, 32, 256]");
+  expect_masked_rejected([](Masked& x) { x.masked_m = ints(3); }, "masked_m", "[G=4]");
+  expect_masked_rejected([](Masked& x) { x.expected_m = 0; }, "expected_m", "positive");
+  expect_masked_rejected([](Masked& x) { x.expected_m = 33; }, "expected_m", "M_max=32");
+  Masked no_experts;
+  no_experts.a = bat(DType::kFloat8E4M3, 0, 32, 512), no_experts.b = bat(DType::kInt8, 0, 256, 256);
+  no_experts.sfa = bat(DType::kFloat32, 0, 32, 4), no_experts.sfb = bat(DType::kFloat32, 0, 256, 16);
+  no_experts.d = bat(DType::kBFloat16, 0, 32, 256), no_experts.masked_m = ints(0);
+  EXPECT_NO_THROW(no_experts.call());
 }

@@ -136,4 +136,67 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Fp4GemmGpu,
                                            Fp8Fp4Case{1000, 2112, 384, DType::kBFloat16, false}),
                          case_name);
 
+// MoE decoding: 4 experts with 0, 1, 17 and M_max valid rows, each its own FP4 weight; rows past masked_m stay
+// poisoned.
+TEST(Fp8Fp4MaskedGpu, EachExpertMatchesItsReferenceAndLeavesItsTailAlone) {
+  GPU_TEST_REQUIRE_SM90();
+  constexpr int kExperts = 4, kMaxM = 48, kN = 576, kK = 1536;
+  const std::vector<int> rows = {0, 1, 17, kMaxM};
+  std::vector<gpu_test::QuantisedOperand> a;
+  std::vector<Fp4Operand> b;
+  std::vector<std::uint8_t> a_bytes, b_bytes;
+  std::vector<float> a_scales, b_scales;
+  for (int e = 0; e < kExperts; ++e) {
+    a.push_back(gpu_test::make_quantised(0, kMaxM, kK, false, gpu_test::next_seed(), /*ue8m0=*/false,
+                                         gpu_test::PerTokenLayout::kRowMajor));
+    b.push_back(make_fp4(kN, kK, gpu_test::next_seed()));
+  }
+  // Each expert's operands one after another, as [E, rows, cols] tensors: A's bytes and scales come back from the
+  // device copies make_quantised made.
+  for (int e = 0; e < kExperts; ++e) {
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(kMaxM) * kK);
+    std::vector<float> scales(static_cast<std::size_t>(kMaxM) * kK / 128);
+    gpu_test::cuda_check(cudaMemcpy(bytes.data(), a[e].data->get(), bytes.size(), cudaMemcpyDeviceToHost), "a");
+    gpu_test::cuda_check(cudaMemcpy(scales.data(), a[e].sf->get(), scales.size() * 4, cudaMemcpyDeviceToHost), "sfa");
+    a_bytes.insert(a_bytes.end(), bytes.begin(), bytes.end());
+    a_scales.insert(a_scales.end(), scales.begin(), scales.end());
+    b_bytes.insert(b_bytes.end(), b[e].packed.begin(), b[e].packed.end());
+    b_scales.insert(b_scales.end(), b[e].scales.begin(), b[e].scales.end());
+  }
+  const DeviceBuffer da(a_bytes), dsa(a_scales), db(b_bytes), dsb(b_scales), dm(rows);
+  using tilegemm::TensorView;
+  const auto a_view = TensorView::batched(da.get(), DType::kFloat8E4M3, kExperts, kMaxM, kK, kMaxM * kK, kK);
+  const auto sfa_view =
+      TensorView::batched(dsa.get(), DType::kFloat32, kExperts, kMaxM, kK / 128, kMaxM * kK / 128, kK / 128);
+  const auto b_view = TensorView::batched(db.get(), DType::kInt8, kExperts, kN, kK / 2, kN * kK / 2, kK / 2);
+  const auto sfb_view = TensorView::batched(dsb.get(), DType::kFloat32, kExperts, kN, kK / 32, kN * kK / 32, kK / 32);
+  TensorView masked_m;
+  masked_m.data = dm.get(), masked_m.dtype = DType::kInt32, masked_m.ndim = 1;
+  masked_m.shape = {kExperts, 0, 0, 0}, masked_m.strides = {1, 0, 0, 0};
+  GuardedTensor d(DType::kBFloat16, kExperts, kMaxM, kN);
+  tilegemm::m_grouped_fp8_fp4_gemm_nt_masked(a_view, sfa_view, b_view, sfb_view, d.device_view(), masked_m, 16);
+  gpu_test::cuda_check(cudaDeviceSynchronize(), "m_grouped_fp8_fp4_gemm_nt_masked");
+  d.download();
+  const auto cov = d.coverage([&](std::int64_t e, std::int64_t r) { return r < rows[e]; });
+  EXPECT_TRUE(cov.ok()) << "d: " << cov.describe();
+  for (int e = 0; e < kExperts; ++e) {
+    if (rows[e] == 0) continue;
+    const auto host = [&](const std::vector<float>& v, std::int64_t n_rows) {
+      return TensorView::matrix(const_cast<float*>(v.data()), DType::kFloat32, n_rows, kK, kK);
+    };
+    std::vector<std::int64_t> sample(rows[e]);
+    for (int r = 0; r < rows[e]; ++r) sample[r] = r;
+    const auto deq =
+        tilegemm::reference_gemm_rows(a[e].dequantised_host(0), host(b[e].dequantised, kN), nullptr, sample);
+    std::vector<double> got;
+    for (int r = 0; r < rows[e]; ++r)
+      for (int j = 0; j < kN; ++j) got.push_back(d.get(e, r, j));
+    const double diff = tilegemm::calc_diff(got, deq);
+    gpu_test::report("m_grouped_fp8_fp4_gemm_nt_masked", fmt::format("expert {} of {}x{}x{}", e, rows[e], kN, kK),
+                     "masked", "bf16", fmt::format("calc_diff {:.3e} vs dequantised", diff),
+                     diff < gpu_test::kFp8KernelDiff);
+    EXPECT_LT(diff, gpu_test::kFp8KernelDiff) << "expert " << e;
+  }
+}
+
 }  // namespace

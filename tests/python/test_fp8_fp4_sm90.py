@@ -42,3 +42,29 @@ def test_the_library_names_deepgemm_pairs_then_reports_the_missing_gpu():
 def test_public_fp8_fp4_gemm_still_refuses_packed_fp4():
     args = operands()
     assert 'packed FP4' in raises(ValueError, 'b', deep_gemm.fp8_fp4_gemm_nt, args['a'], args['b'], args['d'])
+
+
+def masked_operands(e=4, m=32, n=256, k=512, **over):
+    args = dict(a=(FakeTensor((e, m, k), 'float8_e4m3fn'), FakeTensor((e, m, k // 128), 'float32')),
+                b=(FakeTensor((e, n, k // 2), 'int8'), FakeTensor((e, n, k // 32), 'float32')),
+                d=FakeTensor((e, m, n), 'bfloat16'), masked_m=FakeTensor((e, ), 'int32'), expected_m=8)
+    args.update(over)
+    return args
+
+
+def test_masked_names_bad_arguments():
+    raises(TypeError, 'expected_m', f4.m_grouped_fp8_fp4_gemm_nt_masked, **masked_operands(expected_m=8.0))
+    raises(ValueError, 'expected_m', f4.m_grouped_fp8_fp4_gemm_nt_masked, **masked_operands(expected_m=0))
+    raises(ValueError, 'a[0]', f4.m_grouped_fp8_fp4_gemm_nt_masked,
+           **masked_operands(a=(FakeTensor((4, 32, 512), 'bfloat16'), FakeTensor((4, 32, 4), 'float32'))))
+
+
+@pytest.mark.skipif(gpu_available(), reason='the library checks shapes only after a GPU run would start')
+def test_masked_library_checks_then_the_missing_gpu():
+    assert '[G=4]' in raises(ValueError, 'masked_m', f4.m_grouped_fp8_fp4_gemm_nt_masked,
+                             **masked_operands(masked_m=FakeTensor((3, ), 'int32')))
+    assert '[4, 256, 16]' in raises(ValueError, 'b[1]', f4.m_grouped_fp8_fp4_gemm_nt_masked,
+                                    **masked_operands(b=(FakeTensor((4, 256, 256), 'int8'),
+                                                         FakeTensor((4, 256, 8), 'float32'))))
+    with pytest.raises(RuntimeError, match='GPU'):
+        f4.m_grouped_fp8_fp4_gemm_nt_masked(**masked_operands())

@@ -9,7 +9,8 @@
 // box. Each mma step covers one 32-k scale group of B: lane (g, t) takes k 32q + 8t .. 32q + 8t + 7 of step q as the
 // mma's columns 4t..4t+3 and 4t+16..4t+19 (one 32-bit word of B per row, 8 contiguous bytes of A per token), so
 // the products of a step share B's scale and are scaled as they are summed; A's scale follows every 128 k.
-// Splits > 1 write fp32 partial tiles; the last CTA of a tile adds them in split order and writes D.
+// Splits > 1 write fp32 partial tiles; the last CTA of a tile adds them in split order and writes D. M-grouped masked
+// (MoE experts): blockIdx.y is the expert, whose token blocks up to masked_m the CTA walks one after another.
 #include "tilegemm/fp8_fp4_params.hpp"
 #include "tilegemm/kernels/transposed_tile_store.cuh"
 #include "tilegemm/prim/common.cuh"
@@ -22,13 +23,15 @@
 
 namespace tilegemm {
 
-// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype (bf16 or fp32). kReduce: K split over CTAs.
-template <int kBlockM, int kStages, DType kOut, bool kReduce>
+// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype (bf16 or fp32). kReduce: K split over CTAs
+// (dense only). kMasked: M-grouped masked over experts.
+template <int kBlockM, int kStages, DType kOut, bool kReduce, bool kMasked = false>
 TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   using namespace fp8_fp4;
   static_assert(kBlockM % 8 == 0 && kBlockM >= 8 && kBlockM <= kMaxBlockM, "BLOCK_M is 8..64 tokens, whole n-tiles");
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static_assert(kOut == DType::kBFloat16 || kOut == DType::kFloat32, "D is bf16 or fp32");
+  static_assert(!(kReduce && kMasked), "splits are summed in the kernel for dense GEMMs only");
   constexpr int kNTiles = kBlockM / 8;
   constexpr int kABox = a_box_bytes(kBlockM);
   constexpr int kBOffset = b_offset(kBlockM), kSfbOffset = sfb_offset(kBlockM), kStageBytes = stage_bytes(kBlockM);
@@ -47,7 +50,7 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int tile = static_cast<int>(blockIdx.x) / p.num_splits;
   const int split = static_cast<int>(blockIdx.x) % p.num_splits;
-  const int m0 = (tile % p.m_blocks) * kBlockM, n0 = (tile / p.m_blocks) * kBlockN;
+  const int n0 = (tile / p.m_blocks) * kBlockN;
   // Balanced K slices in whole stages: split s takes stages [s·S/splits, (s+1)·S/splits).
   const int total_stages = ceil_div(p.k, kStageK);
   const int stage_begin = split * total_stages / p.num_splits;
@@ -61,21 +64,31 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
     prim::tma_prefetch_descriptor(&p.tma_sfb);
   }
   __syncthreads();
+  // NOTE: after the dependency wait: masked_m may come from the previous kernel.
   prim::pdl_prologue_done();
+
+  // The CTA's expert and token blocks: m0 from m_first while below m_end (one block unless masked).
+  const int expert = kMasked ? static_cast<int>(blockIdx.y) : 0;
+  const int m_first = kMasked ? 0 : (tile % p.m_blocks) * kBlockM;
+  const int m_end = kMasked ? min(p.m, p.masked_m[expert]) : p.m;
+  const int m_last = kMasked ? m_end : m_first + 1;  // dense: exactly the one block at m_first
+  const float* sfa_e = p.sfa + expert * p.sfa_expert_stride;
 
   if (warp == kConsumerWarps) {  // producer: one lane issues every stage's copies
     if (prim::elect_one_sync()) {
       prim::PipelineState<kStages> st;
-      for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
-        const int k0 = ks * kStageK;
-        barriers->producer_acquire(st);
-        u64* full = &barriers->inputs_arrived[st.index];
-        prim::mbarrier_arrive_expect_tx(full, kStageTx);
-        u8* stage = smem + st.index * kStageBytes;
-        prim::tma_load_3d(&p.tma_a, full, stage, k0, m0, 0);
-        prim::tma_load_3d(&p.tma_a, full, stage + kABox, k0 + kScaleBlockK, m0, 0);
-        prim::tma_load_3d(&p.tma_b, full, stage + kBOffset, k0 / 2, n0, 0);
-        prim::tma_load_3d(&p.tma_sfb, full, stage + kSfbOffset, k0 / kScaleGroupK, n0, 0);
+      for (int m0 = m_first; m0 < m_last; m0 += kBlockM) {
+        for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+          const int k0 = ks * kStageK;
+          barriers->producer_acquire(st);
+          u64* full = &barriers->inputs_arrived[st.index];
+          prim::mbarrier_arrive_expect_tx(full, kStageTx);
+          u8* stage = smem + st.index * kStageBytes;
+          prim::tma_load_3d(&p.tma_a, full, stage, k0, m0, expert);
+          prim::tma_load_3d(&p.tma_a, full, stage + kABox, k0 + kScaleBlockK, m0, expert);
+          prim::tma_load_3d(&p.tma_b, full, stage + kBOffset, k0 / 2, n0, expert);
+          prim::tma_load_3d(&p.tma_sfb, full, stage + kSfbOffset, k0 / kScaleGroupK, n0, expert);
+        }
       }
     }
     return;
@@ -85,60 +98,63 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   // mma's B, and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
   const int g = lane / 4, t = lane % 4;
   const int r_lo = warp * kRowBlock + g, r_hi = r_lo + 8;
-  float acc[kNTiles][4] = {};
   prim::PipelineState<kStages> st;
-  for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
-    barriers->consumer_wait(st);
-    const u8* stage = smem + st.index * kStageBytes;
-    const u8* b_box = stage + kBOffset;
-    const float* sfb = reinterpret_cast<const float*>(stage + kSfbOffset);  // [64 rows][8 groups]
+  for (int m0 = m_first; m0 < m_last; m0 += kBlockM) {
+    float acc[kNTiles][4] = {};
+    for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+      barriers->consumer_wait(st);
+      const u8* stage = smem + st.index * kStageBytes;
+      const u8* b_box = stage + kBOffset;
+      const float* sfb = reinterpret_cast<const float*>(stage + kSfbOffset);  // [64 rows][8 groups]
 #pragma unroll
-    for (int h = 0; h < kStageK / kScaleBlockK; ++h) {  // the stage's 128-k blocks (A's scale blocks)
-      const int kb = ks * (kStageK / kScaleBlockK) + h;
-      if (kb * kScaleBlockK >= p.k) break;
-      const u8* a_box = stage + h * kABox;
-      float block[kNTiles][4] = {};
+      for (int h = 0; h < kStageK / kScaleBlockK; ++h) {  // the stage's 128-k blocks (A's scale blocks)
+        const int kb = ks * (kStageK / kScaleBlockK) + h;
+        if (kb * kScaleBlockK >= p.k) break;
+        const u8* a_box = stage + h * kABox;
+        float block[kNTiles][4] = {};
 #pragma unroll
-      for (int step = 0; step < kScaleBlockK / kScaleGroupK; ++step) {
-        const int q = h * (kScaleBlockK / kScaleGroupK) + step;  // B's scale group within the stage
-        // B: bytes 16q + 4t of rows r_lo and r_hi (16-byte chunk q, word t).
-        const u32 w_lo = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_lo, q) + 4 * t);
-        const u32 w_hi = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_hi, q) + 4 * t);
-        const u32 a[4] = {prim::e2m1x4_to_e4m3x4(w_lo, 0), prim::e2m1x4_to_e4m3x4(w_hi, 0),
-                          prim::e2m1x4_to_e4m3x4(w_lo, 2), prim::e2m1x4_to_e4m3x4(w_hi, 2)};
-        const float s_lo = sfb[r_lo * kGroupsPerStage + q], s_hi = sfb[r_hi * kGroupsPerStage + q];
+        for (int step = 0; step < kScaleBlockK / kScaleGroupK; ++step) {
+          const int q = h * (kScaleBlockK / kScaleGroupK) + step;  // B's scale group within the stage
+          // B: bytes 16q + 4t of rows r_lo and r_hi (16-byte chunk q, word t).
+          const u32 w_lo = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_lo, q) + 4 * t);
+          const u32 w_hi = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_hi, q) + 4 * t);
+          const u32 a[4] = {prim::e2m1x4_to_e4m3x4(w_lo, 0), prim::e2m1x4_to_e4m3x4(w_hi, 0),
+                            prim::e2m1x4_to_e4m3x4(w_lo, 2), prim::e2m1x4_to_e4m3x4(w_hi, 2)};
+          const float s_lo = sfb[r_lo * kGroupsPerStage + q], s_hi = sfb[r_hi * kGroupsPerStage + q];
 #pragma unroll
-        for (int j = 0; j < kNTiles; ++j) {
-          // A: bytes 32·step + 8t .. + 7 of token 8j + g (16-byte chunk 2·step + t / 2, half t % 2).
-          const uint2 v =
-              *reinterpret_cast<const uint2*>(prim::swizzled128(a_box, 8 * j + g, 2 * step + t / 2) + 8 * (t % 2));
-          const u32 b[2] = {v.x, v.y};
-          float part[4] = {0.f, 0.f, 0.f, 0.f};
-          prim::mma_m16n8k32_e4m3(part, a, b);
-          block[j][0] = fmaf(s_lo, part[0], block[j][0]), block[j][1] = fmaf(s_lo, part[1], block[j][1]);
-          block[j][2] = fmaf(s_hi, part[2], block[j][2]), block[j][3] = fmaf(s_hi, part[3], block[j][3]);
+          for (int j = 0; j < kNTiles; ++j) {
+            // A: bytes 32·step + 8t .. + 7 of token 8j + g (16-byte chunk 2·step + t / 2, half t % 2).
+            const uint2 v =
+                *reinterpret_cast<const uint2*>(prim::swizzled128(a_box, 8 * j + g, 2 * step + t / 2) + 8 * (t % 2));
+            const u32 b[2] = {v.x, v.y};
+            float part[4] = {0.f, 0.f, 0.f, 0.f};
+            prim::mma_m16n8k32_e4m3(part, a, b);
+            block[j][0] = fmaf(s_lo, part[0], block[j][0]), block[j][1] = fmaf(s_lo, part[1], block[j][1]);
+            block[j][2] = fmaf(s_hi, part[2], block[j][2]), block[j][3] = fmaf(s_hi, part[3], block[j][3]);
+          }
         }
+        // A's scales of tokens 8j + 2t and 8j + 2t + 1 for this block (tokens past M: 0, their D is not stored).
+#pragma unroll
+        for (int j = 0; j < kNTiles; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int m = m0 + 8 * j + 2 * t + e;
+            const float sa = m < m_end ? __ldg(sfa_e + m * p.sfa_stride_m + kb * p.sfa_stride_k) * kDecodeScale : 0.f;
+            acc[j][e] = fmaf(sa, block[j][e], acc[j][e]);
+            acc[j][2 + e] = fmaf(sa, block[j][2 + e], acc[j][2 + e]);
+          }
       }
-      // A's scales of tokens 8j + 2t and 8j + 2t + 1 for this block (tokens past M: 0, their D is not stored).
-#pragma unroll
-      for (int j = 0; j < kNTiles; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int m = m0 + 8 * j + 2 * t + e;
-          const float sa = m < p.m ? __ldg(p.sfa + m * p.sfa_stride_m + kb * p.sfa_stride_k) * kDecodeScale : 0.f;
-          acc[j][e] = fmaf(sa, block[j][e], acc[j][e]);
-          acc[j][2 + e] = fmaf(sa, block[j][2 + e], acc[j][2 + e]);
-        }
+      __syncwarp();
+      if (lane == 0) barriers->consumer_release(st.index);
     }
-    __syncwarp();
-    if (lane == 0) barriers->consumer_release(st.index);
-  }
 
-  const TransposedTileStore<kBlockM, kConsumerWarps, kOut> out{p.d, p.ldd, m0, p.m, n0, p.n, warp, lane};
-  if constexpr (!kReduce)
-    out.store(acc);
-  else
-    out.reduce(acc, true, p.partials, p.counters, tile, split, p.num_splits, last_flag, kConsumerBarrier);
+    void* d = static_cast<char*>(p.d) + expert * p.d_expert_bytes;
+    const TransposedTileStore<kBlockM, kConsumerWarps, kOut> out{d, p.ldd, m0, m_end, n0, p.n, warp, lane};
+    if constexpr (!kReduce)
+      out.store(acc);
+    else
+      out.reduce(acc, true, p.partials, p.counters, tile, split, p.num_splits, last_flag, kConsumerBarrier);
+  }
 }
 
 }  // namespace tilegemm
