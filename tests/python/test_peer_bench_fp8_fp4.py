@@ -8,11 +8,14 @@ torch = pytest.importorskip('torch', reason='the suite casts its weights with to
 
 
 def test_fp8_fp4_suite_covers_the_deepseek_shapes_to_prefill():
-    cases = suites.SUITES['fp8_fp4']
+    cases = [c for c in suites.SUITES['fp8_fp4'] if not hasattr(c, 'groups')]
     assert {c.m for c in cases} == {1, 16, 32, 64, 128, 4096}
     assert all(c.k % 128 == 0 for c in cases) and 'fp8_fp4' in suites.DTYPE_FREE
     [(suite, dtype, selected)] = cli.plan(cli.parse_args(['--no-peer', '--suite', 'fp8_fp4', '--shapes', '16x*']))
     assert (suite, dtype) == ('fp8_fp4', None) and len(selected) == len(suites.DEEPSEEK_NK)
+    moe = [c for c in suites.SUITES['fp8_fp4'] if hasattr(c, 'groups')]
+    assert {(c.groups, c.n, c.k) for c in moe} == {(32, 4096, 7168), (32, 7168, 2048)}
+    assert {c.expected_m for c in moe} == {1, 8, 32} and all(c.max_m >= 2 * c.expected_m for c in moe)
 
 
 def test_fp4_cast_rounds_each_group_to_e2m1_times_a_power_of_two():

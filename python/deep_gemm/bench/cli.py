@@ -26,7 +26,8 @@ layout (the scale-layout helpers in GB/s), hc (tf32_hc_prenorm_gemm on DeepGEMM'
 num_splits=None against DeepGEMM's num_splits=None and 16), wq (deep_gemm.weight_quant.gemm: int4 / int8 / MXFP4
 weights against the BF16 GEMM on the dequantised weight and a copy of the packed bytes), int8 (deep_gemm.int8.gemm_nt
 against cuBLASLt's int8 GEMM, torch._int_mm, on the DeepSeek shapes for M in 1, 16, 64, 128, 4096), fp8_fp4 (the SM90
-FP8 x FP4 GEMM against FP8 x FP8 on the same weights, M in 1, 16, 32, 64, 128, 4096), mqa (DeepSeek-V3.2's MQA
+FP8 x FP4 GEMM against FP8 x FP8 on the same weights, M in 1, 16, 32, 64, 128, 4096, and masked over 32 DeepSeek-V3
+experts at about 1, 8, 32 tokens each), mqa (DeepSeek-V3.2's MQA
 logits in prefill, fp8_fp4_mqa_logits, in TFLOP/s: S in 2048, 8192 x S_kv in 8192, 65536 x H in 32, 64, CP on and off),
 paged_mqa (fp8_fp4_paged_mqa_logits in decode, in GB/s against a copy of the KV cache: B in 256, 4096 x next_n in 1, 2
 x H in 32, 64 x avg kv in 8192, 65536), or all.
@@ -169,7 +170,7 @@ def failed_row(case, suite, error):
         row['params'] = {'helper': case.helper, 'mn': case.mn, 'k': case.k, 'kb': (case.k + 127) // 128,
                          'groups': case.groups}
     elif suite in ('hc', 'int8', 'fp8_fp4'):
-        row['params'] = {'m': case.m, 'n': case.n, 'k': case.k}
+        row['params'] = {'m': getattr(case, 'expected_m', getattr(case, 'm', None)), 'n': case.n, 'k': case.k}
     elif suite == 'wq':
         row['params'] = {'m': getattr(case, 'expected_m', getattr(case, 'm', None)), 'n': case.n, 'k': case.k,
                          'weight': case.weight}

@@ -29,8 +29,60 @@ def cast_to_fp4(torch, w):
     return packed.contiguous(), scale.contiguous()
 
 
+def masked_problem(ctx, case):
+    """MoE decoding over `case.groups` experts: ours (m_grouped_fp8_fp4_gemm_nt_masked) against the FP8 masked GEMM
+    on the same experts cast 128x128; only each expert's masked_m rows are compared."""
+    import random
+
+    from .. import _fp8_fp4_sm90
+    from .suites import masked_rows
+    torch = ctx.torch
+    seed = seed_for(ctx.seed, f'fp8_fp4 {case.name}')
+    generator = torch.Generator().manual_seed(seed)
+    e, m, n, k = case.groups, case.max_m, case.n, case.k
+    rows = masked_rows(e, case.expected_m, m, random.Random(seed))
+    masked_m = torch.tensor(rows, dtype=torch.int32, device='cuda')
+    x = torch.randn((e, m, k), generator=generator).to(device='cuda', dtype=torch.bfloat16)
+    w = torch.randn((e, n, k), generator=generator).to(device='cuda', dtype=torch.bfloat16)
+    reference = torch.cat([(x[i, :r].double() @ w[i].double().T).reshape(-1) for i, r in enumerate(rows)])
+
+    def valid(out):
+        return torch.cat([out[i, :r].reshape(-1) for i, r in enumerate(rows)])
+    a = ctx.quant.token_grouped(x)
+    fp4 = [cast_to_fp4(torch, w[i]) for i in range(e)]
+    b4 = torch.stack([p for p, _ in fp4]), torch.stack([s for _, s in fp4])
+    b8 = ctx.quant.block_grouped(torch, w)
+    d = torch.empty((e, m, n), dtype=torch.bfloat16, device='cuda')
+    entries = {'ours': Entry(fn=lambda: _fp8_fp4_sm90.m_grouped_fp8_fp4_gemm_nt_masked(a, b4, d, masked_m,
+                                                                                      case.expected_m),
+                             out=d, label='_fp8_fp4_sm90.m_grouped_fp8_fp4_gemm_nt_masked(a, b_fp4, d, masked_m, m)')}
+    entries.update(_fp8_entries(ctx, 'm_grouped_fp8_gemm_nt_masked', (e, m, n),
+                                lambda f, out: f(a, b8, out, masked_m, case.expected_m)))
+    return Problem(case.name, entries, reference=reference, valid=valid, tolerance=TOLERANCE,
+                   flops=2 * sum(rows) * n * k, num_bytes=e * n * k // 2,
+                   params={'m': sum(rows), 'n': n, 'k': k, 'experts': e, 'expected_m': case.expected_m,
+                           'masked_m': rows})
+
+
+def _fp8_entries(ctx, function, shape, call):
+    """Our and DeepGEMM's FP8 `function` (where loaded): call(f, out) runs it into a bf16 out of `shape` of its own."""
+    torch, entries = ctx.torch, {}
+    for key, lib in ((FP8_KEY, 'ours'), ('deepgemm', 'deepgemm')):
+        if lib not in ctx.libs:
+            continue
+        f = lookup(ctx.libs[lib], function)
+        if f is None:
+            entries[key] = absent(function)
+            continue
+        out = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
+        entries[key] = Entry(fn=lambda f=f, out=out: call(f, out), out=out, label=f'{function} on FP8 B')
+    return entries
+
+
 def problem(ctx, case):
     """The case's entries on one random x [M, K] and w [N, K] (torch.randn, bf16), seeded per case."""
+    if hasattr(case, 'groups'):
+        return masked_problem(ctx, case)
     from .. import _fp8_fp4_sm90
     torch = ctx.torch
     generator = torch.Generator().manual_seed(seed_for(ctx.seed, f'fp8_fp4 {case.name}'))
@@ -44,15 +96,7 @@ def problem(ctx, case):
     d = torch.empty((m, n), dtype=torch.bfloat16, device='cuda')
     entries = {'ours': Entry(fn=lambda: _fp8_fp4_sm90.fp8_fp4_gemm_nt(a, b4, d), out=d,
                              label='_fp8_fp4_sm90.fp8_fp4_gemm_nt((a, sfa), (b_fp4, sfb), d)')}
-    for key, lib in ((FP8_KEY, 'ours'), ('deepgemm', 'deepgemm')):
-        if lib not in ctx.libs:
-            continue
-        f = lookup(ctx.libs[lib], 'fp8_gemm_nt')
-        if f is None:
-            entries[key] = absent('fp8_gemm_nt')
-            continue
-        out = torch.empty((m, n), dtype=torch.bfloat16, device='cuda')
-        entries[key] = Entry(fn=lambda f=f, out=out: f(a, b8, out), out=out, label='fp8_gemm_nt((a, sfa), (b_fp8, sfb), d)')
+    entries.update(_fp8_entries(ctx, 'fp8_gemm_nt', (m, n), lambda f, out: f(a, b8, out)))
     return Problem(case.name, entries, reference=reference, tolerance=TOLERANCE, flops=case.flops,
                    num_bytes=m * k + n * k // 2 + 2 * m * n, params={'m': m, 'n': n, 'k': k})
 

@@ -142,7 +142,8 @@ def _fp8_fp4_table(section):
              '|---:|---:|---:|---:|---:|---:|---:|---|']
     for row in section['rows']:
         p = row['params']
-        lines.append(f"| {p.get('m', '—')} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
+        m = f"{p['experts']}x~{p['expected_m']}" if 'experts' in p else p.get('m', '—')  # MoE: experts x tokens
+        lines.append(f"| {m} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
                      f"{_time(row, 'ours_fp8')} | {_ratio(row.get('ratio_vs_fp8'))} | {_time(row, 'deepgemm')} | "
                      f"{check_cell(row)} |")
     return lines

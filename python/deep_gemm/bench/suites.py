@@ -183,8 +183,10 @@ WQ_MASKED = tuple(WeightOnlyMasked(32, m, n, k, weight) for weight, nks in (
 
 # int8 x int8 (deep_gemm.int8.gemm_nt) on DeepSeek-V3's dense shapes, decode to prefill.
 INT8 = _dense((1, 16, 64, 128, 4096))
-# FP8 x FP4 (deep_gemm._fp8_fp4_sm90) on the same shapes; K of every DeepSeek shape is a multiple of 128.
-FP8_FP4 = _dense((1, 16, 32, 64, 128, 4096))
+# FP8 x FP4 (deep_gemm._fp8_fp4_sm90) on the same shapes; K of every DeepSeek shape is a multiple of 128. MoE
+# decoding: DeepSeek-V3's experts (gate/up 4096 x 7168, down 7168 x 2048), 32 local ones at about 1, 8 and 32 tokens.
+FP8_FP4 = _dense((1, 16, 32, 64, 128, 4096)) + tuple(
+    Masked(32, m, n, k, max_m=128) for n, k in ((4096, 7168), (7168, 2048)) for m in (1, 8, 32))
 
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
