@@ -27,16 +27,18 @@ double e2m1_value(int code) {
 
 }  // namespace
 
-// The byte arithmetic of prim::e2m1x4_to_e4m3x4, per code: (code << 2) + (code & 8) * 12 is an e4m3 byte worth
-// 2^-6 times the code (its subnormal 0.5 included, -0 staying -0), so the decode adds no rounding.
+// The byte arithmetic of prim::e2m1x8_to_e4m3x8, per code: ((n << 2) & 0x1c) | ((n << 4) & 0x80) of the code's
+// byte n is an e4m3 byte worth 2^-6 times the code (its subnormal 0.5 included, -0 staying -0), so the decode adds no
+// rounding; the byte's high nibble (another code) must not leak in: every value of it is tried.
 TEST(Fp8Fp4Decode, EveryE2m1CodeIsAnExactE4m3Byte) {
-  for (int code = 0; code < 16; ++code) {
-    const unsigned byte = (static_cast<unsigned>(code) << 2) + (static_cast<unsigned>(code) & 8u) * 12u;
-    ASSERT_LT(byte, 256u) << code;
-    const float value = e4m3_to_float(static_cast<std::uint8_t>(byte));
-    EXPECT_EQ(static_cast<double>(value), std::ldexp(e2m1_value(code), -6)) << "code " << code;
-    EXPECT_EQ(std::signbit(value), code >= 8) << "code " << code;
-  }
+  for (unsigned code = 0; code < 16; ++code)
+    for (unsigned other = 0; other < 16; ++other) {
+      const unsigned n = code | (other << 4);
+      const unsigned byte = ((n << 2) & 0x1cu) | ((n << 4) & 0x80u);
+      const float value = e4m3_to_float(static_cast<std::uint8_t>(byte));
+      EXPECT_EQ(static_cast<double>(value), std::ldexp(e2m1_value(static_cast<int>(code)), -6)) << "code " << code;
+      EXPECT_EQ(std::signbit(value), code >= 8) << "code " << code;
+    }
 }
 
 class Fp8Fp4Codegen : public tilegemm::testing::JitEnvFixture {

@@ -37,7 +37,7 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   constexpr int kBOffset = b_offset(kBlockM), kSfbOffset = sfb_offset(kBlockM), kStageBytes = stage_bytes(kBlockM);
   constexpr u32 kStageTx = 2 * kABox + kBlockN * 128 + kBlockN * kGroupsPerStage * 4;  // boxes land whole (OOB: 0)
   constexpr u32 kConsumerBarrier = 1;  // named barrier over the consumer warps (0 is __syncthreads)
-  // e2m1x4_to_e4m3x4 decodes B at 2^-6 of its value; A's scale carries the 2^6 back.
+  // e2m1x8_to_e4m3x8 decodes B at 2^-6 of its value; A's scale carries the 2^6 back.
   constexpr float kDecodeScale = 64.0f;
 
   extern __shared__ u8 smem_raw[];
@@ -101,6 +101,15 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   prim::PipelineState<kStages> st;
   for (int m0 = m_first; m0 < m_last; m0 += kBlockM) {
     float acc[kNTiles][4] = {};
+    // A's scale rows of tokens 8j + 2t + e (null past the rows: their D is not stored, their scale reads as 0).
+    const float* sfa_rows[kNTiles][2];
+#pragma unroll
+    for (int j = 0; j < kNTiles; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int m = m0 + 8 * j + 2 * t + e;
+        sfa_rows[j][e] = m < m_end ? sfa_e + m * p.sfa_stride_m : nullptr;
+      }
     for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
       barriers->consumer_wait(st);
       const u8* stage = smem + st.index * kStageBytes;
@@ -118,8 +127,9 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
           // B: bytes 16q + 4t of rows r_lo and r_hi (16-byte chunk q, word t).
           const u32 w_lo = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_lo, q) + 4 * t);
           const u32 w_hi = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_hi, q) + 4 * t);
-          const u32 a[4] = {prim::e2m1x4_to_e4m3x4(w_lo, 0), prim::e2m1x4_to_e4m3x4(w_hi, 0),
-                            prim::e2m1x4_to_e4m3x4(w_lo, 2), prim::e2m1x4_to_e4m3x4(w_hi, 2)};
+          u32 a[4];  // rows g, g + 8 at k 4t..4t+3, then rows g, g + 8 at k 4t+16..
+          prim::e2m1x8_to_e4m3x8(w_lo, a[0], a[2]);
+          prim::e2m1x8_to_e4m3x8(w_hi, a[1], a[3]);
           const float s_lo = sfb[r_lo * kGroupsPerStage + q], s_hi = sfb[r_hi * kGroupsPerStage + q];
 #pragma unroll
           for (int j = 0; j < kNTiles; ++j) {
@@ -133,13 +143,12 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
             block[j][2] = fmaf(s_hi, part[2], block[j][2]), block[j][3] = fmaf(s_hi, part[3], block[j][3]);
           }
         }
-        // A's scales of tokens 8j + 2t and 8j + 2t + 1 for this block (tokens past M: 0, their D is not stored).
+        // A's scales of tokens 8j + 2t and 8j + 2t + 1 for this block.
 #pragma unroll
         for (int j = 0; j < kNTiles; ++j)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const int m = m0 + 8 * j + 2 * t + e;
-            const float sa = m < m_end ? __ldg(sfa_e + m * p.sfa_stride_m + kb * p.sfa_stride_k) * kDecodeScale : 0.f;
+            const float sa = sfa_rows[j][e] ? __ldg(sfa_rows[j][e] + kb * p.sfa_stride_k) * kDecodeScale : 0.f;
             acc[j][e] = fmaf(sa, block[j][e], acc[j][e]);
             acc[j][2 + e] = fmaf(sa, block[j][2 + e], acc[j][2 + e]);
           }

@@ -2,7 +2,7 @@
 // Register-level decoding of packed weight codes into pairs of 16-bit floats (bf16 or fp16), the A registers of an
 // mma.sync.m16n8k16 (layout: wq_params.hpp). Every decode is exact: the only rounding is the scale multiply.
 // kHalf selects fp16 (true) or bf16 (false) arithmetic; u32 values hold two 16-bit floats, the lower one low.
-// e2m1x4_to_e4m3x4 decodes FP4 into e4m3 instead, for mma.sync.m16n8k32 (sm90_fp8_fp4_gemm.cuh).
+// e2m1x8_to_e4m3x8 decodes FP4 into e4m3 instead, for mma.sync.m16n8k32 (sm90_fp8_fp4_gemm.cuh).
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/shared_enums.hpp"
 
@@ -155,16 +155,17 @@ TG_DEVICE void decode_int8(u32 w0, u32 w1, u32 (&a)[4]) {
   a[3] = int8_pair<kHalf>(w1, kHigh);
 }
 
-// Four e2m1 codes, the nibbles of bytes `lo` and `lo` + 1 of w (k order: byte lo's low nibble first, as DeepGEMM packs
-// FP4), as four e4m3 bytes in k order, each 2^-6 times its code's value. Exact: with the code's two exponent bits as
-// e4m3's low exponent bits and its mantissa bit as e4m3's top mantissa bit, exponent field e encodes 2^(e - 7) and
-// e2m1's subnormal 0.5 (e = 0) lands on e4m3's subnormal 2^-7 = 0.5 · 2^-6. `lo` is 0 or 2.
-TG_DEVICE u32 e2m1x4_to_e4m3x4(u32 w, int lo) {
-  // Bytes [lo, lo, lo + 1, lo + 1] of w, then code i as the low nibble of byte i.
-  const u32 y = __byte_perm(w, 0u, lo == 0 ? 0x1100u : 0x3322u);
-  const u32 n = and_or(y, 0x000f000fu, (y >> 4) & 0x0f000f00u);
-  // Per byte: (code << 2) puts magnitude bits 2..0 at 4..2 and the sign at 5; + 96 moves the sign to bit 7.
-  return (n << 2) + (n & 0x08080808u) * 12u;
+// Eight e2m1 codes in k order (DeepGEMM's FP4 packing: byte i holds k 2i in its low nibble, 2i + 1 in its high one) as
+// eight e4m3 bytes in k order, the first four in `lo`, the rest in `hi`, each 2^-6 times its code's value. Exact: with
+// the code's two exponent bits as e4m3's low exponent bits and its mantissa bit as e4m3's top mantissa bit, exponent
+// field e encodes 2^(e - 7), and e2m1's subnormal 0.5 (e = 0) lands on e4m3's subnormal 2^-7 = 0.5 · 2^-6.
+TG_DEVICE void e2m1x8_to_e4m3x8(u32 w, u32& lo, u32& hi) {
+  // Code i in the low nibble of byte i (high nibbles: other codes, masked below): even codes from w, odd from w >> 4.
+  const u32 w4 = w >> 4;
+  const u32 n_lo = __byte_perm(w, w4, 0x5140u), n_hi = __byte_perm(w, w4, 0x7362u);
+  // Per byte: magnitude bits 2..0 to e4m3 bits 4..2, the sign (bit 3) to bit 7.
+  lo = ((n_lo << 2) & 0x1c1c1c1cu) | ((n_lo << 4) & 0x80808080u);
+  hi = ((n_hi << 2) & 0x1c1c1c1cu) | ((n_hi << 4) & 0x80808080u);
 }
 
 }  // namespace tilegemm::prim
