@@ -35,7 +35,7 @@ def fp8_fp4_gemm_nt(a, b, d, recipe_a=(1, 128), recipe_b=(1, 32)):
     b_data, sfb = _pair(b, 'b', 'int8', 'int8 tensor of packed E2M1 pairs')
     _require_recipes(recipe_a, recipe_b)
     views = view(a_data, 'a[0]'), view(sfa, 'a[1]'), view(b_data, 'b[0]'), view(sfb, 'b[1]'), view(d, 'd')
-    device = common_device(a=a_data, sfa=sfa, b=b_data, sfb=sfb, d=d)
+    device = common_device(**{'a[0]': a_data, 'a[1]': sfa, 'b[0]': b_data, 'b[1]': sfb, 'd': d})
     _C.fp8_fp4_gemm_nt_sm90(*views, device, current_stream(device), num_sms_setting())
 
 
@@ -48,5 +48,6 @@ def m_grouped_fp8_fp4_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe_a=(1,
     require_int(expected_m, 'expected_m', 1, INT32_MAX)
     views = (view(a_data, 'a[0]'), view(sfa, 'a[1]'), view(b_data, 'b[0]'), view(sfb, 'b[1]'), view(d, 'd'),
              view(masked_m, 'masked_m'))
-    device = common_device(a=a_data, sfa=sfa, b=b_data, sfb=sfb, d=d, masked_m=masked_m)
+    device = common_device(**{'a[0]': a_data, 'a[1]': sfa, 'b[0]': b_data, 'b[1]': sfb, 'd': d,
+                              'masked_m': masked_m})
     _C.m_grouped_fp8_fp4_gemm_nt_masked_sm90(*views, expected_m, device, current_stream(device), num_sms_setting())

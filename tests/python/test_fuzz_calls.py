@@ -1,5 +1,6 @@
-"""Fuzzed calls of every exported GEMM, einsum and layout function (issue #31: nothing a user types crashes, hangs,
-overflows or reports success falsely).
+"""Fuzzed calls of every exported GEMM, einsum and layout function, and of tilegemm's own GPU calls outside the top level
+(deep_gemm.int8, the private SM90 FP8 x FP4 entries) (issue #31: nothing a user types crashes, hangs, overflows or
+reports success falsely).
 
 Each case takes a valid call of one function (random small shapes; stand-in tensors, and CPU torch tensors for the
 layout functions when torch is there) and breaks one argument in a way no call accepts: a wrong type or None, a
@@ -14,6 +15,7 @@ The cases run in a child process that prints each one before running it, so that
 case as the last line of the report, with the seed. DG_FUZZ_SEED and DG_FUZZ_CASES rerun or widen a run;
 `python tests/python/test_fuzz_calls.py SEED CASES` runs it in the foreground.
 """
+import importlib
 import inspect
 import os
 import random
@@ -516,6 +518,54 @@ def transform_call(rng):
     return Call(args, roles)
 
 
+def int8_call(rng):
+    m, n, k = rng.choice((2, 64, 192)), rng.choice((64, 256)), rng.choice((64, 384))
+    args = dict(a=t(m, k, dtype='int8'), b=t(n, k, dtype='int8'), scale_a=t(m, dtype='float32'),
+                scale_b=t(n, dtype='float32'), out=t(m, n))
+    roles = dict(a=tma('int8'), b=tma('int8'), scale_a=data('float32'), scale_b=data('float32'),
+                 out=out('bfloat16', optional=True))
+    return Call(args, roles)
+
+
+def fp8_fp4_sm90_call(rng):
+    m, n, k = rng.choice((2, 64, 192)), rng.choice((64, 256)), rng.choice((128, 512))
+    args = dict(a=(t(m, k, dtype='float8_e4m3fn'), t(m, k // 128, dtype='float32')),
+                b=(t(n, k // 2, dtype='int8'), t(n, k // 32, dtype='float32')), d=t(m, n))
+    # D is written with plain stores (no TMA rules).
+    roles = dict(a=Pair(tma('float8_e4m3fn'), Tensor(**SCALES)), b=Pair(tma('int8'), tma('float32')),
+                 d=Tensor(('bfloat16', 'float32'), output=True))
+    return Call(args, roles)
+
+
+def masked_fp8_fp4_sm90_call(rng):
+    groups, m_max, n, k = rng.choice((1, 4)), rng.choice((64, 128)), rng.choice((64, 256)), rng.choice((128, 512))
+    args = dict(a=(t(groups, m_max, k, dtype='float8_e4m3fn'), t(groups, m_max, k // 128, dtype='float32')),
+                b=(t(groups, n, k // 2, dtype='int8'), t(groups, n, k // 32, dtype='float32')),
+                d=t(groups, m_max, n), masked_m=t(groups, dtype='int32'), expected_m=rng.choice((1, 32, m_max)))
+    roles = dict(a=Pair(tma('float8_e4m3fn'), Tensor(**SCALES)), b=Pair(tma('int8'), tma('float32')),
+                 d=Tensor(('bfloat16', 'float32'), output=True), masked_m=data('int32'),
+                 expected_m=Scalar(*BAD_INTS, 0, m_max + 1))
+    return Call(args, roles)
+
+
+def own_families():
+    """'module:function' -> factory of valid calls, for tilegemm's own GPU calls outside deep_gemm's top level (int8
+    only where torch is, which deep_gemm.int8 imports)."""
+    table = {'deep_gemm._fp8_fp4_sm90:fp8_fp4_gemm_nt': fp8_fp4_sm90_call,
+             'deep_gemm._fp8_fp4_sm90:m_grouped_fp8_fp4_gemm_nt_masked': masked_fp8_fp4_sm90_call}
+    if HAVE_TORCH:
+        table['deep_gemm.int8:gemm_nt'] = int8_call
+    return table
+
+
+def resolve(name):
+    """The function a families() or own_families() name stands for."""
+    if ':' not in name:
+        return getattr(deep_gemm, name)
+    module, function = name.split(':')
+    return getattr(importlib.import_module(module), function)
+
+
 def families():
     """function name -> factory of valid calls (deep_gemm's exported GEMM, einsum and layout functions)."""
     table = {}
@@ -732,12 +782,12 @@ def run(seed, cases, out=sys.stdout):
     """Runs ``cases`` cases; returns the failures, each a line with the seed and the call."""
     signal.signal(signal.SIGALRM, _alarm)
     rng = random.Random(seed)
-    makers = families()
-    names = exported_functions()
+    makers = {**families(), **own_families()}
+    names = exported_functions() + sorted(own_families())
     failures = []
     for i in range(cases):
         name = rng.choice(names)
-        fn = getattr(deep_gemm, name)
+        fn = resolve(name)
         call = makers[name](rng)
         # One argument, then one of its breaks (building every argument's breaks would take most of the time).
         arguments = list(call.roles)
