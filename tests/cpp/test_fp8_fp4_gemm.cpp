@@ -8,6 +8,7 @@
 #include <string>
 
 #include "expect_invalid.hpp"
+#include "fake_views.hpp"
 #include "kernels/sm90_fp8_fp4_gemm.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/errors.hpp"
@@ -16,7 +17,11 @@
 #include "tilegemm/hw.hpp"
 
 using namespace tilegemm;
+using test_util::expect_edit_rejected;
 using test_util::expect_invalid;
+using test_util::fake_batched;
+using test_util::fake_matrix;
+using test_util::fake_vector;
 
 namespace {
 
@@ -104,52 +109,42 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
 
 namespace {
 
-// Never dereferenced: every call below fails its checks first (or has nothing to do).
-void* fake() {
-  return reinterpret_cast<void*>(std::uintptr_t{0x100000});
-}
-TensorView mat(DType t, std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs = 1) {
-  return TensorView::matrix(fake(), t, rows, cols, rs, cs);
-}
-
 struct Args {
   static constexpr std::int64_t m = 64, n = 256, k = 512;
-  TensorView a = mat(DType::kFloat8E4M3, m, k, k), sfa = mat(DType::kFloat32, m, k / 128, k / 128);
-  TensorView b = mat(DType::kInt8, n, k / 2, k / 2), sfb = mat(DType::kFloat32, n, k / 32, k / 32);
-  TensorView d = mat(DType::kBFloat16, m, n, n);
+  TensorView a = fake_matrix(DType::kFloat8E4M3, m, k, k), sfa = fake_matrix(DType::kFloat32, m, k / 128, k / 128);
+  TensorView b = fake_matrix(DType::kInt8, n, k / 2, k / 2), sfb = fake_matrix(DType::kFloat32, n, k / 32, k / 32);
+  TensorView d = fake_matrix(DType::kBFloat16, m, n, n);
   void call() const { fp8_fp4_gemm_nt(a, sfa, b, sfb, d); }
 };
-
-template <class Edit>
-void expect_rejected(Edit edit, const std::string& argument, const std::string& fragment = "expected") {
-  Args args;
-  edit(args);
-  expect_invalid([&] { args.call(); }, argument, fragment);
-}
 
 }  // namespace
 
 TEST(Fp8Fp4Api, RejectsWrongDtypesShapesAndLayouts) {
-  expect_rejected([](Args& x) { x.a = mat(DType::kBFloat16, 64, 512, 512); }, "a", "fp8");
-  expect_rejected([](Args& x) { x.b = mat(DType::kFloat8E4M3, 256, 256, 256); }, "b", "int8");
-  expect_rejected([](Args& x) { x.b = mat(DType::kInt8, 256, 512, 512); }, "b", "K/2");
-  expect_rejected([](Args& x) { x.b = mat(DType::kInt8, 256, 256, 1, 256); }, "b", "contiguous rows");
-  expect_rejected([](Args& x) { x.a = mat(DType::kFloat8E4M3, 64, 512, 520); }, "a", "16 bytes");
-  expect_rejected([](Args& x) { x.sfa = mat(DType::kFloat32, 64, 16, 16); }, "sfa", "[64, 4]");
-  expect_rejected([](Args& x) { x.sfa = mat(DType::kBFloat16, 64, 4, 4); }, "sfa", "fp32");
-  expect_rejected([](Args& x) { x.sfb = mat(DType::kFloat32, 256, 4, 4); }, "sfb", "[256, 16]");
-  expect_rejected([](Args& x) { x.sfb = mat(DType::kFloat32, 256, 16, 1, 256); }, "sfb", "contiguous rows");
-  expect_rejected([](Args& x) { x.d = mat(DType::kFloat16, 64, 256, 256); }, "d", "bf16 or fp32");
-  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 128, 128); }, "d", "[64, 256]");
-  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 64, 256, 1, 64); }, "d", "N contiguous");
-  expect_rejected([](Args& x) { x.a = mat(DType::kFloat8E4M3, 64, 320, 320), x.b = mat(DType::kInt8, 256, 160, 160); },
-                  "a", "multiple of 128");
+  expect_edit_rejected<Args>([](Args& x) { x.a = fake_matrix(DType::kBFloat16, 64, 512, 512); }, "a", "fp8");
+  expect_edit_rejected<Args>([](Args& x) { x.b = fake_matrix(DType::kFloat8E4M3, 256, 256, 256); }, "b", "int8");
+  expect_edit_rejected<Args>([](Args& x) { x.b = fake_matrix(DType::kInt8, 256, 512, 512); }, "b", "K/2");
+  expect_edit_rejected<Args>([](Args& x) { x.b = fake_matrix(DType::kInt8, 256, 256, 1, 256); }, "b",
+                             "contiguous rows");
+  expect_edit_rejected<Args>([](Args& x) { x.a = fake_matrix(DType::kFloat8E4M3, 64, 512, 520); }, "a", "16 bytes");
+  expect_edit_rejected<Args>([](Args& x) { x.sfa = fake_matrix(DType::kFloat32, 64, 16, 16); }, "sfa", "[64, 4]");
+  expect_edit_rejected<Args>([](Args& x) { x.sfa = fake_matrix(DType::kBFloat16, 64, 4, 4); }, "sfa", "fp32");
+  expect_edit_rejected<Args>([](Args& x) { x.sfb = fake_matrix(DType::kFloat32, 256, 4, 4); }, "sfb", "[256, 16]");
+  expect_edit_rejected<Args>([](Args& x) { x.sfb = fake_matrix(DType::kFloat32, 256, 16, 1, 256); }, "sfb",
+                             "contiguous rows");
+  expect_edit_rejected<Args>([](Args& x) { x.d = fake_matrix(DType::kFloat16, 64, 256, 256); }, "d", "bf16 or fp32");
+  expect_edit_rejected<Args>([](Args& x) { x.d = fake_matrix(DType::kBFloat16, 64, 128, 128); }, "d", "[64, 256]");
+  expect_edit_rejected<Args>([](Args& x) { x.d = fake_matrix(DType::kBFloat16, 64, 256, 1, 64); }, "d", "N contiguous");
+  expect_edit_rejected<Args>(
+      [](Args& x) {
+        x.a = fake_matrix(DType::kFloat8E4M3, 64, 320, 320), x.b = fake_matrix(DType::kInt8, 256, 160, 160);
+      },
+      "a", "multiple of 128");
 }
 
 TEST(Fp8Fp4Api, EmptyOutputsLaunchNothingAndAValidCallNeedsAGpu) {
   Args empty;
-  empty.a = mat(DType::kFloat8E4M3, 0, 512, 512), empty.sfa = mat(DType::kFloat32, 0, 4, 4);
-  empty.d = mat(DType::kBFloat16, 0, 256, 256);
+  empty.a = fake_matrix(DType::kFloat8E4M3, 0, 512, 512), empty.sfa = fake_matrix(DType::kFloat32, 0, 4, 4);
+  empty.d = fake_matrix(DType::kBFloat16, 0, 256, 256);
   EXPECT_NO_THROW(empty.call());
   try {
     Args{}.call();
@@ -161,45 +156,31 @@ TEST(Fp8Fp4Api, EmptyOutputsLaunchNothingAndAValidCallNeedsAGpu) {
 
 namespace {
 
-TensorView bat(DType t, std::int64_t e, std::int64_t rows, std::int64_t cols) {
-  return TensorView::batched(fake(), t, e, rows, cols, rows * cols, cols);
-}
-TensorView ints(std::int64_t n) {
-  TensorView v;
-  v.data = fake(), v.dtype = DType::kInt32, v.ndim = 1, v.shape = {n, 0, 0, 0}, v.strides = {1, 0, 0, 0};
-  return v;
-}
-
 struct Masked {
   static constexpr std::int64_t e = 4, m = 32, n = 256, k = 512;
-  TensorView a = bat(DType::kFloat8E4M3, e, m, k), sfa = bat(DType::kFloat32, e, m, k / 128);
-  TensorView b = bat(DType::kInt8, e, n, k / 2), sfb = bat(DType::kFloat32, e, n, k / 32);
-  TensorView d = bat(DType::kBFloat16, e, m, n), masked_m = ints(e);
+  TensorView a = fake_batched(DType::kFloat8E4M3, e, m, k), sfa = fake_batched(DType::kFloat32, e, m, k / 128);
+  TensorView b = fake_batched(DType::kInt8, e, n, k / 2), sfb = fake_batched(DType::kFloat32, e, n, k / 32);
+  TensorView d = fake_batched(DType::kBFloat16, e, m, n), masked_m = fake_vector(DType::kInt32, e);
   int expected_m = 8;
   void call() const { m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m); }
 };
 
-template <class Edit>
-void expect_masked_rejected(Edit edit, const std::string& argument, const std::string& fragment = "expected") {
-  Masked args;
-  edit(args);
-  expect_invalid([&] { args.call(); }, argument, fragment);
-}
-
 }  // namespace
 
 TEST(Fp8Fp4Api, MaskedRejectsWhatDoesNotMatchItsExperts) {
-  expect_masked_rejected([](Masked& x) { x.a = mat(DType::kFloat8E4M3, 32, 512, 512); }, "a", "3-D");
-  expect_masked_rejected([](Masked& x) { x.b = bat(DType::kInt8, 3, 256, 256); }, "b", "4 experts");
-  expect_masked_rejected([](Masked& x) { x.sfb = bat(DType::kFloat32, 4, 256, 4); }, "sfb", "[4, 256, 16]");
-  expect_masked_rejected([](Masked& x) { x.sfa = bat(DType::kFloat32, 4, 16, 4); }, "sfa", "[4, 32, 4]");
-  expect_masked_rejected([](Masked& x) { x.d = bat(DType::kBFloat16, 4, 32, 128); }, "d", "[4, 32, 256]");
-  expect_masked_rejected([](Masked& x) { x.masked_m = ints(3); }, "masked_m", "[G=4]");
-  expect_masked_rejected([](Masked& x) { x.expected_m = 0; }, "expected_m", "positive");
-  expect_masked_rejected([](Masked& x) { x.expected_m = 33; }, "expected_m", "M_max=32");
+  expect_edit_rejected<Masked>([](Masked& x) { x.a = fake_matrix(DType::kFloat8E4M3, 32, 512, 512); }, "a", "3-D");
+  expect_edit_rejected<Masked>([](Masked& x) { x.b = fake_batched(DType::kInt8, 3, 256, 256); }, "b", "4 experts");
+  expect_edit_rejected<Masked>([](Masked& x) { x.sfb = fake_batched(DType::kFloat32, 4, 256, 4); }, "sfb",
+                               "[4, 256, 16]");
+  expect_edit_rejected<Masked>([](Masked& x) { x.sfa = fake_batched(DType::kFloat32, 4, 16, 4); }, "sfa", "[4, 32, 4]");
+  expect_edit_rejected<Masked>([](Masked& x) { x.d = fake_batched(DType::kBFloat16, 4, 32, 128); }, "d",
+                               "[4, 32, 256]");
+  expect_edit_rejected<Masked>([](Masked& x) { x.masked_m = fake_vector(DType::kInt32, 3); }, "masked_m", "[G=4]");
+  expect_edit_rejected<Masked>([](Masked& x) { x.expected_m = 0; }, "expected_m", "positive");
+  expect_edit_rejected<Masked>([](Masked& x) { x.expected_m = 33; }, "expected_m", "M_max=32");
   Masked no_experts;
-  no_experts.a = bat(DType::kFloat8E4M3, 0, 32, 512), no_experts.b = bat(DType::kInt8, 0, 256, 256);
-  no_experts.sfa = bat(DType::kFloat32, 0, 32, 4), no_experts.sfb = bat(DType::kFloat32, 0, 256, 16);
-  no_experts.d = bat(DType::kBFloat16, 0, 32, 256), no_experts.masked_m = ints(0);
+  no_experts.a = fake_batched(DType::kFloat8E4M3, 0, 32, 512), no_experts.b = fake_batched(DType::kInt8, 0, 256, 256);
+  no_experts.sfa = fake_batched(DType::kFloat32, 0, 32, 4), no_experts.sfb = fake_batched(DType::kFloat32, 0, 256, 16);
+  no_experts.d = fake_batched(DType::kBFloat16, 0, 32, 256), no_experts.masked_m = fake_vector(DType::kInt32, 0);
   EXPECT_NO_THROW(no_experts.call());
 }

@@ -9,6 +9,7 @@
 
 #include "api/launch_plan.hpp"
 #include "expect_invalid.hpp"
+#include "fake_views.hpp"
 #include "kernels/sm90_bf16_gemm.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/gemm_params.hpp"
@@ -18,7 +19,11 @@
 #include "tilegemm/jit.hpp"
 
 using namespace tilegemm;
+using test_util::expect_edit_rejected;
 using test_util::expect_invalid;
+using test_util::fake_batched;
+using test_util::fake_matrix;
+using test_util::fake_vector;
 
 namespace {
 
@@ -130,57 +135,40 @@ TEST(Int8GemmLegality, DescsOutsideTheRecipeAreRejected) {
 
 namespace {
 
-// Never dereferenced: every call below fails its checks first (or launches nothing).
-void* fake() {
-  return reinterpret_cast<void*>(std::uintptr_t{0x100000});
-}
-TensorView mat(DType t, std::int64_t rows, std::int64_t cols, std::int64_t rs, std::int64_t cs = 1) {
-  return TensorView::matrix(fake(), t, rows, cols, rs, cs);
-}
-TensorView vec(DType t, std::int64_t n, std::int64_t stride = 1) {
-  TensorView v;
-  v.data = fake(), v.dtype = t, v.ndim = 1, v.shape = {n, 0, 0, 0}, v.strides = {stride, 0, 0, 0};
-  return v;
-}
-
 struct Args {
-  TensorView a = mat(kI8, 256, 512, 512), b = mat(kI8, 128, 512, 512);
-  TensorView sa = vec(DType::kFloat32, 256), sb = vec(DType::kFloat32, 128);
-  TensorView d = mat(DType::kBFloat16, 256, 128, 128);
+  TensorView a = fake_matrix(kI8, 256, 512, 512), b = fake_matrix(kI8, 128, 512, 512);
+  TensorView sa = fake_vector(DType::kFloat32, 256), sb = fake_vector(DType::kFloat32, 128);
+  TensorView d = fake_matrix(DType::kBFloat16, 256, 128, 128);
   void call() const { int8_gemm_nt(a, b, sa, sb, d); }
 };
-
-template <class Edit>
-void expect_rejected(Edit edit, const std::string& argument, const std::string& fragment = "expected") {
-  Args args;
-  edit(args);
-  expect_invalid([&] { args.call(); }, argument, fragment);
-}
 
 }  // namespace
 
 TEST(Int8GemmApi, RejectsWrongDtypes) {
-  expect_rejected([](Args& x) { x.a = mat(DType::kBFloat16, 256, 512, 512); }, "a", "int8");
-  expect_rejected([](Args& x) { x.b = mat(DType::kFloat8E4M3, 128, 512, 512); }, "b", "int8");
-  expect_rejected([](Args& x) { x.d = mat(DType::kFloat32, 256, 128, 128); }, "d", "bf16");
-  expect_rejected([](Args& x) { x.sa = vec(DType::kBFloat16, 256); }, "scale_a", "fp32");
-  expect_rejected([](Args& x) { x.sb = vec(DType::kInt32, 128); }, "scale_b", "fp32");
+  expect_edit_rejected<Args>([](Args& x) { x.a = fake_matrix(DType::kBFloat16, 256, 512, 512); }, "a", "int8");
+  expect_edit_rejected<Args>([](Args& x) { x.b = fake_matrix(DType::kFloat8E4M3, 128, 512, 512); }, "b", "int8");
+  expect_edit_rejected<Args>([](Args& x) { x.d = fake_matrix(DType::kFloat32, 256, 128, 128); }, "d", "bf16");
+  expect_edit_rejected<Args>([](Args& x) { x.sa = fake_vector(DType::kBFloat16, 256); }, "scale_a", "fp32");
+  expect_edit_rejected<Args>([](Args& x) { x.sb = fake_vector(DType::kInt32, 128); }, "scale_b", "fp32");
 }
 
 TEST(Int8GemmApi, RejectsMismatchedShapesAndLayouts) {
-  expect_rejected([](Args& x) { x.b = mat(kI8, 128, 256, 256); }, "b", "K=512");
-  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 256, 64, 64); }, "d", "N=128");
-  expect_rejected([](Args& x) { x.b = mat(kI8, 128, 512, 1, 128); }, "b", "K-major");
-  expect_rejected([](Args& x) { x.a = mat(kI8, 256, 512, 1, 256); }, "a", "K-major");
-  expect_rejected([](Args& x) { x.sa = vec(DType::kFloat32, 255); }, "scale_a", "[256]");
-  expect_rejected([](Args& x) { x.sb = vec(DType::kFloat32, 128, 2); }, "scale_b", "contiguous");
-  expect_rejected([](Args& x) { x.d = mat(DType::kBFloat16, 256, 128, 1, 256); }, "d", "contiguous rows");
+  expect_edit_rejected<Args>([](Args& x) { x.b = fake_matrix(kI8, 128, 256, 256); }, "b", "K=512");
+  expect_edit_rejected<Args>([](Args& x) { x.d = fake_matrix(DType::kBFloat16, 256, 64, 64); }, "d", "N=128");
+  expect_edit_rejected<Args>([](Args& x) { x.b = fake_matrix(kI8, 128, 512, 1, 128); }, "b", "K-major");
+  expect_edit_rejected<Args>([](Args& x) { x.a = fake_matrix(kI8, 256, 512, 1, 256); }, "a", "K-major");
+  expect_edit_rejected<Args>([](Args& x) { x.sa = fake_vector(DType::kFloat32, 255); }, "scale_a", "[256]");
+  expect_edit_rejected<Args>([](Args& x) { x.sb = fake_vector(DType::kFloat32, 128, 2); }, "scale_b", "contiguous");
+  expect_edit_rejected<Args>([](Args& x) { x.d = fake_matrix(DType::kBFloat16, 256, 128, 1, 256); }, "d",
+                             "contiguous rows");
   // K must give 16-byte rows for TMA; and past kInt8GemmMaxK the int32 sums could overflow.
-  expect_rejected([](Args& x) { x.a = mat(kI8, 256, 520, 520), x.b = mat(kI8, 128, 520, 520); }, "k", "multiple of 16");
-  expect_rejected(
+  expect_edit_rejected<Args>(
+      [](Args& x) { x.a = fake_matrix(kI8, 256, 520, 520), x.b = fake_matrix(kI8, 128, 520, 520); }, "k",
+      "multiple of 16");
+  expect_edit_rejected<Args>(
       [](Args& x) {
         const std::int64_t k = kInt8GemmMaxK + 17;
-        x.a = mat(kI8, 256, k, k), x.b = mat(kI8, 128, k, k);
+        x.a = fake_matrix(kI8, 256, k, k), x.b = fake_matrix(kI8, 128, k, k);
       },
       "k", "int32 sums");
 }
@@ -188,13 +176,14 @@ TEST(Int8GemmApi, RejectsMismatchedShapesAndLayouts) {
 TEST(Int8GemmApi, EmptyProblemsLaunchNothing) {
   // M = 0 writes nothing; with a null d no GPU call could have happened.
   Args args;
-  args.a = mat(kI8, 0, 512, 512), args.sa = vec(DType::kFloat32, 0), args.d = mat(DType::kBFloat16, 0, 128, 128);
+  args.a = fake_matrix(kI8, 0, 512, 512), args.sa = fake_vector(DType::kFloat32, 0),
+  args.d = fake_matrix(DType::kBFloat16, 0, 128, 128);
   EXPECT_NO_THROW(args.call());
   const auto plan = api::plan_int8_gemm(args.a, args.b, args.sa, args.sb, args.d, 0);
   EXPECT_EQ(plan->work, api::LaunchPlan::Work::kNone);
   // K = 0: D is all zeros, written without a kernel.
   Args no_k;
-  no_k.a = mat(kI8, 256, 0, 0), no_k.b = mat(kI8, 128, 0, 0);
+  no_k.a = fake_matrix(kI8, 256, 0, 0), no_k.b = fake_matrix(kI8, 128, 0, 0);
   EXPECT_EQ(api::plan_int8_gemm(no_k.a, no_k.b, no_k.sa, no_k.sb, no_k.d, 0)->work, api::LaunchPlan::Work::kFill);
   // A valid problem plans a kernel of the int8 desc.
   const auto full = api::plan_int8_gemm(Args{}.a, Args{}.b, Args{}.sa, Args{}.sb, Args{}.d, 0);
