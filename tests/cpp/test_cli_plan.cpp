@@ -76,7 +76,7 @@ TEST(CliPlan, BadInputExitsTwoNamingTheArgument) {
   expect_usage_error("--m 64 --n 2112", "--m/--n/--k");
   expect_usage_error("--m 0 --n 2112 --k 7168", "--m");
   expect_usage_error("--m 64 --n 2112 --k 7168 --hw h900", "--hw");
-  expect_usage_error("--m 64 --n 2112 --k 7168 --dtype int8", "--dtype");
+  expect_usage_error("--m 64 --n 2112 --k 7168 --dtype fp16", "--dtype");
   expect_usage_error("--m 64 --n 2112 --k 7168 --dtype nope", "--dtype");
   expect_usage_error("--m 64 --n 2112 --k 7168 --out-dtype fp16", "tilegemm: error: --out-dtype: ");
   expect_usage_error("--m 64 --n 2112 --k 7168 --layout xy", "--layout");
@@ -122,6 +122,18 @@ TEST(CliPlan, PlansFp8WithOneScaleBlockOfKPerStage) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("a=fp8 b=fp8 d=bf16"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("x128 stages="), std::string::npos) << "FP8 stages hold one 128-wide K block\n" << r.output;
+}
+
+TEST(CliPlan, PlansInt8WithOneOrTwo128ByteAtomsPerStage) {
+  const CliResult r = run_plan("--m 4096 --n 7168 --k 16384 --dtype int8 --hw h200");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("a=int8 b=int8 d=bf16"), std::string::npos) << r.output;
+  EXPECT_TRUE(r.output.find("x128 stages=") != std::string::npos || r.output.find("x256 stages=") != std::string::npos)
+      << r.output;
+  // int8 x int8 has a bf16 D without C only.
+  const CliResult fp32 = run_plan("--m 64 --n 2112 --k 7168 --dtype int8 --out-dtype fp32");
+  EXPECT_EQ(fp32.status, 2) << fp32.output;
+  EXPECT_NE(fp32.output.find("--out-dtype: expected bf16 D"), std::string::npos) << fp32.output;
 }
 
 TEST(CliPlan, HcPrenormShowsTheSplitAndItsModel) {

@@ -130,9 +130,10 @@ GemmDesc make_plan_desc(GemmType type, int groups, int m, int n, int k, const Pl
   desc.k = k;
   desc.expected_m = args.expected_m;
   desc.a_dtype = desc.b_dtype = parse_dtype(args.dtype, "--dtype");
-  TILEGEMM_REQUIRE(desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3, "--dtype",
-                   "bf16 or fp8 (e4m3, block-scaled: bf16 --out-dtype = 1D2D, fp32 = 1D1D)",
-                   fmt::format("'{}'", args.dtype));
+  TILEGEMM_REQUIRE(
+      desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3 || desc.a_dtype == DType::kInt8, "--dtype",
+      "bf16, fp8 (e4m3, block-scaled: bf16 --out-dtype = 1D2D, fp32 = 1D1D) or int8 (per-token x per-channel scales)",
+      fmt::format("'{}'", args.dtype));
   desc.d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
   // DeepGEMM's rule: first letter 'n' = A K-major, 't' = A MN-major; second letter 't' = B K-major, 'n' =
   // B MN-major (its tests: major_opt = 'N' if a K-major else 'T'; += 'T' if b K-major else 'N').
@@ -325,7 +326,7 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   cmd->add_option("--m", args->m, "Rows of A and D (per group / per batch for grouped and batched GEMMs)");
   cmd->add_option("--n", args->n, "Columns of D");
   cmd->add_option("--k", args->k, "Reduction size");
-  cmd->add_option("--dtype", args->dtype, "Input dtype of A and B (bf16 or fp8)")->capture_default_str();
+  cmd->add_option("--dtype", args->dtype, "Input dtype of A and B (bf16, fp8 or int8)")->capture_default_str();
   cmd->add_option("--out-dtype", args->out_dtype, "Dtype of D: bf16 or fp32")->capture_default_str();
   cmd->add_option("--layout", args->layout, "nt, nn, tn or tt (DeepGEMM naming)")->capture_default_str();
   cmd->add_option("--hw", args->hw, "Hardware preset (h200, h100-sxm, h800, h20)")->capture_default_str();
