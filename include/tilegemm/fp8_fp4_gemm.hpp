@@ -19,14 +19,22 @@ namespace tilegemm {
 // when masked, 0 when dense) and its shared memory.
 struct Fp8Fp4GemmConfig {
   int block_m = 0, stages = 0, num_splits = 1, grid = 0, smem_bytes = 0, experts = 0;
+  bool mx = false;  // MXFP8: B e4m3, 1x32 scales on both operands
 };
 
 // The config for M x N x K on `num_sms` SMs of `hw` (shared memory per block from hw). Masked (experts > 0): M is the
 // caller's expected rows per expert, and each CTA walks its expert's token blocks (no splits).
-Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts = 0);
+Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts = 0,
+                                            bool mx = false);
 
 void fp8_fp4_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                      const TensorView& d, const GemmOptions& options = {});
+
+// MXFP8 on the same kernel (small M: it reads B at a byte per weight, like the FP8 1D2D GEMM, and is slower than that
+// wgmma kernel once M makes it compute-bound): a e4m3 [M, K] with sfa fp32 [M, K / 32], b e4m3 [N, K] with sfb fp32
+// [N, K / 32] (OCP MX: UE8M0 values, or any), every scale tensor with contiguous 16-byte aligned rows; d as above.
+void mxfp8_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const GemmOptions& options = {});
 
 // M-grouped masked over E experts (MoE decoding, DeepGEMM's m_grouped_fp8_fp4_gemm_nt_masked): a [E, M_max, K] with
 // sfa [E, M_max, K / 128], b [E, N, K / 2] with sfb [E, N, K / 32], d [E, M_max, N]; masked_m int32 [E] on the device

@@ -103,8 +103,8 @@ void tf32_hc_prenorm_gemm(const View& a, const View& b, const View& d, const Vie
   });
 }
 
-// The SM90 FP8 x FP4 GEMM (include/tilegemm/fp8_fp4_gemm.hpp), behind the private deep_gemm._fp8_fp4_sm90 until it
-// has run on a GPU. Errors name DeepGEMM's (tensor, sf) pairs.
+// The SM90 FP8 x FP4 and MXFP8 GEMMs (include/tilegemm/fp8_fp4_gemm.hpp), behind the private deep_gemm._fp8_fp4_sm90
+// until they have run on a GPU. Errors name DeepGEMM's (tensor, sf) pairs.
 const Renames kFp8Fp4Renames{{"a", "a[0]"}, {"sfa", "a[1]"}, {"b", "b[0]"}, {"sfb", "b[1]"}};
 
 void fp8_fp4_gemm_nt_sm90(const View& a, const View& sfa, const View& b, const View& sfb, const View& d, int device,
@@ -124,6 +124,15 @@ void m_grouped_fp8_fp4_gemm_nt_masked_sm90(const View& a, const View& sfa, const
   on_device(device, kFp8Fp4Renames, [&] {
     tilegemm::m_grouped_fp8_fp4_gemm_nt_masked(va, vsa, vb, vsb, vd, vm, expected_m,
                                                {reinterpret_cast<void*>(stream), num_sms});
+  });
+}
+
+void mxfp8_gemm_nt_sm90(const View& a, const View& sfa, const View& b, const View& sfb, const View& d, int device,
+                        std::uintptr_t stream, int num_sms) {
+  const auto va = to_view(a, "a"), vsa = to_view(sfa, "sfa"), vb = to_view(b, "b"), vsb = to_view(sfb, "sfb");
+  const auto vd = to_view(d, "d");
+  on_device(device, kFp8Fp4Renames, [&] {
+    tilegemm::mxfp8_gemm_nt(va, vsa, vb, vsb, vd, {reinterpret_cast<void*>(stream), num_sms});
   });
 }
 
@@ -454,6 +463,8 @@ NB_MODULE(_C, m) {
         "num_sms"_a);
   m.def("m_grouped_fp8_fp4_gemm_nt_masked_sm90", &m_grouped_fp8_fp4_gemm_nt_masked_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a,
         "d"_a, "masked_m"_a, "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a);
+  m.def("mxfp8_gemm_nt_sm90", &mxfp8_gemm_nt_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a, "stream"_a,
+        "num_sms"_a);
   m.def("tf32_hc_prenorm_gemm", &tf32_hc_prenorm_gemm, "a"_a, "b"_a, "d"_a, "sqr_sum"_a, "num_splits"_a.none(),
         "device"_a, "stream"_a, "num_sms"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");

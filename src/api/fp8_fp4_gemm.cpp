@@ -1,5 +1,5 @@
-// fp8_fp4_gemm_nt / m_grouped_fp8_fp4_gemm_nt_masked on SM90: validate → Fp8Fp4GemmConfig → tensor maps → the
-// decode-in-registers kernel.
+// fp8_fp4_gemm_nt / m_grouped_fp8_fp4_gemm_nt_masked / mxfp8_gemm_nt on SM90: validate → Fp8Fp4GemmConfig → tensor
+// maps → the decode-in-registers kernel.
 #include "tilegemm/fp8_fp4_gemm.hpp"
 
 #include <algorithm>
@@ -46,18 +46,24 @@ void require_tma_rows(const TensorView& v, const char* name) {
   for (int i = 0; i < v.ndim; ++i) require_int_size(v.stride(i), name);
 }
 
-// The checks both entry points share, on [E, rows, cols] views (E = 1 for the dense GEMM): returns K.
+// The checks the entry points share, on [rows, cols] or [E, rows, cols] views: returns K. `mx`: MXFP8 (B e4m3 [.., N,
+// K], A's scales [.., M, K / 32] read by TMA); else FP4 B [.., N, K / 2] and A's scales [.., M, K / 128], any strides.
 std::int64_t require_operands(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                              const TensorView& d) {
+                              const TensorView& d, bool mx = false) {
   const bool grouped = a.ndim == 3;
   const std::int64_t e = grouped ? a.size(0) : 1, m = a.size(-2), k = a.size(-1), n = b.size(-2);
   api::require_dtype(a, "a", DType::kFloat8E4M3);
-  api::require_dtype(b, "b", DType::kInt8);
+  api::require_dtype(b, "b", mx ? DType::kFloat8E4M3 : DType::kInt8);
   api::require_dtype(sfa, "sfa", DType::kFloat32);
   api::require_dtype(sfb, "sfb", DType::kFloat32);
   TILEGEMM_REQUIRE(k % 128 == 0, "a", "K a multiple of 128 (A's 1x128 scale blocks, B's scale rows in TMA)",
                    shape_str(a));
-  if (grouped) {
+  if (mx) {
+    require_shape(b, "b", {n, k}, "N x K e4m3");
+    require_shape(sfb, "sfb", {n, k / 32}, "one scale per row and 32 k");
+    require_shape(sfa, "sfa", {m, k / 32}, "one scale per token and 32 k");
+    require_tma_rows(sfa, "sfa");
+  } else if (grouped) {
     require_shape(b, "b", {e, n, k / 2}, "K/2 bytes of two FP4 codes per row, for each expert");
     require_shape(sfb, "sfb", {e, n, k / 32}, "one scale per row and 32 k");
     require_shape(sfa, "sfa", {e, m, k / 128}, "one scale per token and 128 k");
@@ -98,6 +104,11 @@ Fp8Fp4GemmParams make_params(const TensorView& a, const TensorView& sfa, const T
   kernels::TmaView sf = kernels::operand_view(sfb, Major::kKMajor, fp8_fp4::kBlockN, fp8_fp4::kGroupsPerStage);
   sf.swizzle_bytes = 0;  // [64 rows][8 scales]: 32-byte rows, read unswizzled
   p.tma_sfb = kernels::encode_tma(sf, "sfb");
+  if (c.mx) {
+    kernels::TmaView a_sf = kernels::operand_view(sfa, Major::kKMajor, c.block_m, fp8_fp4::kGroupsPerStage);
+    a_sf.swizzle_bytes = 0;  // [BLOCK_M rows][8 scales]
+    p.tma_sfa = kernels::encode_tma(a_sf, "sfa");
+  }
   p.sfa = static_cast<const float*>(sfa.data);
   p.sfa_stride_m = sfa.stride(1), p.sfa_stride_k = sfa.stride(2), p.sfa_expert_stride = sfa.stride(0);
   p.d = d.data;
@@ -164,6 +175,27 @@ void m_grouped_fp8_fp4_gemm_nt_masked(const TensorView& a, const TensorView& sfa
                                  sms_used(options.num_sms, ctx.hw), static_cast<int>(experts));
   Fp8Fp4GemmParams p = make_params(a, sfa, b, sfb, d, c, options.stream);
   p.masked_m = static_cast<const int*>(masked_m.data);
+  kernels::launch_sm90_fp8_fp4_gemm(d.dtype, c, p, options.stream);
+}
+
+}  // namespace tilegemm
+
+namespace tilegemm {
+
+void mxfp8_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
+                   const TensorView& d, const GemmOptions& options) {
+  for (auto [v, name] :
+       {std::pair{&a, "a"}, std::pair{&b, "b"}, std::pair{&sfa, "sfa"}, std::pair{&sfb, "sfb"}, std::pair{&d, "d"}})
+    api::require_ndim(*v, name, 2);
+  const std::int64_t k = require_operands(a, sfa, b, sfb, d, /*mx=*/true);
+  if (a.size(0) == 0 || b.size(0) == 0) return;
+  TILEGEMM_REQUIRE(k > 0, "a", "K > 0 (an empty K has no scale groups)", shape_str(a));
+  const DeviceContext& ctx = current_device_context();
+  const Fp8Fp4GemmConfig c =
+      select_fp8_fp4_gemm_config(static_cast<int>(a.size(0)), static_cast<int>(b.size(0)), static_cast<int>(k), ctx.hw,
+                                 sms_used(options.num_sms, ctx.hw), /*experts=*/0, /*mx=*/true);
+  const Fp8Fp4GemmParams p =
+      make_params(batched(a), batched(sfa), batched(b), batched(sfb), batched(d), c, options.stream);
   kernels::launch_sm90_fp8_fp4_gemm(d.dtype, c, p, options.stream);
 }
 

@@ -14,14 +14,16 @@ namespace {
 constexpr int kFp8Fp4MaxStages = 8;
 }  // namespace
 
-Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts) {
+Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts,
+                                            bool mx) {
   TILEGEMM_REQUIRE(m > 0 && n > 0 && k > 0 && k % fp8_fp4::kScaleBlockK == 0, "k",
                    "positive sizes with K a multiple of 128", fmt::format("m {}, n {}, k {}", m, n, k));
   Fp8Fp4GemmConfig c;
+  c.mx = mx;
   c.block_m = m >= fp8_fp4::kMaxBlockM ? fp8_fp4::kMaxBlockM : (m + 7) / 8 * 8;
   c.stages = kFp8Fp4MaxStages;
-  while (c.stages > 2 && fp8_fp4::smem_bytes(c.block_m, c.stages) > hw.smem_per_block_bytes) --c.stages;
-  c.smem_bytes = fp8_fp4::smem_bytes(c.block_m, c.stages);
+  while (c.stages > 2 && fp8_fp4::smem_bytes(c.block_m, c.stages, mx) > hw.smem_per_block_bytes) --c.stages;
+  c.smem_bytes = fp8_fp4::smem_bytes(c.block_m, c.stages, mx);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
                    fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
   c.experts = std::max(experts, 0);

@@ -75,9 +75,21 @@ TEST_F(Fp8Fp4Codegen, MaskedExpertsCompile) {
     c.block_m = block_m, c.stages = 6, c.experts = 32;
     const jit::KernelSpec spec = kernels::sm90_fp8_fp4_gemm_spec(DType::kBFloat16, c);
     SCOPED_TRACE(spec.name);
-    EXPECT_NE(spec.source.find(", true>(params)"), std::string::npos) << spec.source;  // kMasked
+    EXPECT_NE(spec.source.find(", true, false>(params)"), std::string::npos) << spec.source;  // kMasked, not kMx
     ASSERT_NO_THROW(jit::get_kernel(spec));
   }
+}
+
+TEST_F(Fp8Fp4Codegen, MxFp8VariantsCompile) {
+  for (int block_m : {8, 32, 64})
+    for (int splits : {1, 4}) {
+      Fp8Fp4GemmConfig c;
+      c.block_m = block_m, c.stages = 4, c.num_splits = splits, c.mx = true;
+      const jit::KernelSpec spec = kernels::sm90_fp8_fp4_gemm_spec(DType::kBFloat16, c);
+      SCOPED_TRACE(spec.name);
+      EXPECT_EQ(spec.entry, "sm90_mxfp8_gemm_impl");
+      ASSERT_NO_THROW(jit::get_kernel(spec));
+    }
 }
 
 TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
@@ -88,7 +100,7 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
   EXPECT_EQ(c.num_splits, 4);
   EXPECT_EQ(c.grid, 33 * 4);
   EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
-  EXPECT_EQ(c.smem_bytes, fp8_fp4::smem_bytes(c.block_m, c.stages));
+  EXPECT_EQ(c.smem_bytes, fp8_fp4::smem_bytes(c.block_m, c.stages, false));
   // 112 row tiles already fill the machine: no split. M = 100 takes two 64-token blocks.
   c = select_fp8_fp4_gemm_config(100, 7168, 2048, hw, hw.num_sms);
   EXPECT_EQ(c.block_m, 64);
@@ -99,6 +111,12 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
   EXPECT_EQ(select_fp8_fp4_gemm_config(16, 256, 7168, hw, 8).num_splits, 2);
   EXPECT_GE(select_fp8_fp4_gemm_config(64, 4096, 7168, hw, hw.num_sms).stages, 4);
   expect_invalid([&] { select_fp8_fp4_gemm_config(16, 256, 200, hw, hw.num_sms); }, "k", "multiple of 128");
+  // MXFP8 stages hold twice B's bytes and A's scales: fewer of them fit.
+  const Fp8Fp4GemmConfig mx = select_fp8_fp4_gemm_config(64, 4096, 7168, hw, hw.num_sms, 0, true);
+  EXPECT_TRUE(mx.mx);
+  EXPECT_EQ(mx.smem_bytes, fp8_fp4::smem_bytes(64, mx.stages, true));
+  EXPECT_LE(mx.smem_bytes, hw.smem_per_block_bytes);
+  EXPECT_LT(mx.stages, select_fp8_fp4_gemm_config(64, 4096, 7168, hw, hw.num_sms).stages);
   // Masked experts: one CTA per (row block, expert), sized for the expected rows, never split.
   c = select_fp8_fp4_gemm_config(3, 4096, 7168, hw, hw.num_sms, 32);
   EXPECT_EQ(c.block_m, 8);
@@ -183,4 +201,32 @@ TEST(Fp8Fp4Api, MaskedRejectsWhatDoesNotMatchItsExperts) {
   no_experts.sfa = fake_batched(DType::kFloat32, 0, 32, 4), no_experts.sfb = fake_batched(DType::kFloat32, 0, 256, 16);
   no_experts.d = fake_batched(DType::kBFloat16, 0, 32, 256), no_experts.masked_m = fake_vector(DType::kInt32, 0);
   EXPECT_NO_THROW(no_experts.call());
+}
+
+namespace {
+
+struct MxArgs {
+  static constexpr std::int64_t m = 64, n = 256, k = 512;
+  TensorView a = fake_matrix(DType::kFloat8E4M3, m, k, k), sfa = fake_matrix(DType::kFloat32, m, k / 32, k / 32);
+  TensorView b = fake_matrix(DType::kFloat8E4M3, n, k, k), sfb = fake_matrix(DType::kFloat32, n, k / 32, k / 32);
+  TensorView d = fake_matrix(DType::kBFloat16, m, n, n);
+  void call() const { mxfp8_gemm_nt(a, sfa, b, sfb, d); }
+};
+
+}  // namespace
+
+TEST(Fp8Fp4Api, MxFp8RejectsWhatIsNotTheMxRecipe) {
+  expect_edit_rejected<MxArgs>([](MxArgs& x) { x.b = fake_matrix(DType::kInt8, 256, 256, 256); }, "b", "fp8");
+  expect_edit_rejected<MxArgs>([](MxArgs& x) { x.sfa = fake_matrix(DType::kFloat32, 64, 4, 4); }, "sfa", "[64, 16]");
+  expect_edit_rejected<MxArgs>([](MxArgs& x) { x.sfa = fake_matrix(DType::kFloat32, 64, 16, 1, 64); }, "sfa",
+                               "contiguous rows");
+  expect_edit_rejected<MxArgs>([](MxArgs& x) { x.sfb = fake_matrix(DType::kFloat32, 256, 4, 4); }, "sfb", "[256, 16]");
+  expect_edit_rejected<MxArgs>([](MxArgs& x) { x.b = fake_matrix(DType::kFloat8E4M3, 256, 256, 256); }, "b",
+                               "[256, 512]");
+  try {
+    MxArgs{}.call();
+  } catch (const InvalidArgument& e) {
+    FAIL() << "a valid call was refused: " << e.what();
+  } catch (const std::exception&) {  // no GPU here: past the checks
+  }
 }

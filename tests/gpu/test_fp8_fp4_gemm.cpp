@@ -136,6 +136,81 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Fp4GemmGpu,
                                            Fp8Fp4Case{1000, 2112, 384, DType::kBFloat16, false}),
                          case_name);
 
+// [rows, k] random values quantised to e4m3 per row and 32 k with UE8M0 scales (OCP MX), rows of different
+// magnitudes: codes, scales and both float versions.
+struct MxOperand {
+  std::vector<float> original, dequantised;
+  std::vector<std::uint8_t> codes;
+  std::vector<float> scales;
+};
+
+MxOperand make_mx(int rows, int k, std::uint64_t seed) {
+  MxOperand x;
+  x.original.resize(static_cast<std::size_t>(rows) * k);
+  x.dequantised.resize(x.original.size());
+  x.codes.resize(x.original.size());
+  x.scales.resize(static_cast<std::size_t>(rows) * k / 32);
+  gpu_test::parallel_for(rows, [&](std::int64_t r) {
+    for (int c = 0; c < k; ++c)
+      x.original[r * k + c] = gpu_test::random_value(seed, static_cast<std::uint64_t>(r * k + c)) *
+                              std::ldexp(1.0f, static_cast<int>(r % 5) - 2);
+    for (int g = 0; g < k / 32; ++g) {
+      float amax = 1e-4f;
+      for (int c = 32 * g; c < 32 * g + 32; ++c) amax = std::max(amax, std::abs(x.original[r * k + c]));
+      const float scale = std::exp2(std::ceil(std::log2(amax / tilegemm::kE4M3Max)));
+      x.scales[r * (k / 32) + g] = scale;
+      for (int c = 32 * g; c < 32 * g + 32; ++c) {
+        x.codes[r * k + c] = tilegemm::float_to_e4m3(x.original[r * k + c] / scale);
+        x.dequantised[r * k + c] = tilegemm::e4m3_to_float(x.codes[r * k + c]) * scale;
+      }
+    }
+  });
+  return x;
+}
+
+class MxFp8GemmGpu : public ::testing::TestWithParam<Fp8Fp4Case> {};
+
+TEST_P(MxFp8GemmGpu, MatchesFloat64References) {
+  GPU_TEST_REQUIRE_SM90();
+  const Fp8Fp4Case c = GetParam();
+  const MxOperand a = make_mx(c.m, c.k, gpu_test::next_seed()), b = make_mx(c.n, c.k, gpu_test::next_seed());
+  const DeviceBuffer da(a.codes), dsa(a.scales), db(b.codes), dsb(b.scales);
+  using tilegemm::TensorView;
+  GuardedTensor d(c.out, 0, c.m, c.n, c.n + 8);
+  tilegemm::mxfp8_gemm_nt(TensorView::matrix(da.get(), DType::kFloat8E4M3, c.m, c.k, c.k),
+                          TensorView::matrix(dsa.get(), DType::kFloat32, c.m, c.k / 32, c.k / 32),
+                          TensorView::matrix(db.get(), DType::kFloat8E4M3, c.n, c.k, c.k),
+                          TensorView::matrix(dsb.get(), DType::kFloat32, c.n, c.k / 32, c.k / 32), d.device_view());
+  gpu_test::cuda_check(cudaDeviceSynchronize(), "mxfp8_gemm_nt");
+  d.download();
+  const auto cov = d.coverage([](std::int64_t, std::int64_t) { return true; });
+  EXPECT_TRUE(cov.ok()) << "d: " << cov.describe();
+  const auto host = [&](const std::vector<float>& v, std::int64_t rows) {
+    return TensorView::matrix(const_cast<float*>(v.data()), DType::kFloat32, rows, c.k, c.k);
+  };
+  const std::uint64_t seed = gpu_test::next_seed();
+  const auto sample = gpu_test::rows_to_check(c.m, static_cast<double>(c.m) * c.n * c.k, seed);
+  const auto deq = tilegemm::reference_gemm_rows(host(a.dequantised, c.m), host(b.dequantised, c.n), nullptr, sample);
+  const auto orig = tilegemm::reference_gemm_rows(host(a.original, c.m), host(b.original, c.n), nullptr, sample);
+  std::vector<double> got;
+  for (std::int64_t r : sample)
+    for (int j = 0; j < c.n; ++j) got.push_back(d.get(0, r, j));
+  const double kernel_diff = tilegemm::calc_diff(got, deq), quantised_diff = tilegemm::calc_diff(got, orig);
+  gpu_test::report("mxfp8_gemm_nt", fmt::format("{}x{}x{}", c.m, c.n, c.k), "nt",
+                   std::string(tilegemm::dtype_name(c.out)),
+                   fmt::format("calc_diff {:.3e} (vs dequantised {:.3e})", quantised_diff, kernel_diff),
+                   kernel_diff < gpu_test::kFp8KernelDiff && quantised_diff < gpu_test::kFp8QuantisedDiff);
+  EXPECT_LT(kernel_diff, gpu_test::kFp8KernelDiff) << "against the float64 product of the dequantised operands";
+  EXPECT_LT(quantised_diff, gpu_test::kFp8QuantisedDiff) << "against the float64 product of the unquantised data";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MxFp8GemmGpu,
+                         ::testing::Values(Fp8Fp4Case{1, 2112, 7168, DType::kBFloat16, false},
+                                           Fp8Fp4Case{16, 4096, 512, DType::kFloat32, false},
+                                           Fp8Fp4Case{33, 1000, 1536, DType::kBFloat16, false},
+                                           Fp8Fp4Case{200, 576, 2048, DType::kBFloat16, false}),
+                         case_name);
+
 // MoE decoding: 4 experts with 0, 1, 17 and M_max valid rows, each its own FP4 weight; rows past masked_m stay
 // poisoned.
 TEST(Fp8Fp4MaskedGpu, EachExpertMatchesItsReferenceAndLeavesItsTailAlone) {

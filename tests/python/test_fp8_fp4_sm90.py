@@ -68,3 +68,24 @@ def test_masked_library_checks_then_the_missing_gpu():
                                                          FakeTensor((4, 256, 8), 'float32'))))
     with pytest.raises(RuntimeError, match='GPU'):
         f4.m_grouped_fp8_fp4_gemm_nt_masked(**masked_operands())
+
+
+def mx_operands(m=64, n=256, k=512, **over):
+    args = dict(a=(FakeTensor((m, k), 'float8_e4m3fn'), FakeTensor((m, k // 32), 'float32')),
+                b=(FakeTensor((n, k), 'float8_e4m3fn'), FakeTensor((n, k // 32), 'float32')),
+                d=FakeTensor((m, n), 'bfloat16'))
+    args.update(over)
+    return args
+
+
+def test_mxfp8_names_bad_arguments():
+    raises(ValueError, 'b[0]', f4.mxfp8_gemm_nt, **mx_operands(b=(FakeTensor((256, 256), 'int8'),
+                                                                   FakeTensor((256, 16), 'float32'))))
+
+
+@pytest.mark.skipif(gpu_available(), reason='the library checks shapes only after a GPU run would start')
+def test_mxfp8_library_checks_then_the_missing_gpu():
+    assert '[64, 16]' in raises(ValueError, 'a[1]', f4.mxfp8_gemm_nt,
+                                **mx_operands(a=(FakeTensor((64, 512), 'float8_e4m3fn'), FakeTensor((64, 4), 'float32'))))
+    with pytest.raises(RuntimeError, match='GPU'):
+        f4.mxfp8_gemm_nt(**mx_operands())

@@ -548,11 +548,21 @@ def masked_fp8_fp4_sm90_call(rng):
     return Call(args, roles)
 
 
+def mxfp8_sm90_call(rng):
+    m, n, k = rng.choice((2, 64, 192)), rng.choice((64, 256)), rng.choice((128, 512))
+    args = dict(a=(t(m, k, dtype='float8_e4m3fn'), t(m, k // 32, dtype='float32')),
+                b=(t(n, k, dtype='float8_e4m3fn'), t(n, k // 32, dtype='float32')), d=t(m, n))
+    roles = dict(a=Pair(tma('float8_e4m3fn'), tma('float32')), b=Pair(tma('float8_e4m3fn'), tma('float32')),
+                 d=Tensor(('bfloat16', 'float32'), output=True))
+    return Call(args, roles)
+
+
 def own_families():
     """'module:function' -> factory of valid calls, for tilegemm's own GPU calls outside deep_gemm's top level (int8
     only where torch is, which deep_gemm.int8 imports)."""
     table = {'deep_gemm._fp8_fp4_sm90:fp8_fp4_gemm_nt': fp8_fp4_sm90_call,
-             'deep_gemm._fp8_fp4_sm90:m_grouped_fp8_fp4_gemm_nt_masked': masked_fp8_fp4_sm90_call}
+             'deep_gemm._fp8_fp4_sm90:m_grouped_fp8_fp4_gemm_nt_masked': masked_fp8_fp4_sm90_call,
+             'deep_gemm._fp8_fp4_sm90:mxfp8_gemm_nt': mxfp8_sm90_call}
     if HAVE_TORCH:
         table['deep_gemm.int8:gemm_nt'] = int8_call
     return table

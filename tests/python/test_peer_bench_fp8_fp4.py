@@ -43,9 +43,23 @@ def test_table_shows_the_fp8_speed_up():
     def result(us):
         return {'status': 'ok', 'message': None, 'label': None, 'diff': 1e-3, 'us': us}
     row = add_rates({'shape': '16x2112x7168', 'flops': 1, 'bytes': 1, 'params': {'m': 16, 'n': 2112, 'k': 7168},
-                     'results': {'ours': result(10.0), 'ours_fp8': result(16.0)}, 'ratio_vs_deepgemm': None,
+                     'results': {'ours': result(10.0), 'ours_fp8': result(16.0), 'ours_mxfp8': result(16.8)},
+                     'ratio_vs_deepgemm': None,
                      'ratio_vs_cublas': None})
     assert row['ratio_vs_fp8'] == pytest.approx(1.6)
+    assert row['mxfp8_vs_fp8'] == pytest.approx(16 / 16.8)
     text = report.markdown({'environment': {'ours': {'version': 'x'}, 'timer': 't', 'rounds': 2,
                                             'round_combine': 'mean'}, 'sections': [report.section('fp8_fp4', None, [row])]})
     assert '| 16 | 2112 | 7168 |' in text and '1.60' in text
+
+
+def test_mxfp8_cast_scales_each_group_by_a_power_of_two():
+    from deep_gemm.bench.fp8_fp4_suite import cast_to_mxfp8
+    x = torch.randn(4, 128, generator=torch.Generator().manual_seed(5)) * 100
+    q, scale = cast_to_mxfp8(torch, x)
+    assert q.dtype == torch.float8_e4m3fn and scale.shape == (4, 4)
+    assert torch.equal(torch.exp2(torch.log2(scale).round()), scale)
+    amax = x.view(4, 4, 32).abs().amax(dim=2)
+    assert (amax / scale <= 448).all() and (amax / scale > 224).all()
+    deq = q.float().view(4, 4, 32) * scale[:, :, None]
+    assert ((deq - x.view(4, 4, 32)).abs() <= deq.abs().clamp_min(scale[:, :, None] * 2**-9) * 2**-3).all()

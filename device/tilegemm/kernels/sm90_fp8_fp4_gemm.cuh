@@ -11,6 +11,8 @@
 // the products of a step share B's scale and are scaled as they are summed; A's scale follows every 128 k.
 // Splits > 1 write fp32 partial tiles; the last CTA of a tile adds them in split order and writes D. M-grouped masked
 // (MoE experts): blockIdx.y is the expert, whose token blocks up to masked_m the CTA walks one after another.
+// kMx runs MXFP8 instead: B e4m3 (two [64][128] boxes a stage, read like A, no decode) and A scaled per 32 k too (a
+// [BLOCK_M][8] box a stage), so each step's products take the product of the two scales.
 #include "tilegemm/fp8_fp4_params.hpp"
 #include "tilegemm/kernels/transposed_tile_store.cuh"
 #include "tilegemm/prim/common.cuh"
@@ -24,8 +26,8 @@
 namespace tilegemm {
 
 // kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype (bf16 or fp32). kReduce: K split over CTAs
-// (dense only). kMasked: M-grouped masked over experts.
-template <int kBlockM, int kStages, DType kOut, bool kReduce, bool kMasked = false>
+// (dense only). kMasked: M-grouped masked over experts. kMx: MXFP8 (B e4m3, 1x32 scales on both operands).
+template <int kBlockM, int kStages, DType kOut, bool kReduce, bool kMasked = false, bool kMx = false>
 TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   using namespace fp8_fp4;
   static_assert(kBlockM % 8 == 0 && kBlockM >= 8 && kBlockM <= kMaxBlockM, "BLOCK_M is 8..64 tokens, whole n-tiles");
@@ -34,11 +36,14 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   static_assert(!(kReduce && kMasked), "splits are summed in the kernel for dense GEMMs only");
   constexpr int kNTiles = kBlockM / 8;
   constexpr int kABox = a_box_bytes(kBlockM);
-  constexpr int kBOffset = b_offset(kBlockM), kSfbOffset = sfb_offset(kBlockM), kStageBytes = stage_bytes(kBlockM);
-  constexpr u32 kStageTx = 2 * kABox + kBlockN * 128 + kBlockN * kGroupsPerStage * 4;  // boxes land whole (OOB: 0)
+  constexpr int kBOffset = b_offset(kBlockM), kSfbOffset = sfb_offset(kBlockM, kMx);
+  constexpr int kSfaOffset = sfa_offset(kBlockM, kMx), kStageBytes = stage_bytes(kBlockM, kMx);
+  // Boxes land whole (out of bounds: zeros).
+  constexpr u32 kStageTx = 2 * kABox + kBlockN * b_row_bytes(kMx) + kBlockN * kGroupsPerStage * 4 +
+                           (kMx ? kBlockM * kGroupsPerStage * 4 : 0);
   constexpr u32 kConsumerBarrier = 1;  // named barrier over the consumer warps (0 is __syncthreads)
-  // e2m1x8_to_e4m3x8 decodes B at 2^-6 of its value; A's scale carries the 2^6 back.
-  constexpr float kDecodeScale = 64.0f;
+  // e2m1x8_to_e4m3x8 decodes B at 2^-6 of its value; A's scale carries the 2^6 back (MXFP8's B is not decoded).
+  constexpr float kDecodeScale = kMx ? 1.0f : 64.0f;
 
   extern __shared__ u8 smem_raw[];
   // Aligned by an offset (not an integer round trip) so the compiler still knows these are shared-memory loads.
@@ -62,6 +67,7 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
     prim::tma_prefetch_descriptor(&p.tma_a);
     prim::tma_prefetch_descriptor(&p.tma_b);
     prim::tma_prefetch_descriptor(&p.tma_sfb);
+    if constexpr (kMx) prim::tma_prefetch_descriptor(&p.tma_sfa);
   }
   __syncthreads();
   // NOTE: after the dependency wait: masked_m may come from the previous kernel.
@@ -86,7 +92,13 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
           u8* stage = smem + st.index * kStageBytes;
           prim::tma_load_3d(&p.tma_a, full, stage, k0, m0, expert);
           prim::tma_load_3d(&p.tma_a, full, stage + kABox, k0 + kScaleBlockK, m0, expert);
-          prim::tma_load_3d(&p.tma_b, full, stage + kBOffset, k0 / 2, n0, expert);
+          if constexpr (kMx) {
+            prim::tma_load_3d(&p.tma_b, full, stage + kBOffset, k0, n0, expert);
+            prim::tma_load_3d(&p.tma_b, full, stage + kBOffset + kBlockN * 128, k0 + 128, n0, expert);
+            prim::tma_load_3d(&p.tma_sfa, full, stage + kSfaOffset, k0 / kScaleGroupK, m0, expert);
+          } else {
+            prim::tma_load_3d(&p.tma_b, full, stage + kBOffset, k0 / 2, n0, expert);
+          }
           prim::tma_load_3d(&p.tma_sfb, full, stage + kSfbOffset, k0 / kScaleGroupK, n0, expert);
         }
       }
@@ -108,13 +120,14 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int m = m0 + 8 * j + 2 * t + e;
-        sfa_rows[j][e] = m < m_end ? sfa_e + m * p.sfa_stride_m : nullptr;
+        sfa_rows[j][e] = !kMx && m < m_end ? sfa_e + m * p.sfa_stride_m : nullptr;
       }
     for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
       barriers->consumer_wait(st);
       const u8* stage = smem + st.index * kStageBytes;
       const u8* b_box = stage + kBOffset;
       const float* sfb = reinterpret_cast<const float*>(stage + kSfbOffset);  // [64 rows][8 groups]
+      const float* sfa = reinterpret_cast<const float*>(stage + kSfaOffset);  // MXFP8: [BLOCK_M tokens][8 groups]
 #pragma unroll
       for (int h = 0; h < kStageK / kScaleBlockK; ++h) {  // the stage's 128-k blocks (A's scale blocks)
         const int kb = ks * (kStageK / kScaleBlockK) + h;
@@ -124,12 +137,22 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
 #pragma unroll
         for (int step = 0; step < kScaleBlockK / kScaleGroupK; ++step) {
           const int q = h * (kScaleBlockK / kScaleGroupK) + step;  // B's scale group within the stage
-          // B: bytes 16q + 4t of rows r_lo and r_hi (16-byte chunk q, word t).
-          const u32 w_lo = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_lo, q) + 4 * t);
-          const u32 w_hi = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_hi, q) + 4 * t);
-          u32 a[4];  // rows g, g + 8 at k 4t..4t+3, then rows g, g + 8 at k 4t+16..
-          prim::e2m1x8_to_e4m3x8(w_lo, a[0], a[2]);
-          prim::e2m1x8_to_e4m3x8(w_hi, a[1], a[3]);
+          u32 a[4];  // rows g, g + 8 at the mma's k 4t..4t+3, then rows g, g + 8 at k 4t+16..
+          if constexpr (kMx) {
+            // B e4m3: bytes 32·step + 8t .. + 7 of rows r_lo and r_hi in box h, as A's tokens below.
+            const u8* box = b_box + h * kBlockN * 128;
+            const uint2 v_lo =
+                *reinterpret_cast<const uint2*>(prim::swizzled128(box, r_lo, 2 * step + t / 2) + 8 * (t % 2));
+            const uint2 v_hi =
+                *reinterpret_cast<const uint2*>(prim::swizzled128(box, r_hi, 2 * step + t / 2) + 8 * (t % 2));
+            a[0] = v_lo.x, a[2] = v_lo.y, a[1] = v_hi.x, a[3] = v_hi.y;
+          } else {
+            // B FP4: bytes 16q + 4t of rows r_lo and r_hi (16-byte chunk q, word t).
+            const u32 w_lo = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_lo, q) + 4 * t);
+            const u32 w_hi = *reinterpret_cast<const u32*>(prim::swizzled128(b_box, r_hi, q) + 4 * t);
+            prim::e2m1x8_to_e4m3x8(w_lo, a[0], a[2]);
+            prim::e2m1x8_to_e4m3x8(w_hi, a[1], a[3]);
+          }
           const float s_lo = sfb[r_lo * kGroupsPerStage + q], s_hi = sfb[r_hi * kGroupsPerStage + q];
 #pragma unroll
           for (int j = 0; j < kNTiles; ++j) {
@@ -139,16 +162,24 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
             const u32 b[2] = {v.x, v.y};
             float part[4] = {0.f, 0.f, 0.f, 0.f};
             prim::mma_m16n8k32_e4m3(part, a, b);
-            block[j][0] = fmaf(s_lo, part[0], block[j][0]), block[j][1] = fmaf(s_lo, part[1], block[j][1]);
-            block[j][2] = fmaf(s_hi, part[2], block[j][2]), block[j][3] = fmaf(s_hi, part[3], block[j][3]);
+            if constexpr (kMx) {  // A's scales of tokens 8j + 2t, 8j + 2t + 1 for this group too
+              const float a0 = sfa[(8 * j + 2 * t) * kGroupsPerStage + q];
+              const float a1 = sfa[(8 * j + 2 * t + 1) * kGroupsPerStage + q];
+              block[j][0] = fmaf(s_lo * a0, part[0], block[j][0]), block[j][1] = fmaf(s_lo * a1, part[1], block[j][1]);
+              block[j][2] = fmaf(s_hi * a0, part[2], block[j][2]), block[j][3] = fmaf(s_hi * a1, part[3], block[j][3]);
+            } else {
+              block[j][0] = fmaf(s_lo, part[0], block[j][0]), block[j][1] = fmaf(s_lo, part[1], block[j][1]);
+              block[j][2] = fmaf(s_hi, part[2], block[j][2]), block[j][3] = fmaf(s_hi, part[3], block[j][3]);
+            }
           }
         }
-        // A's scales of tokens 8j + 2t and 8j + 2t + 1 for this block.
+        // FP4 B: A's scales of tokens 8j + 2t and 8j + 2t + 1 for this block (MXFP8: applied per step above).
 #pragma unroll
         for (int j = 0; j < kNTiles; ++j)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const float sa = sfa_rows[j][e] ? __ldg(sfa_rows[j][e] + kb * p.sfa_stride_k) * kDecodeScale : 0.f;
+            float sa = 1.f;
+            if constexpr (!kMx) sa = sfa_rows[j][e] ? __ldg(sfa_rows[j][e] + kb * p.sfa_stride_k) * kDecodeScale : 0.f;
             acc[j][e] = fmaf(sa, block[j][e], acc[j][e]);
             acc[j][2 + e] = fmaf(sa, block[j][2 + e], acc[j][2 + e]);
           }

@@ -8,10 +8,12 @@ from .peer import lookup
 
 TOLERANCE = 0.01  # relative_diff against the unquantised product: DeepGEMM's FP8 x FP4 bound (FP8 x FP8 meets 1e-3)
 FP8_KEY = 'ours_fp8'  # our fp8_gemm_nt on FP8 B, beside ours (FP4 B) and deepgemm (FP8 B)
+MXFP8_KEY = 'ours_mxfp8'  # our MXFP8 GEMM (same kernel, B e4m3, 1x32 scales on both), dense rows
 NOTE = ('ours: deep_gemm._fp8_fp4_sm90.fp8_fp4_gemm_nt((a, sfa), (b_fp4, sfb), d), B packed E2M1 two per byte with '
         'UE8M0 scales per row and 32 k (DeepGEMM\'s per_token_cast_to_fp4, gran_k=32). Our FP8 / DeepGEMM: '
-        'fp8_gemm_nt on the same weight cast 128x128 to e4m3 and the same A. FP8 / ours: what FP4 saves. All against '
-        f'the unquantised a @ w.T in float64: relative diff < {TOLERANCE:g}.')
+        'fp8_gemm_nt on the same weight cast 128x128 to e4m3 and the same A. FP8 / ours: what FP4 saves. Our MXFP8: '
+        '_fp8_fp4_sm90.mxfp8_gemm_nt on x and w cast to e4m3 with UE8M0 scales per 32 k (dense rows); FP8 / MXFP8 its '
+        f'speed against FP8 1D2D. All against the unquantised a @ w.T in float64: relative diff < {TOLERANCE:g}.')
 
 
 def cast_to_fp4(torch, w):
@@ -27,6 +29,14 @@ def cast_to_fp4(torch, w):
     codes = (magnitude | ((y < 0) & (magnitude > 0)).to(magnitude.dtype) * 8).to(torch.uint8).view(n, k)
     packed = (codes[:, 0::2] | (codes[:, 1::2] << 4)).view(torch.int8)
     return packed.contiguous(), scale.contiguous()
+
+
+def cast_to_mxfp8(torch, x):
+    """[R, K] -> (e4m3 [R, K], fp32 [R, K / 32]): each 32-k group scaled by the power of two at or above amax / 448."""
+    r, k = x.shape
+    g = x.float().view(r, k // 32, 32)
+    scale = torch.exp2(torch.ceil(torch.log2(g.abs().amax(dim=2).clamp_min(1e-4) / 448.0)))
+    return (g / scale[:, :, None]).to(torch.float8_e4m3fn).view(r, k), scale.contiguous()
 
 
 def masked_problem(ctx, case):
@@ -97,6 +107,10 @@ def problem(ctx, case):
     entries = {'ours': Entry(fn=lambda: _fp8_fp4_sm90.fp8_fp4_gemm_nt(a, b4, d), out=d,
                              label='_fp8_fp4_sm90.fp8_fp4_gemm_nt((a, sfa), (b_fp4, sfb), d)')}
     entries.update(_fp8_entries(ctx, 'fp8_gemm_nt', (m, n), lambda f, out: f(a, b8, out)))
+    a_mx, b_mx = cast_to_mxfp8(torch, x), cast_to_mxfp8(torch, w)
+    d_mx = torch.empty((m, n), dtype=torch.bfloat16, device='cuda')
+    entries[MXFP8_KEY] = Entry(fn=lambda: _fp8_fp4_sm90.mxfp8_gemm_nt(a_mx, b_mx, d_mx), out=d_mx,
+                               label='_fp8_fp4_sm90.mxfp8_gemm_nt((a, sfa_1x32), (b, sfb_1x32), d)')
     return Problem(case.name, entries, reference=reference, tolerance=TOLERANCE, flops=case.flops,
                    num_bytes=m * k + n * k // 2 + 2 * m * n, params={'m': m, 'n': n, 'k': k})
 
@@ -110,4 +124,5 @@ def add_rates(row):
         r = results.get(key)
         return r.get('us') if r is not None and r['status'] == 'ok' else None
     row['ratio_vs_fp8'] = stats.ratio(us(FP8_KEY), us('ours'))
+    row['mxfp8_vs_fp8'] = stats.ratio(us(FP8_KEY), us(MXFP8_KEY))
     return row

@@ -138,13 +138,14 @@ def _wq_table(section):
 
 
 def _fp8_fp4_table(section):
-    lines = ['| m | n | k | ours (FP4 B) µs | our FP8 µs | FP8 / ours | DeepGEMM FP8 µs | check |',
-             '|---:|---:|---:|---:|---:|---:|---:|---|']
+    lines = ['| m | n | k | ours (FP4 B) µs | our FP8 µs | FP8 / ours | our MXFP8 µs | FP8 / MXFP8 | DeepGEMM FP8 µs | '
+             'check |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
     for row in section['rows']:
         p = row['params']
         m = f"{p['experts']}x~{p['expected_m']}" if 'experts' in p else p.get('m', '—')  # MoE: experts x tokens
         lines.append(f"| {m} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
-                     f"{_time(row, 'ours_fp8')} | {_ratio(row.get('ratio_vs_fp8'))} | {_time(row, 'deepgemm')} | "
+                     f"{_time(row, 'ours_fp8')} | {_ratio(row.get('ratio_vs_fp8'))} | {_time(row, 'ours_mxfp8')} | "
+                     f"{_ratio(row.get('mxfp8_vs_fp8'))} | {_time(row, 'deepgemm')} | "
                      f"{check_cell(row)} |")
     return lines
 
@@ -234,7 +235,7 @@ def section(suite, dtype, rows, note=None):
     keys = ('ratio_vs_deepgemm', ) if suite in ('host', 'layout') else \
         ('ratio_vs_deepgemm', 'ratio_vs_deepgemm_best') if suite == 'hc' else \
         ('ratio_vs_bf16', 'floor_vs_ours', 'ratio_vs_deepgemm') if suite == 'wq' else \
-        ('ratio_vs_fp8', 'ratio_vs_deepgemm') if suite == 'fp8_fp4' else \
+        ('ratio_vs_fp8', 'mxfp8_vs_fp8', 'ratio_vs_deepgemm') if suite == 'fp8_fp4' else \
         ('ratio_vs_deepgemm', ) if suite == 'mqa' else \
         ('ratio_vs_deepgemm', 'ours_vs_copy') if suite == 'paged_mqa' else \
         ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')
