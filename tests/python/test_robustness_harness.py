@@ -68,6 +68,8 @@ def test_problems_meet_the_contracts():
             assert p['k'] % 8 == 0 and p['k'] > 0 and p['n'] > 0, p
             assert p['format'] != 'int4' or p['k'] % p['group_size'] == 0, p
             assert p['format'] != 'mxfp4' or p['act'] == 'bf16', p
+        elif kind == 'int8':
+            assert p['k'] % 16 == 0 and p['k'] > 0 and p['n'] % 8 == 0 and p['n'] > 0, p
     grouped = [p for p in ALL if p['kind'].startswith('m_grouped')]
     assert any(0 in p['group_rows'] for p in grouped)
     assert any(0 in p['masked_m'] for p in ALL if p['kind'].startswith('masked'))

@@ -583,10 +583,42 @@ class WeightOnly(Case):
         wq.gemm(self.ga.view, self.w, self.gd.view)
 
 
+class Int8(Case):
+    """deep_gemm.int8.gemm_nt: d = scale_a[m] · scale_b[n] · Σ a·b with int8 a and b over the whole range and fp32
+    scales of either sign; the reference is exact in float64. Bound: D's rounding plus 2^-20 of the scaled Σ |a·b|."""
+
+    def __init__(self, p, device):
+        super().__init__(p, device)
+        m, n, k = p['m'], p['n'], p['k']
+        self.ga = Guarded((m, k), torch.int8, device, pad_of(p['pad_a'], torch.int8))
+        self.gb = Guarded((n, k), torch.int8, device, pad_of(p['pad_b'], torch.int8))
+        self.gsa, self.gsb = Guarded((m, ), torch.float32, device), Guarded((n, ), torch.float32, device)
+        self.gd = Guarded((m, n), torch.bfloat16, device, pad_of(p['pad_d'], torch.bfloat16))
+        self.inputs = [self.ga, self.gb, self.gsa, self.gsb]
+        self.outputs = [Output(self.gd, 'int8')]
+        self.outputs[0].extra = FP32_TINY
+
+    def fill(self, seed):
+        gen = self.gen(seed)
+        for g in (self.ga, self.gb):
+            g.view.copy_(torch.randint(-128, 128, g.shape, generator=gen, device=self.device, dtype=torch.int8))
+        for g in (self.gsa, self.gsb):
+            g.view.copy_(self.rand(gen, g.shape, torch.float32) * 2**-10)
+        a, b = self.ga.view.double(), self.gb.view.double()
+        scale = self.gsa.view.double()[:, None] * self.gsb.view.double()[None, :]
+        d = self.outputs[0]
+        d.ref, d.absref = (a @ b.T) * scale, (a.abs() @ b.abs().T) * scale.abs()
+
+    def call(self, dg):
+        import deep_gemm.int8 as i8
+        i8.gemm_nt(self.ga.view, self.gb.view, self.gsa.view, self.gsb.view, out=self.gd.view)
+
+
 def build_case(p, device):
     kind = p['kind']
     cls = (DenseBf16 if kind in ('dense_bf16', 'cublaslt') else DenseFp8 if kind == 'dense_fp8' else
            MGrouped if kind.startswith('m_grouped') else Masked if kind.startswith('masked') else
            KGrouped if kind.startswith('k_grouped') else SkipHeadMid if kind == 'skip_head_mid' else
-           HcPrenorm if kind == 'hc_prenorm' else WeightOnly if kind == 'weight_quant' else Einsum)
+           HcPrenorm if kind == 'hc_prenorm' else WeightOnly if kind == 'weight_quant' else
+           Int8 if kind == 'int8' else Einsum)
     return cls(p, device)

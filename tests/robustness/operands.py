@@ -14,6 +14,7 @@ POISON = {
     torch.float16: (torch.int16, 0x7EAB),
     torch.float32: (torch.int32, 0x7FABCDEF),
     torch.float8_e4m3fn: (torch.uint8, 0x7F),
+    torch.int8: (torch.int8, 0x7B),
     torch.int32: (torch.int32, 0x7FABCDEF),
 }
 GUARD_BYTES = 512
@@ -24,7 +25,8 @@ GUARD_BYTES = 512
 # truncation at worst) by the tensor cores; 'sqr_sum': a sum of squares (|ref| and |a| @ |b|ᵀ alike), 1e-5 of it.
 REL = {torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10, torch.float32: 2.0**-20}
 # 'wq': a weight-only GEMM's W decoded to 16 bits (an int4 weight times its bf16 scale rounds once: 2^-9 of it).
-ACC = {'bf16': 2.0**-12, 'fp8': 2.0**-9, 'tf32': 2.0**-10, 'sqr_sum': 1e-5, 'wq': 2.0**-8}
+# 'int8': exact int32 sums, then one fp32 scaling (and, split, fp32 partials).
+ACC = {'bf16': 2.0**-12, 'fp8': 2.0**-9, 'tf32': 2.0**-10, 'sqr_sum': 1e-5, 'wq': 2.0**-8, 'int8': 2.0**-20}
 
 
 def poison_bits(dtype):

@@ -38,6 +38,7 @@ KINDS = {
     'hc_prenorm': (3, 'bf16'),
     'cublaslt': (5, 'bf16'),
     'weight_quant': (4, 'bf16'),
+    'int8': (3, 'int8'),
 }
 
 
@@ -207,6 +208,17 @@ def _weight_quant(rng, lim):
             'd_dtype': rng.choice([act, act, 'fp32']), 'pad_a': rng.random() < 0.25, 'pad_d': rng.random() < 0.25}
 
 
+def _int8(rng, lim):
+    # deep_gemm.int8.gemm_nt: int8 a [M, K] and b [N, K] (K-major), fp32 scales per row of each, bf16 D. K a multiple of
+    # 16 (16-byte rows), N of 8 (D's rows through TMA).
+    while True:
+        m, n, k = size(rng, 1, lim.max_m), size(rng, 8, lim.max_nk), size(rng, 16, lim.max_nk)
+        if _fits(lim, (m, k), (n, k), (m, n)):
+            break
+    return {'m': 0 if rng.random() < 0.01 else m, 'n': n, 'k': k, 'pad_a': rng.random() < 0.25,
+            'pad_b': rng.random() < 0.25, 'pad_d': rng.random() < 0.25}
+
+
 def _cublaslt(rng, lim):
     p = _dense(rng, lim, fp8=False)
     p['pad_a'] = p['pad_b'] = p['pad_d'] = False
@@ -238,6 +250,8 @@ def make_problem(seed, index, lim=FULL):
         p = _hc_prenorm(rng, lim)
     elif kind == 'weight_quant':
         p = _weight_quant(rng, lim)
+    elif kind == 'int8':
+        p = _int8(rng, lim)
     else:
         p = _cublaslt(rng, lim)
     p.update(kind=kind, index=index, seed=seed, data_seed=rng.getrandbits(31),
@@ -272,6 +286,8 @@ def function_name(p):
         return 'tf32_hc_prenorm_gemm'
     if kind == 'weight_quant':
         return 'weight_quant.gemm'
+    if kind == 'int8':
+        return 'int8.gemm_nt'
     return 'fp8_einsum' if kind == 'einsum_fp8' else 'einsum'
 
 

@@ -154,7 +154,7 @@ EXPORTED_GEMMS = (
 
 
 # tilegemm's own GEMMs outside DeepGEMM's surface, captured too.
-OWN_GEMMS = ['weight_quant.gemm']
+OWN_GEMMS = ['weight_quant.gemm', 'int8.gemm_nt']
 
 
 def one_problem_per_function(seed, lim):
