@@ -5,6 +5,8 @@
 #include <string>
 
 #include "expect_invalid.hpp"
+#include "tilegemm/errors.hpp"
+#include "tilegemm/hw.hpp"
 #include "tilegemm/tensor_view.hpp"
 
 namespace test_util {
@@ -38,6 +40,20 @@ void expect_edit_rejected(Edit edit, const std::string& argument, const std::str
   Args args;
   edit(args);
   expect_invalid([&] { args.call(); }, argument, fragment);
+}
+
+// A valid call over fake views gets past every check: without a GPU the library then reports the missing GPU. Skipped
+// where a GPU is present (the fake pointers would reach a kernel).
+template <class Call>
+void expect_checks_pass(Call&& call) {
+  if (tilegemm::gpu_available()) GTEST_SKIP() << "a GPU is present: fake pointers must not reach a kernel";
+  try {
+    call();
+    FAIL() << "expected the missing GPU to be reported";
+  } catch (const tilegemm::InvalidArgument& e) {
+    FAIL() << "a valid call was refused: " << e.what();
+  } catch (const tilegemm::RuntimeError&) {
+  }
 }
 
 }  // namespace test_util
