@@ -3,8 +3,7 @@ with 1x32 UE8M0 scales, bf16 D) against the FP8 x FP8 GEMM on the same weights q
 fp8_gemm_nt; DeepGEMM's when loaded, which runs FP4 operands on SM100 only), DeepSeek-V3's dense shapes. What
 FP4 saves is half of B's bytes; small M is bound by reading them."""
 from .inputs import seed_for
-from .measure import Entry, Problem, absent
-from .peer import lookup
+from .measure import Entry, Problem, library_entries
 
 TOLERANCE = 0.01  # relative_diff against the unquantised product: DeepGEMM's FP8 x FP4 bound (FP8 x FP8 meets 1e-3)
 FP8_KEY = 'ours_fp8'  # our fp8_gemm_nt on FP8 B, beside ours (FP4 B) and deepgemm (FP8 B)
@@ -76,17 +75,8 @@ def masked_problem(ctx, case):
 
 def _fp8_entries(ctx, function, shape, call):
     """Our and DeepGEMM's FP8 `function` (where loaded): call(f, out) runs it into a bf16 out of `shape` of its own."""
-    torch, entries = ctx.torch, {}
-    for key, lib in ((FP8_KEY, 'ours'), ('deepgemm', 'deepgemm')):
-        if lib not in ctx.libs:
-            continue
-        f = lookup(ctx.libs[lib], function)
-        if f is None:
-            entries[key] = absent(function)
-            continue
-        out = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
-        entries[key] = Entry(fn=lambda f=f, out=out: call(f, out), out=out, label=f'{function} on FP8 B')
-    return entries
+    return library_entries(ctx, {FP8_KEY: 'ours', 'deepgemm': 'deepgemm'}, function, shape, call,
+                           f'{function} on FP8 B')
 
 
 def problem(ctx, case):

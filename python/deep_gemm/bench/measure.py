@@ -39,6 +39,23 @@ def absent(name):
     return Entry(status='absent', message=f'{name} is not exported')
 
 
+def library_entries(ctx, keys, function, shape, call, label):
+    """Entries of each library's `function` for the libraries ctx loaded: keys maps an entry key to 'ours' or
+    'deepgemm'; call(f, out) runs f into a bf16 out of `shape` of its own. 'absent' where a library lacks it."""
+    from .peer import lookup
+    torch, entries = ctx.torch, {}
+    for key, lib in keys.items():
+        if lib not in ctx.libs:
+            continue
+        f = lookup(ctx.libs[lib], function)
+        if f is None:
+            entries[key] = absent(function)
+            continue
+        out = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
+        entries[key] = Entry(fn=lambda f=f, out=out: call(f, out), out=out, label=label)
+    return entries
+
+
 def unsupported(message, label=None):
     return Entry(status='unsupported', message=message, label=label)
 

@@ -4,8 +4,7 @@ weight saves), DeepGEMM's BF16 GEMM on it (the peer, when loaded) and a copy of 
 Activations bf16, D bf16."""
 from . import stats
 from .inputs import seed_for
-from .measure import Entry, Problem, absent
-from .peer import lookup
+from .measure import Entry, Problem, library_entries
 
 TOLERANCE = 1e-4  # relative_diff of D against a.float() @ W.T in fp32 (W the float64 weight): one bf16 rounding of D
 BF16_KEY = 'ours_bf16'  # our bf16_gemm_nt on the dequantised weight, beside ours, deepgemm and copy
@@ -40,17 +39,7 @@ def _quantised(torch, case, generator):
 def _bf16_entries(ctx, function, shape, call, label):
     """Our and DeepGEMM's BF16 `function` (where loaded) on the dequantised weight: call(f, out) runs it into a bf16
     out of `shape` of its own."""
-    torch, entries = ctx.torch, {}
-    for key, lib in ((BF16_KEY, 'ours'), ('deepgemm', 'deepgemm')):
-        if lib not in ctx.libs:
-            continue
-        f = lookup(ctx.libs[lib], function)
-        if f is None:
-            entries[key] = absent(function)
-            continue
-        out = torch.empty(shape, dtype=torch.bfloat16, device='cuda')
-        entries[key] = Entry(fn=lambda f=f, out=out: call(f, out), out=out, label=label)
-    return entries
+    return library_entries(ctx, {BF16_KEY: 'ours', 'deepgemm': 'deepgemm'}, function, shape, call, label)
 
 
 def _packed_experts(torch, case, generator):
