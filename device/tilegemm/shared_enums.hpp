@@ -16,6 +16,7 @@ enum class DType : int {
   kInt4 = 7,        // packed two per byte
   kFloat4E2M1 = 8,  // packed two per byte
   kInt32 = 9,
+  kInt64 = 10,  // index tensors only (MoE top-k ids)
 };
 
 // Storage bits of one element (tf32 is stored as 32-bit float).
@@ -35,6 +36,8 @@ constexpr int dtype_bits(DType t) {
     case DType::kInt4:
     case DType::kFloat4E2M1:
       return 4;
+    case DType::kInt64:
+      return 64;
   }
   return 0;
 }

@@ -14,8 +14,16 @@ class InvalidArgument : public std::invalid_argument {
   InvalidArgument(const std::string& argument, const std::string& expected, const std::string& given)
       : std::invalid_argument(fmt::format("{}: expected {}, got {}", argument, expected, given)), argument_(argument) {}
   const std::string& argument() const { return argument_; }
+  // The same error under another argument's name: an entry point that forwards its arguments to another under
+  // that one's parameter names reports them under its own.
+  InvalidArgument renamed(const std::string& argument) const {
+    return InvalidArgument(Message{}, argument, argument + std::string(what()).substr(argument_.size()));
+  }
 
  private:
+  struct Message {};
+  InvalidArgument(Message, const std::string& argument, const std::string& message)
+      : std::invalid_argument(message), argument_(argument) {}
   std::string argument_;
 };
 

@@ -34,6 +34,7 @@
 #include "tilegemm/timer.hpp"
 
 #include "_device_scope.hpp"
+#include "_on_device.hpp"
 #include "_plan.hpp"
 #include "_view.hpp"
 
@@ -48,28 +49,13 @@ namespace {
 using deep_gemm_ext::DeviceScope;
 using deep_gemm_ext::g_plan_declines;
 using deep_gemm_ext::g_plan_hits;
+using deep_gemm_ext::on_device;
 using deep_gemm_ext::PyPlan;
 using deep_gemm_ext::Renames;
 using deep_gemm_ext::require_device;
 using deep_gemm_ext::rethrow_renamed;
 using deep_gemm_ext::to_view;
 using deep_gemm_ext::View;
-
-// Runs `fn` with the tensors' device current in this module's CUDA runtime (cudart is linked statically,
-// so torch's current device is not ours) and the caller's stream. Without a GPU nothing is switched: the
-// call validates its arguments and then fails with "no GPU" from the library.
-template <typename Fn>
-void on_device(int device, const Renames& renames, Fn&& fn) {
-  require_device(device);
-  const DeviceScope scope(device);
-  nb::gil_scoped_release release;
-  try {
-    fn();
-  } catch (const tilegemm::InvalidArgument& e) {
-    nb::gil_scoped_acquire acquire;
-    rethrow_renamed(e, renames);
-  }
-}
 
 void cublaslt(const std::string& layout, const View& a, const View& b, const View& d, const std::optional<View>& c,
               int device, std::uintptr_t stream) {
@@ -430,7 +416,7 @@ void register_plan_bindings(nb::module_& m) {
 
 nb::dict dtype_codes() {
   nb::dict codes;
-  for (int i = 0; i <= static_cast<int>(tilegemm::DType::kInt32); ++i)
+  for (int i = 0; i <= static_cast<int>(tilegemm::DType::kInt64); ++i)
     codes[std::string(tilegemm::dtype_name(static_cast<tilegemm::DType>(i))).c_str()] = i;
   return codes;
 }
@@ -445,6 +431,8 @@ void register_kept_bindings(nb::module_& m);
 void register_mqa_bindings(nb::module_& m);
 // The weight-only quantised GEMM (int4 / int8 / MXFP4 weights) behind deep_gemm.weight_quant: _C_wq.cpp.
 void register_wq_bindings(nb::module_& m);
+// The FP8 MoE layer on one GPU behind deep_gemm.moe: _C_moe.cpp.
+void register_moe_bindings(nb::module_& m);
 
 NB_MODULE(_C, m) {
   m.doc() = "tilegemm operations behind the deep_gemm package (plain values in, no libtorch)";
@@ -457,6 +445,7 @@ NB_MODULE(_C, m) {
   register_kept_bindings(m);
   register_mqa_bindings(m);
   register_wq_bindings(m);
+  register_moe_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
   m.def("fp8_fp4_gemm_nt_sm90", &fp8_fp4_gemm_nt_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a, "stream"_a,

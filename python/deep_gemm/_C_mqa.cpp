@@ -19,7 +19,7 @@
 #include "tilegemm/paged_mqa_logits.hpp"
 #include "tilegemm/tensor_view.hpp"
 
-#include "_device_scope.hpp"
+#include "_on_device.hpp"
 #include "_plan.hpp"
 #include "_view.hpp"
 
@@ -28,6 +28,7 @@ using namespace nb::literals;
 
 namespace {
 
+using deep_gemm_ext::on_device;
 using deep_gemm_ext::Renames;
 using deep_gemm_ext::to_view;
 using deep_gemm_ext::View;
@@ -35,22 +36,6 @@ using deep_gemm_ext::View;
 // The C++ API's kv_scales is the second element of DeepGEMM's kv pair.
 const Renames kPrefillRenames{{"kv_scales", "kv[1]"}};
 const Renames kNoRenames{};
-
-// Runs `fn` without the GIL (the first call of a kernel JIT-compiles it) with `device` current in this module's
-// statically linked CUDA runtime. Without a GPU nothing is switched: the library checks the arguments, then reports
-// the missing GPU.
-template <typename Fn>
-void on_device(int device, const Renames& renames, Fn&& fn) {
-  deep_gemm_ext::require_device(device);
-  const deep_gemm_ext::DeviceScope scope(device);
-  nb::gil_scoped_release release;
-  try {
-    fn();
-  } catch (const tilegemm::InvalidArgument& e) {
-    nb::gil_scoped_acquire acquire;
-    deep_gemm_ext::rethrow_renamed(e, renames);
-  }
-}
 
 tilegemm::GemmOptions options_for(std::uintptr_t stream, int num_sms) {
   tilegemm::GemmOptions options;

@@ -21,7 +21,7 @@ inline tilegemm::TensorView to_view(const View& v, const char* name) {
   if (shape.size() != strides.size() || shape.empty() || shape.size() > 4)
     throw tilegemm::InvalidArgument(name, "a tensor of 1 to 4 dimensions with one stride per dimension",
                                     fmt::format("{} sizes and {} strides", shape.size(), strides.size()));
-  if (dtype < 0 || dtype > static_cast<int>(tilegemm::DType::kInt32))
+  if (dtype < 0 || dtype > static_cast<int>(tilegemm::DType::kInt64))
     throw tilegemm::InvalidArgument(name, "a known dtype code", std::to_string(dtype));
   tilegemm::TensorView view;
   view.data = reinterpret_cast<void*>(ptr);

@@ -33,6 +33,7 @@ double HardwareModel::peak_flops(DType t) const {
       per_cycle = flop_per_cycle_fp32_cuda_core;
       break;
     case DType::kInt32:
+    case DType::kInt64:
       per_cycle = 0;
       break;  // an accumulator type, never a GEMM operand
   }

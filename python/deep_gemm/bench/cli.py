@@ -6,7 +6,8 @@ import sys
 import time
 from types import SimpleNamespace
 
-from . import (cpp_timer, fp8_fp4_suite, gemm_cases, hc_suite, host_suite, int8_suite, layout_suite, measure, mqa_suite,
+from . import (cpp_timer, fp8_fp4_suite, gemm_cases, hc_suite, host_suite, int8_suite, layout_suite, measure, moe_suite,
+               mqa_suite,
                report, stats, suites, timing, wq_suite)
 from .cublas import block_support
 from .inputs import Quantiser
@@ -27,12 +28,13 @@ num_splits=None against DeepGEMM's num_splits=None and 16), wq (deep_gemm.weight
 weights against the BF16 GEMM on the dequantised weight and a copy of the packed bytes), int8 (deep_gemm.int8.gemm_nt
 against cuBLASLt's int8 GEMM, torch._int_mm, on the DeepSeek shapes for M in 1, 16, 64, 128, 4096), fp8_fp4 (the SM90
 FP8 x FP4 GEMM against FP8 x FP8 on the same weights, M in 1, 16, 32, 64, 128, 4096, and masked over 32 DeepSeek-V3
-experts at about 1, 8, 32 tokens each), mqa (DeepSeek-V3.2's MQA
-logits in prefill, fp8_fp4_mqa_logits, in TFLOP/s: S in 2048, 8192 x S_kv in 8192, 65536 x H in 32, 64, CP on and off),
+experts at about 1, 8, 32 tokens each), moe (deep_gemm.moe.fp8_moe, DeepSeek-V3's MoE layer on one GPU, against
+its unfused steps with our and DeepGEMM's grouped GEMMs, 1 to 8192 tokens), mqa (DeepSeek-V3.2's MQA logits in
+prefill, fp8_fp4_mqa_logits, in TFLOP/s: S in 2048, 8192 x S_kv in 8192, 65536 x H in 32, 64, CP on and off),
 paged_mqa (fp8_fp4_paged_mqa_logits in decode, in GB/s against a copy of the KV cache: B in 256, 4096 x next_n in 1, 2
 x H in 32, 64 x avg kv in 8192, 65536), or all.
-exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM, hc, wq, int8, fp8_fp4, mqa or
-paged_mqa case; 2 for a bad option, no torch, no CUDA GPU or a DeepGEMM folder that does not import."""
+exit status: 0; 1 when a result mismatched its reference or our call failed on a GEMM, hc, wq, int8, fp8_fp4, moe,
+mqa or paged_mqa case; 2 for a bad option, no torch, no CUDA GPU or a DeepGEMM folder that does not import."""
 
 
 def _int(text, name, low):
@@ -156,6 +158,8 @@ def _note(suite, dtype, env):
         return int8_suite.NOTE
     if suite == 'fp8_fp4':
         return fp8_fp4_suite.NOTE
+    if suite == 'moe':
+        return moe_suite.NOTE
     if suite in mqa_suite.NOTES:
         return mqa_suite.NOTES[suite]
     return hc_suite.NOTE if suite == 'hc' else _cublas_note(suite, dtype, env)
@@ -176,6 +180,9 @@ def failed_row(case, suite, error):
                          'weight': case.weight}
     elif suite in mqa_suite.NOTES:
         row['params'] = mqa_suite.params(case)
+    elif suite == 'moe':
+        row['params'] = {'tokens': case.tokens, 'experts': case.experts, 'topk': case.topk, 'hidden': case.hidden,
+                         'inter': case.inter}
     return row
 
 
@@ -219,6 +226,8 @@ def run(torch, options, libs, on_row=None):
                 elif suite == 'fp8_fp4':
                     row = fp8_fp4_suite.add_rates(measure.measure(torch, fp8_fp4_suite.problem(ctx, case), options,
                                                                   flush))
+                elif suite == 'moe':
+                    row = moe_suite.add_rates(measure.measure(torch, moe_suite.problem(ctx, case), options, flush))
                 elif suite in mqa_suite.NOTES:
                     row = mqa_suite.add_rates(measure.measure(torch, mqa_suite.problem(ctx, case), options, flush))
                 elif suite == 'hc':

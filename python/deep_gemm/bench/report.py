@@ -7,7 +7,7 @@ from . import stats
 
 GEMM_SUITES = ('deepseek', 'decode', 'ragged', 'grouped', 'masked')
 # Suites whose rows fail the run when our call fails (a mismatch fails it in any suite).
-FAILING_SUITES = GEMM_SUITES + ('hc', 'wq', 'int8', 'fp8_fp4', 'mqa', 'paged_mqa')
+FAILING_SUITES = GEMM_SUITES + ('hc', 'wq', 'int8', 'fp8_fp4', 'moe', 'mqa', 'paged_mqa')
 NAMES = {'ours': 'ours', 'tilegemm': 'tilegemm bench', 'deepgemm': 'DeepGEMM', 'deepgemm_split16': 'DeepGEMM 16 splits',
          'cublas': 'cuBLAS', 'copy': 'copy', 'ours_bf16': 'our BF16'}
 
@@ -150,6 +150,20 @@ def _fp8_fp4_table(section):
     return lines
 
 
+def _moe_table(section):
+    lines = ['| tokens | experts | active | ours µs | our unfused µs | unfused / ours | DeepGEMM unfused µs | '
+             'DeepGEMM unfused / ours | read floor µs | floor / ours | check |',
+             '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
+    for row in section['rows']:
+        p = row['params']
+        lines.append(f"| {p.get('tokens', '—')} | top-{p.get('topk', '—')} of {p.get('experts', '—')} | "
+                     f"{p.get('active_experts', '—')} | {_time(row, 'ours')} | {_time(row, 'ours_unfused')} | "
+                     f"{_ratio(row.get('unfused_vs_ours'))} | {_time(row, 'deepgemm')} | "
+                     f"{_ratio(row.get('ratio_vs_deepgemm'))} | {_num(row.get('read_floor_us'))} | "
+                     f"{_ratio(row.get('floor_vs_ours'))} | {check_cell(row)} |")
+    return lines
+
+
 def _mqa_table(section):
     lines = ['| S | S_kv | H | D | CP | logits | ours µs | ours TFLOP/s | DeepGEMM µs | DeepGEMM TFLOP/s | '
              'DeepGEMM / ours | check |', '|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|']
@@ -182,7 +196,8 @@ def _geomean_line(section):
     parts = []
     for key, label in (('ratio_vs_deepgemm', 'DeepGEMM / ours'), ('ratio_vs_deepgemm_best', 'DeepGEMM best / ours'),
                        ('ratio_vs_cublas', 'cuBLAS / ours'), ('ratio_vs_bf16', 'our BF16 / ours'),
-                       ('floor_vs_ours', 'read floor / ours'), ('ours_vs_copy', 'ours / copy GB/s')):
+                       ('floor_vs_ours', 'read floor / ours'), ('ours_vs_copy', 'ours / copy GB/s'),
+                       ('unfused_vs_ours', 'our unfused / ours')):
         g = section['geomeans'].get(key)
         if g and g['rows']:
             parts.append(f"{label} {g['geomean']:.3f} over {g['rows']} rows")
@@ -217,6 +232,8 @@ def markdown(report):
             lines += _wq_table(section)
         elif section['suite'] == 'fp8_fp4':
             lines += _fp8_fp4_table(section)
+        elif section['suite'] == 'moe':
+            lines += _moe_table(section)
         elif section['suite'] == 'mqa':
             lines += _mqa_table(section)
         elif section['suite'] == 'paged_mqa':
@@ -236,6 +253,7 @@ def section(suite, dtype, rows, note=None):
         ('ratio_vs_deepgemm', 'ratio_vs_deepgemm_best') if suite == 'hc' else \
         ('ratio_vs_bf16', 'floor_vs_ours', 'ratio_vs_deepgemm') if suite == 'wq' else \
         ('ratio_vs_fp8', 'mxfp8_vs_fp8', 'ratio_vs_deepgemm') if suite == 'fp8_fp4' else \
+        ('unfused_vs_ours', 'ratio_vs_deepgemm', 'floor_vs_ours') if suite == 'moe' else \
         ('ratio_vs_deepgemm', ) if suite == 'mqa' else \
         ('ratio_vs_deepgemm', 'ours_vs_copy') if suite == 'paged_mqa' else \
         ('ratio_vs_deepgemm', 'ratio_vs_cublas', 'ours_vs_tilegemm')

@@ -126,6 +126,25 @@ class WeightOnlyMasked:
         return f'{self.weight} {self.experts}x{self.expected_m}x{self.n}x{self.k}'
 
 
+@dataclass(frozen=True)
+class MoeLayer:
+    """deep_gemm.moe.fp8_moe: `tokens` tokens, each routed to `topk` of `experts` experts (gate/up 2·inter x hidden,
+    down hidden x inter)."""
+    tokens: int
+    experts: int = 256
+    topk: int = 8
+    hidden: int = 7168
+    inter: int = 2048
+
+    @property
+    def name(self):
+        return f'{self.tokens}x{self.hidden} top{self.topk}/{self.experts}'
+
+    @property
+    def flops(self):
+        return 2 * self.tokens * self.topk * 3 * self.inter * self.hidden
+
+
 def _dense(ms, nks=DEEPSEEK_NK):
     return tuple(Dense(m, n, k) for m in ms for n, k in nks)
 
@@ -188,6 +207,9 @@ INT8 = _dense((1, 16, 64, 128, 4096))
 FP8_FP4 = _dense((1, 16, 32, 64, 128, 4096)) + tuple(
     Masked(32, m, n, k, max_m=128) for n, k in ((4096, 7168), (7168, 2048)) for m in (1, 8, 32))
 
+# DeepSeek-V3's MoE layer on one GPU (all 256 experts local), decode to prefill.
+MOE = tuple(MoeLayer(t) for t in (1, 8, 64, 128, 256, 512, 1024, 4096, 8192))
+
 SUITES = {
     'deepseek': _dense((64, 128, 4096)),
     'decode': _dense((1, 8, 16, 32)),
@@ -200,11 +222,12 @@ SUITES = {
     'wq': WQ + WQ_MASKED,
     'int8': INT8,
     'fp8_fp4': FP8_FP4,
+    'moe': MOE,
     'mqa': MQA,
     'paged_mqa': PAGED_MQA,
 }
 # Suites whose rows do not depend on --dtype (the host suite filters its families by their own dtype).
-DTYPE_FREE = ('layout', 'hc', 'wq', 'int8', 'fp8_fp4', 'mqa', 'paged_mqa')
+DTYPE_FREE = ('layout', 'hc', 'wq', 'int8', 'fp8_fp4', 'moe', 'mqa', 'paged_mqa')
 
 
 def masked_rows(groups, expected_m, max_m, rng):
