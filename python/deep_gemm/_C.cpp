@@ -219,11 +219,13 @@ PyPlan plan_fp8_gemm_skip_head_mid(const View& a, const View& sfa, const View& b
 }
 
 PyPlan plan_m_grouped_fp8_contiguous(const View& a, const View& sfa, const View& b, const View& sfb, const View& d,
-                                     const View& grouped_layout, bool use_psum_layout, int device, int num_sms) {
+                                     const View& grouped_layout, bool use_psum_layout, int expected_m, int device,
+                                     int num_sms) {
   const auto va = to_view(a, "a"), vsa = to_view(sfa, "a[1]"), vb = to_view(b, "b"), vsb = to_view(sfb, "b[1]");
   const auto vd = to_view(d, "d"), vl = to_view(grouped_layout, "grouped_layout");
   return make_plan(device, kFp8Renames, [&] {
-    return tilegemm::api::plan_m_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, vl, use_psum_layout, num_sms);
+    return tilegemm::api::plan_m_grouped_fp8_gemm_contiguous(va, vsa, vb, vsb, vd, vl, use_psum_layout, num_sms,
+                                                             expected_m);
   });
 }
 
@@ -401,7 +403,7 @@ void register_plan_bindings(nb::module_& m) {
   m.def("plan_fp8_gemm_skip_head_mid", &plan_fp8_gemm_skip_head_mid, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
         "head_splits"_a, "device"_a, "num_sms"_a);
   m.def("plan_m_grouped_fp8_contiguous", &plan_m_grouped_fp8_contiguous, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
-        "grouped_layout"_a, "use_psum_layout"_a, "device"_a, "num_sms"_a);
+        "grouped_layout"_a, "use_psum_layout"_a, "expected_m"_a, "device"_a, "num_sms"_a);
   m.def("plan_m_grouped_fp8_masked", &plan_m_grouped_fp8_masked, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "masked_m"_a,
         "expected_m"_a, "device"_a, "num_sms"_a);
   m.def("plan_k_grouped_fp8", &plan_k_grouped_fp8, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "ks_cpu"_a,

@@ -315,7 +315,8 @@ def _m_grouped_contiguous(a, b, d, grouped_layout, recipe, recipe_a, recipe_b, c
     views, pointers = _views((a_data, 'a'), (a_sf, 'a[1]'), (b_data, 'b'), (b_sf, 'b[1]'), (d, 'd'),
                              (grouped_layout, 'grouped_layout'))
     run_checked(kept_key(prefix, a[0], a[1], b[0], b[1], d, grouped_layout),
-                lambda: _C.plan_m_grouped_fp8_contiguous(*views, use_psum_layout, device, num_sms),
+                lambda: _C.plan_m_grouped_fp8_contiguous(*views, use_psum_layout, expected_m_for_psum_layout or 0,
+                                                         device, num_sms),
                 current_stream(device), num_sms, pointers)
 
 

@@ -246,7 +246,7 @@ Plan plan_fp8_gemm_skip_head_mid(const TensorView& a, const TensorView& sfa, con
 
 Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                         const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
-                                        bool use_psum_layout, int num_sms) {
+                                        bool use_psum_layout, int num_sms, int expected_m) {
   check_fp8_operand(a, "a", 2);
   check_fp8_operand(b, "b", 3);
   require_tensor(d, "d", 2, DType::kBFloat16);
@@ -263,6 +263,9 @@ Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& s
   if (plan->without_kernel(m == 0 || n == 0, k == 0)) return plan;
   plan->desc = fp8_desc(GemmType::kMGroupedContiguous, m, n, k, groups, DType::kBFloat16, false, sfa, nullptr);
   plan->desc.use_psum_layout = use_psum_layout;
+  TILEGEMM_REQUIRE(expected_m >= 0 && (use_psum_layout || expected_m == 0), "expected_m",
+                   "0, or with use_psum_layout a non-negative hint of rows per group", std::to_string(expected_m));
+  plan->desc.expected_m = static_cast<int>(std::min<std::int64_t>(expected_m, m));
   plan->desc.deterministic = plan->settings().deterministic;
   validate_desc(plan->desc);
   api::require_tma_operands(a, b, d);

@@ -119,9 +119,11 @@ Plan plan_fp8_gemm(const TensorView& a, const TensorView& sfa, const TensorView&
 // 1D2D on 2-D operands with D's columns remapped per head (fp8_gemm_1d2d_skip_head_mid); tensors a, sfa, b, sfb, d.
 Plan plan_fp8_gemm_skip_head_mid(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                                  const TensorView& d, const HeadSplits& head_splits, int num_sms);
+// expected_m: with use_psum_layout, a hint of rows per group for the heuristics (DeepGEMM's
+// expected_m_for_psum_layout); 0 for none.
 Plan plan_m_grouped_fp8_gemm_contiguous(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                         const TensorView& sfb, const TensorView& d, const TensorView& grouped_layout,
-                                        bool use_psum_layout, int num_sms);
+                                        bool use_psum_layout, int num_sms, int expected_m = 0);
 Plan plan_m_grouped_fp8_gemm_masked(const TensorView& a, const TensorView& sfa, const TensorView& b,
                                     const TensorView& sfb, const TensorView& d, const TensorView& masked_m,
                                     int expected_m, int num_sms);

@@ -74,11 +74,12 @@ MoeFp8Rows fp8_rows(const TensorView& data, const TensorView& sf, const char* da
 }
 
 // The grouped GEMM of a layer step, its errors under the layer's names (`names`: the GEMM's a, sfa, b, sfb, d).
+// expected_rows: the heuristics' hint of rows per expert.
 api::Plan plan_step_gemm(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
-                         const TensorView& d, const TensorView& group_end, int num_sms,
+                         const TensorView& d, const TensorView& group_end, int num_sms, int expected_rows,
                          const std::array<const char*, 5>& names) {
   try {
-    return api::plan_m_grouped_fp8_gemm_contiguous(a, sfa, b, sfb, d, group_end, true, num_sms);
+    return api::plan_m_grouped_fp8_gemm_contiguous(a, sfa, b, sfb, d, group_end, true, num_sms, expected_rows);
   } catch (const InvalidArgument& e) {
     constexpr std::array<const char*, 5> kGemmNames{"a", "sfa", "b", "sfb", "d"};
     for (std::size_t i = 0; i < kGemmNames.size(); ++i)
@@ -226,10 +227,15 @@ void fp8_moe_layer(const TensorView& x, const TensorView& topk_idx, const Tensor
   require_rows(y, "y", DType::kBFloat16, tokens, hidden, "one row per token of x");
   // Each step checks the rest (the GEMMs their weights and scales) before the first kernel is launched: the GEMMs'
   // plans are made up front.
+  // The GEMMs' tiles are sized for the rows an active expert gets with an even spread: with few tokens, many
+  // experts hold a handful of rows each, and tall tiles would compute padding.
+  const std::int64_t pairs = tokens * topk;
+  const int expected_rows =
+      pairs == 0 ? 0 : static_cast<int>((pairs + std::min(pairs, experts) - 1) / std::min(pairs, experts));
   const api::Plan gemm1 = plan_step_gemm(ws.a1, ws.sfa1, weights.w1, weights.w1_sf, ws.h1, ws.group_end,
-                                         options.num_sms, {"a1", "sfa1", "w1", "w1_sf", "h1"});
+                                         options.num_sms, expected_rows, {"a1", "sfa1", "w1", "w1_sf", "h1"});
   const api::Plan gemm2 = plan_step_gemm(ws.a2, ws.sfa2, weights.w2, weights.w2_sf, ws.y2, ws.group_end,
-                                         options.num_sms, {"a2", "sfa2", "w2", "w2_sf", "y2"});
+                                         options.num_sms, expected_rows, {"a2", "sfa2", "w2", "w2_sf", "y2"});
   fp8_rows(ws.a1, ws.sfa1, "a1", "sfa1", hidden);
   fp8_rows(ws.a2, ws.sfa2, "a2", "sfa2", inter);
   require_pairs(topk_weights, "topk_weights", DType::kFloat32, tokens, topk);

@@ -140,7 +140,11 @@ ProblemShape sm90_problem_shape(const GemmDesc& desc) {
       s.m = desc.m, s.batch = desc.num_groups;
       break;
     case GemmType::kMGroupedContiguous:
-      s.m = desc.m, s.batch = desc.num_groups, s.grouped = true;
+      // The prefix-sum layout's hint: the groups' rows are about expected_m each, the rest of M is room.
+      s.m = desc.use_psum_layout && desc.expected_m > 0
+                ? std::min<std::int64_t>(desc.m, static_cast<std::int64_t>(desc.expected_m) * desc.num_groups)
+                : desc.m;
+      s.batch = desc.num_groups, s.grouped = true;
       break;
     case GemmType::kMGroupedMasked:
       // Each group is its own [expected_m, N, K] problem with its own B: the batched shape.
@@ -193,9 +197,9 @@ int choose_raster_group(const ProblemShape& shape, int block_m, int block_n, int
   return best;
 }
 
-// A masked problem's expected_m is a mean: the rows of each group spread around it (DeepGEMM's tests draw
-// int(expected_m * U(0.7, 1.3)), a router's counts spread alike), and each group's last tile is partly padding.
-// Tiles averaged over that spread, so tall tiles pay for the rows they leave empty.
+// A masked (or hinted prefix-sum) problem's expected_m is a mean: the rows of each group spread around it (DeepGEMM's
+// tests draw int(expected_m * U(0.7, 1.3)), a router's counts spread alike), and each group's last tile is partly
+// padding. Tiles averaged over that spread, so tall tiles pay for the rows they leave empty.
 namespace {
 std::int64_t masked_tiles(const GemmDesc& desc, int block_m, int block_n) {
   constexpr int kSamples = 64;
@@ -220,9 +224,8 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   const double per_sm_peak = problem.peak_flops / hw.num_sms;
 
   r.num_sms = c.num_sms;
-  r.tiles = desc.type == GemmType::kMGroupedMasked && desc.expected_m > 0
-                ? masked_tiles(desc, c.block_m, c.block_n)
-                : sm90_output_tiles(shape, c.block_m, c.block_n);
+  const bool hinted = desc.expected_m > 0 && (desc.type == GemmType::kMGroupedMasked || desc.use_psum_layout);
+  r.tiles = hinted ? masked_tiles(desc, c.block_m, c.block_n) : sm90_output_tiles(shape, c.block_m, c.block_n);
   // Work units and the K blocks of each (see the schedulers in device/tilegemm/sched).
   const std::int64_t k_blocks = ceil_div(shape.k, c.block_k);
   r.work_units = r.tiles;

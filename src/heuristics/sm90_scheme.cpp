@@ -100,8 +100,9 @@ std::vector<WorkRange> sm90_launch_chunks(const GemmDesc& desc, const GemmConfig
   }
   // Masked and prefix-sum problems are walked group by group: cut between groups. Their sizes live on the
   // device, so the cut uses expected_m (masked) or the mean group (prefix sum).
-  const long long rows = desc.type == GemmType::kMGroupedMasked ? (desc.expected_m > 0 ? desc.expected_m : desc.m)
-                                                                : ceil_div(desc.m, desc.num_groups);
+  const long long rows = desc.expected_m > 0                      ? desc.expected_m
+                         : desc.type == GemmType::kMGroupedMasked ? desc.m
+                                                                  : ceil_div(desc.m, desc.num_groups);
   const long long group_units = std::max(1LL, m_units(rows) * n_blocks);
   const long long groups_per_launch = std::max(1LL, (waves_per_launch * slots + group_units / 2) / group_units);
   if (groups_per_launch >= desc.num_groups) return one_launch;

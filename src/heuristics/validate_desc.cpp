@@ -78,8 +78,13 @@ void validate_desc(const GemmDesc& desc) {
                        std::to_string(desc.k));
       break;
   }
-  if (desc.type != GemmType::kMGroupedMasked)
-    TILEGEMM_REQUIRE(desc.expected_m == 0, "expected_m", "0 (only masked grouped GEMMs take a hint)",
+  const bool psum = desc.type == GemmType::kMGroupedContiguous && desc.use_psum_layout;
+  if (psum)
+    TILEGEMM_REQUIRE(desc.expected_m >= 0 && desc.expected_m <= desc.m, "expected_m",
+                     fmt::format("0 (no hint) or rows per group in [1, m={}]", desc.m),
+                     std::to_string(desc.expected_m));
+  else if (desc.type != GemmType::kMGroupedMasked)
+    TILEGEMM_REQUIRE(desc.expected_m == 0, "expected_m", "0 (only masked and prefix-sum grouped GEMMs take a hint)",
                      std::to_string(desc.expected_m));
 
   if (desc.major_a == Major::kKMajor || desc.major_b == Major::kKMajor)

@@ -81,7 +81,7 @@ class Emulated:
     def plan_fp8_gemm(self, a, sfa, b, sfb, d, c, one_d_one_d, device, num_sms):
         return EmulatedPlan(lambda *v: self.fp8_gemm(*v, one_d_one_d, device, 0, num_sms), [a, sfa, b, sfb, d, c], ())
 
-    def plan_m_grouped_fp8_contiguous(self, a, sfa, b, sfb, d, layout, use_psum_layout, device, num_sms):
+    def plan_m_grouped_fp8_contiguous(self, a, sfa, b, sfb, d, layout, use_psum_layout, expected_m, device, num_sms):
         return EmulatedPlan(self.m_grouped_fp8_contiguous, [a, sfa, b, sfb, d, layout],
                             (use_psum_layout, device, 0, num_sms))
 

@@ -56,7 +56,7 @@ class RecordingC:
     def plan_fp8_gemm(self, a, sfa, b, sfb, d, c, one_d_one_d, device, num_sms):
         return self._plan(a, sfa, b, sfb, d, c)
 
-    def plan_m_grouped_fp8_contiguous(self, a, sfa, b, sfb, d, layout, use_psum_layout, device, num_sms):
+    def plan_m_grouped_fp8_contiguous(self, a, sfa, b, sfb, d, layout, use_psum_layout, expected_m, device, num_sms):
         return self._plan(a, sfa, b, sfb, d, layout)
 
     def plan_m_grouped_fp8_masked(self, a, sfa, b, sfb, d, masked_m, expected_m, device, num_sms):
