@@ -188,9 +188,10 @@ LAYOUT = tuple(Layout(helper, mn, k) for helper in LAYOUT_HELPERS[:2] for mn, k 
 # DeepGEMM's own test shapes of tf32_hc_prenorm_gemm (tests/test_hyperconnection.py), in its order.
 HC = tuple(HcPrenorm(m, n, k) for m in (13, 137, 4096, 8192) for n, k in ((24, 28672), (24, 7680), (24, 7168)))
 
-# Weight-only GEMMs: DeepSeek-V3 dense weights, gpt-oss-120b's MoE expert (gate/up 5760 x 2880, down 2880 x 2880) and
-# a Llama-3-8B MLP (14336 x 4096); decode (M = 1, 16), a small batch (64) and prefill (4096).
-WQ_NK = ((4096, 7168), (7168, 2048), (2112, 7168), (5760, 2880), (2880, 2880), (14336, 4096))
+# Weight-only GEMMs: DeepSeek-V3 dense weights, gpt-oss-120b's MoE expert (gate/up 5760 x 2880, down 2880 x 2880),
+# a Llama-3-8B MLP (14336 x 4096) and the 8192 x 8192 shape of Marlin's published H100 figures
+# (bench/published/marlin-machete.md); decode (M = 1, 16), a small batch (64) and prefill (4096).
+WQ_NK = ((4096, 7168), (7168, 2048), (2112, 7168), (5760, 2880), (2880, 2880), (14336, 4096), (8192, 8192))
 WQ_WEIGHTS = ('int4g128', 'int4g128z', 'int4g32', 'int8', 'mxfp4')
 WQ = tuple(WeightOnly(m, n, k, weight) for weight in WQ_WEIGHTS for m in (1, 16, 64, 4096) for n, k in WQ_NK
            if not (weight == 'int4g32' and m == 4096))
