@@ -1,7 +1,8 @@
-"""deep_gemm.moe on the GPU (skipped without one): the fused FP8 MoE layer and its unfused form against the float64
-reference (DeepGEMM's calc_diff < 1e-3) for 1 to 700 tokens, skipped ids, tokens with no expert, int32 and int64 ids,
-UE8M0 scales; the routing's layout (every kept pair one row inside its expert's segment); a reused Workspace, torch's
-current stream and a CUDA graph. Every case draws fresh random inputs."""
+"""deep_gemm.moe on the GPU (skipped without one): the fused FP8 MoE layer, its unfused form and the expert-parallel
+layer on a one-rank NCCL group against the float64 reference (DeepGEMM's calc_diff < 1e-3) for 1 to 700 tokens,
+skipped ids, tokens with no expert, int32 and int64 ids, UE8M0 scales; the routing's layout (every kept pair one row
+inside its expert's segment); a reused Workspace, torch's current stream and a CUDA graph. Every case draws fresh
+random inputs."""
 import pytest
 
 torch = pytest.importorskip('torch', reason='GPU tests need torch')
@@ -122,3 +123,19 @@ def test_workspace_reuse_current_stream_and_cuda_graph():
     graph.replay()
     torch.cuda.synchronize()
     assert calc_diff(out.double(), moe.reference(x, topk_idx, topk_weights, w1, w2)) < 1e-3
+
+
+def test_expert_parallel_layer_on_a_one_rank_nccl_group(tmp_path):
+    import torch.distributed as dist
+    experts, topk, hidden, inter, tokens = 16, 4, 512, 256, 100
+    w1, w2 = weights(experts, hidden, inter)
+    x = torch.randn(tokens, hidden, dtype=torch.bfloat16, device='cuda')
+    topk_idx, topk_weights = routing(tokens, experts, topk, skipped=0.1)
+    dist.init_process_group('nccl', init_method=f'file://{tmp_path}/store', rank=0, world_size=1)
+    try:
+        y = moe.ep_fp8_moe(x, topk_idx, topk_weights, w1, w2, moe.NcclExchange(), 1)
+    finally:
+        dist.destroy_process_group()
+    keep = (topk_idx >= 0) & (topk_idx < experts)
+    ref = moe.reference(x, topk_idx, torch.where(keep, topk_weights, 0.0), w1, w2)
+    assert calc_diff(y.double(), ref) < 1e-3

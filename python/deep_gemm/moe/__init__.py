@@ -23,8 +23,13 @@ quantisation in one kernel, grouped GEMM 2, and the weighted combine (fp32, k or
 
 :func:`reference` is the float64 math the GPU results are tested against; :func:`unfused` runs the same layer as
 separate PyTorch steps around the same grouped GEMMs, the baseline the fused layer is benchmarked against.
+
+Expert parallelism (experts spread over the ranks of a process group), unfused: :func:`ep_fp8_moe` sends each
+(token, k) pair to the rank holding its expert with torch.distributed's all-to-all (:class:`NcclExchange`), runs
+that rank's experts with :func:`fp8_moe` and sends the outputs back to be combined. Not yet run on several GPUs.
 """
+from ._ep import NcclExchange, ep_fp8_moe
 from ._layer import Workspace, fp8_moe
 from ._reference import reference, unfused
 
-__all__ = ['Workspace', 'fp8_moe', 'reference', 'unfused']
+__all__ = ['NcclExchange', 'Workspace', 'ep_fp8_moe', 'fp8_moe', 'reference', 'unfused']
