@@ -95,3 +95,39 @@ def test_without_a_gpu_the_library_checks_then_says_so():
     for dtype in ('int32', 'int64'):
         with pytest.raises(RuntimeError, match='GPU'):
             moe.fp8_moe(**_args(topk_idx=FakeTensor((T, K), dtype)))
+
+
+def _grouped_gemm_float64(a, b, d, group_end, use_psum_layout):
+    """m_grouped_fp8_gemm_nt_contiguous's psum-layout math in float64 on the CPU: group g's rows [start, end) of a,
+    start = the previous end rounded up to 128, times its expert's weight."""
+    assert use_psum_layout
+    (a_data, a_sf), (b_data, b_sf) = a, b
+    start = 0
+    for g, end in enumerate(group_end.tolist()):
+        if end > start:
+            rows = slice(start, end)
+            a_hat = a_data[rows].double() * a_sf[rows].double().repeat_interleave(128, 1)
+            b_hat = b_data[g].double() * b_sf[g].double().repeat_interleave(128, 0).repeat_interleave(128, 1)
+            d[rows] = (a_hat @ b_hat.T).to(d.dtype)
+        start = (end + 127) // 128 * 128
+
+
+def test_unfused_steps_lay_out_compute_and_combine_every_pair():
+    from deep_gemm.moe._reference import unfused_steps
+    g = torch.Generator().manual_seed(3)
+    experts, topk, hidden, inter, tokens = 6, 2, 256, 128, 40
+
+    def weights(rows, cols):
+        w = torch.randn((experts, rows, cols), generator=g) / cols**0.5
+        return w.to(torch.float8_e4m3fn), torch.rand((experts, rows // 128, cols // 128), generator=g) + 0.5
+    w1, w2 = weights(2 * inter, hidden), weights(hidden, inter)
+    x = torch.randn((tokens, hidden), generator=g).to(torch.bfloat16)
+    idx = torch.randint(-1, experts + 1, (tokens, topk), generator=g)  # -1 and `experts` are skipped
+    topk_weights = torch.rand((tokens, topk), generator=g)
+    topk_weights[idx < 0] = float('nan')  # never read
+    got = unfused_steps(_grouped_gemm_float64, x, idx, topk_weights, w1, w2)
+    keep = (idx >= 0) & (idx < experts)
+    want = moe.reference(x, idx, torch.where(keep, topk_weights, 0.0), w1, w2)
+    assert not got.isnan().any()
+    diff = 1 - 2 * (got.double() * want).sum() / (got.double().square().sum() + want.square().sum())
+    assert diff < 1e-3

@@ -73,21 +73,25 @@ def unfused_steps(grouped_gemm, x, topk_idx, topk_weights, w1, w2, *, use_ue8m0=
     rows_sorted = torch.where(kept, starts[safe_expert] + ranks, -1)
     row_of = torch.empty_like(rows_sorted).scatter_(0, order, rows_sorted)
 
+    # Skipped pairs go to a spare row past every group (the GEMMs never compute it), so no step depends on how many
+    # pairs are kept (which only a host sync would tell). Padding rows stay uninitialised: each row's results depend
+    # on that row alone, and no padding row is read back.
     rows = _C.moe_buffer_rows(tokens, topk, experts)
-    pairs = torch.nonzero(row_of >= 0).squeeze(1)
-    pair_rows = row_of[pairs]
-    a1 = torch.zeros((rows, hidden), dtype=torch.float8_e4m3fn, device=device)
-    sfa1 = torch.ones((hidden // 128, rows), dtype=torch.float32, device=device).T
-    _scatter_fp8(x[pairs // topk], pair_rows, a1, sfa1, use_ue8m0)
-    h1 = torch.empty((rows, 2 * inter), dtype=torch.bfloat16, device=device)
+    spare = rows
+    pair_rows = torch.where(row_of >= 0, row_of, spare)
+    a1 = torch.empty((rows + 128, hidden), dtype=torch.float8_e4m3fn, device=device)
+    sfa1 = torch.empty((hidden // 128, rows + 128), dtype=torch.float32, device=device).T
+    token_of = torch.arange(tokens * topk, device=device) // topk
+    _scatter_fp8(x[token_of], pair_rows, a1, sfa1, use_ue8m0)
+    h1 = torch.empty((rows + 128, 2 * inter), dtype=torch.bfloat16, device=device)
     grouped_gemm((a1, sfa1), w1, h1, group_end, use_psum_layout=True)
     h = h1[pair_rows].float()
     act = torch.nn.functional.silu(h[:, :inter]) * h[:, inter:]
-    a2 = torch.zeros((rows, inter), dtype=torch.float8_e4m3fn, device=device)
-    sfa2 = torch.ones((inter // 128, rows), dtype=torch.float32, device=device).T
+    a2 = torch.empty((rows + 128, inter), dtype=torch.float8_e4m3fn, device=device)
+    sfa2 = torch.empty((inter // 128, rows + 128), dtype=torch.float32, device=device).T
     _scatter_fp8(act, pair_rows, a2, sfa2, use_ue8m0)
-    y2 = torch.empty((rows, hidden), dtype=torch.bfloat16, device=device)
+    y2 = torch.empty((rows + 128, hidden), dtype=torch.bfloat16, device=device)
     grouped_gemm((a2, sfa2), w2, y2, group_end, use_psum_layout=True)
-    weights = torch.where(row_of >= 0, topk_weights.reshape(-1).float(), 0.0)
-    gathered = y2[row_of.clamp(min=0)].float() * weights[:, None]
-    return gathered.view(tokens, topk, hidden).sum(1).to(torch.bfloat16)
+    weighted = y2[pair_rows].float() * topk_weights.reshape(-1, 1).float()
+    weighted = torch.where((row_of >= 0)[:, None], weighted, 0.0)  # a spare row may hold NaN
+    return weighted.view(tokens, topk, hidden).sum(1).to(torch.bfloat16)
