@@ -1,8 +1,10 @@
 #pragma once
 // The device workspace of split-K / stream-K launches: one zero-initialised buffer per (device, stream),
-// grown on demand and reused by every later launch on that stream. The kernels leave their counters and
-// (atomic mode) partial sums at zero when they finish, so no memset is needed per launch and the launch
-// path enqueues nothing but the kernel (CUDA-graph capture friendly once the buffer is large enough).
+// grown on demand and reused by every later launch on that stream, by every kernel family with its own layout
+// (counters, then partial tiles). Every kernel leaves all it used, counters and partial sums alike, at zero when it
+// finishes, so no memset is needed per launch and the launch path enqueues nothing but the kernel (CUDA-graph
+// capture friendly once the buffer is large enough): a kernel that left partial sums behind would hand the next
+// launch of another layout non-zero counters, or an atomic fix-up non-zero sums.
 #include <cstddef>
 
 namespace tilegemm::kernels {

@@ -29,6 +29,14 @@ namespace hc_prenorm {
 
 enum class Barrier : u32 { kConsumers = 1 };  // named barrier over the consumer warps (0 is __syncthreads)
 
+// Four fp32 values rounded to the nearest TF32 (cvt.rna: ties away from zero), as 32-bit patterns.
+TG_DEVICE uint4 round_to_tf32(uint4 v) {
+  u32* w = reinterpret_cast<u32*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w[i]) : "f"(__uint_as_float(w[i])));
+  return v;
+}
+
 }  // namespace hc_prenorm
 
 // kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
@@ -103,11 +111,14 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
       a[i][0] = prim::lds128(prim::swizzled128(a_box, 16 * i + g, a_chunk));
       a[i][1] = prim::lds128(prim::swizzled128(a_box, 16 * i + g + 8, a_chunk));
     }
+    // B's fp32 values rounded to TF32 (to nearest): mma.sync reads a tf32 operand's top 19 bits and drops the rest,
+    // which biases every product towards zero; torch's TF32 matmul and DeepGEMM's wgmma round, and DeepGEMM's test
+    // holds this kernel to 1e-8 of torch. (A is bf16: exact in TF32.)
     uint4 b[kNTiles][2];
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) {
-      b[j][0] = prim::lds128(prim::swizzled128(b_box, 8 * j + g, 2 * t));
-      b[j][1] = prim::lds128(prim::swizzled128(b_box, 8 * j + g, 2 * t + 1));
+      b[j][0] = hc_prenorm::round_to_tf32(prim::lds128(prim::swizzled128(b_box, 8 * j + g, 2 * t)));
+      b[j][1] = hc_prenorm::round_to_tf32(prim::lds128(prim::swizzled128(b_box, 8 * j + g, 2 * t + 1)));
     }
     __syncwarp();
     if (lane == 0) barriers->consumer_release(st.index);
@@ -193,13 +204,17 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
       return;
     // The last CTA adds the splits' tiles in split order (the same bits on every run). Its loads are independent
     // until the adds, so several are in flight per thread: this tail is the price of the split.
-    const float4* first = reinterpret_cast<const float4*>(p.partials) +
-                          static_cast<long long>(row_block) * p.num_splits * (kTileElems / 4);
+    // It leaves the partials zeroed, as it found them: the stream's split workspace is shared with the GEMMs, whose
+    // atomic fix-up adds into zeros wherever its layout puts them (kernels/split_workspace.hpp).
+    float4* first =
+        reinterpret_cast<float4*>(p.partials) + static_cast<long long>(row_block) * p.num_splits * (kTileElems / 4);
     for (int q = static_cast<int>(threadIdx.x); q < kTileElems / 4; q += kConsumerThreads) {
       float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 8
       for (int s = 0; s < p.num_splits; ++s) {
-        const float4 x = __ldcg(first + static_cast<long long>(s) * (kTileElems / 4) + q);
+        float4* slot = first + static_cast<long long>(s) * (kTileElems / 4) + q;
+        const float4 x = __ldcg(slot);
+        __stcg(slot, make_float4(0.f, 0.f, 0.f, 0.f));
         v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
       }
       store(4 * q, v.x, 0), store(4 * q + 1, v.y, 0), store(4 * q + 2, v.z, 0), store(4 * q + 3, v.w, 0);

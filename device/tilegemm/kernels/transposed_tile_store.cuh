@@ -51,13 +51,18 @@ struct TransposedTileStore {
       }
     }
     if (!prim::last_split_arrived(&counters[tile], splits, last_flag, barrier, kConsumerThreads)) return;
-    const float* first = partials + static_cast<long long>(tile) * splits * kTileElems;
+    // It leaves the partials zeroed, as it found them: the stream's split workspace is shared with the GEMMs, whose
+    // atomic fix-up adds into zeros wherever its layout puts them (kernels/split_workspace.hpp).
+    float* first = partials + static_cast<long long>(tile) * splits * kTileElems;
     // Token-major order: consecutive threads write consecutive columns of one row of D.
     for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) {
       const int token = e / kBlockN, r = e % kBlockN;
       float v = 0.f;
-      for (int s = 0; s < splits; ++s)
-        v += __ldcg(first + static_cast<long long>(s) * kTileElems + r * kBlockM + token);
+      for (int s = 0; s < splits; ++s) {
+        float* slot = first + static_cast<long long>(s) * kTileElems + r * kBlockM + token;
+        v += __ldcg(slot);
+        __stcg(slot, 0.f);
+      }
       if (m0 + token < m_end && n0 + r < n) prim::store_as<kOut>(d, (m0 + token) * ldd + n0 + r, v);
     }
     if (threadIdx.x == 0) prim::st_relaxed_gpu(&counters[tile], 0);
