@@ -37,13 +37,15 @@ void require_aligned_rows(const TensorView& v, const char* name) {
                    "contiguous rows starting on 16-byte boundaries", fmt::format("{} at {:#x}", describe(v), address));
 }
 
-// A 2-D tensor of `dtype` [rows, cols] with contiguous, 16-byte aligned rows.
+// An output: a 2-D tensor of `dtype` [rows, cols] with contiguous, 16-byte aligned rows that do not overlap.
 void require_rows(const TensorView& v, const char* name, DType dtype, std::int64_t rows, std::int64_t cols,
                   const std::string& what) {
   api::require_tensor(v, name, 2, dtype);
   TILEGEMM_REQUIRE(v.size(0) == rows && v.size(1) == cols, name, fmt::format("[{}, {}] ({})", rows, cols, what),
                    shape_str(v));
   require_aligned_rows(v, name);
+  TILEGEMM_REQUIRE(v.size(0) <= 1 || v.stride(0) >= v.size(1), name, "rows that do not overlap (an output)",
+                   describe(v));
 }
 
 // row_of (or topk_weights): [T, K] of `dtype`, rows contiguous and packed (stride K).

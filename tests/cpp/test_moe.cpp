@@ -119,6 +119,7 @@ TEST(MoeLayerChecks, BadArgumentsAreNamed) {
   expect_edit_rejected<Layer>([](Layer& l) { l.ws.sfa1.strides = {2, 1, 0, 0}; }, "sfa1", "MN-major");
   expect_edit_rejected<Layer>([](Layer& l) { l.ws.a2.dtype = DType::kInt8; }, "a2", "fp8");
   expect_edit_rejected<Layer>([](Layer& l) { l.y.shape[1] = 128; }, "y", "[64, 256]");
+  expect_edit_rejected<Layer>([](Layer& l) { l.y.strides[0] = 0; }, "y", "do not overlap");
 }
 
 TEST(MoeStepChecks, BadArgumentsAreNamed) {

@@ -557,6 +557,31 @@ def mxfp8_sm90_call(rng):
     return Call(args, roles)
 
 
+def moe_call(rng):
+    """deep_gemm.moe.fp8_moe with an explicit out and a Workspace over stand-ins (None would allocate on the GPU)."""
+    from deep_gemm import moe
+    tokens, topk, experts, hidden, inter = rng.choice((1, 24)), rng.choice((1, 4)), rng.choice((4, 8)), 256, 128
+    rows = deep_gemm._C.moe_buffer_rows(tokens, topk, experts)
+    ws = moe.Workspace.__new__(moe.Workspace)
+    ws.max_tokens, ws.topk, ws.experts, ws.hidden, ws.intermediate, ws.rows = tokens, topk, experts, hidden, inter, rows
+    ws.group_end, ws.row_of_buffer = t(experts, dtype='int32'), t(tokens * topk, dtype='int32')
+    ws.a1, ws.a2 = t(rows, hidden, dtype='float8_e4m3fn'), t(rows, inter, dtype='float8_e4m3fn')
+    ws.sfa1, ws.sfa2 = t(hidden // 128, rows, dtype='float32').T, t(inter // 128, rows, dtype='float32').T
+    ws.h1, ws.y2 = t(rows, 2 * inter), t(rows, hidden)
+    args = dict(x=t(tokens, hidden), topk_idx=t(tokens, topk, dtype=rng.choice(('int32', 'int64'))),
+                topk_weights=t(tokens, topk, dtype='float32'),
+                w1=(t(experts, 2 * inter, hidden, dtype='float8_e4m3fn'),
+                    t(experts, 2 * inter // 128, hidden // 128, dtype='float32')),
+                w2=(t(experts, hidden, inter, dtype='float8_e4m3fn'),
+                    t(experts, hidden // 128, inter // 128, dtype='float32')),
+                use_ue8m0=rng.random() < 0.5, out=t(tokens, hidden), workspace=ws)
+    roles = dict(x=tma('bfloat16'), topk_idx=data('int32', 'int64'), topk_weights=data('float32'),
+                 w1=Pair(tma('float8_e4m3fn'), Tensor(**SCALES)), w2=Pair(tma('float8_e4m3fn'), Tensor(**SCALES)),
+                 use_ue8m0=Scalar(*NOT_A_BOOL), out=out('bfloat16', optional=True),
+                 workspace=Scalar('x', 3, object()))
+    return Call(args, roles)
+
+
 def own_families():
     """'module:function' -> factory of valid calls, for tilegemm's own GPU calls outside deep_gemm's top level (int8
     only where torch is, which deep_gemm.int8 imports)."""
@@ -565,6 +590,7 @@ def own_families():
              'deep_gemm._fp8_fp4_sm90:mxfp8_gemm_nt': mxfp8_sm90_call}
     if HAVE_TORCH:
         table['deep_gemm.int8:gemm_nt'] = int8_call
+        table['deep_gemm.moe:fp8_moe'] = moe_call
     return table
 
 

@@ -75,12 +75,13 @@ def fp8_moe(x, topk_idx, topk_weights, w1, w2, *, use_ue8m0=False, out=None, wor
     w1_data, w1_sf = _pair(w1, 'w1')
     w2_data, w2_sf = _pair(w2, 'w2')
     require_bool(use_ue8m0, 'use_ue8m0')
-    if len(x.shape) != 2 or len(topk_idx.shape) != 2 or len(w1_data.shape) != 3:
-        raise ValueError(f'x, topk_idx, w1[0]: expected [T, H], [T, K] and [E, 2 * I, H] tensors, got '
-                         f'{tuple(x.shape)}, {tuple(topk_idx.shape)} and {tuple(w1_data.shape)}')
+    for t, name, what in ((x, 'x', '[T, H]'), (topk_idx, 'topk_idx', '[T, K]'), (w1_data, 'w1[0]', '[E, 2 * I, H]')):
+        if len(t.shape) != len(what.split(',')):
+            raise ValueError(f'{name}: expected a {what} tensor, got shape {tuple(t.shape)}')
     tokens, hidden = (int(s) for s in x.shape)
     topk, experts, intermediate = int(topk_idx.shape[1]), int(w1_data.shape[0]), int(w1_data.shape[1]) // 2
-    device = common_device(x=x, topk_idx=topk_idx, topk_weights=topk_weights, w1=w1_data, w2=w2_data, out=out)
+    device = common_device(x=x, topk_idx=topk_idx, topk_weights=topk_weights, w1=w1_data, **{'w1[1]': w1_sf},
+                           w2=w2_data, **{'w2[1]': w2_sf}, out=out)
     if out is None:
         out = torch.empty((tokens, hidden), dtype=torch.bfloat16, device=x.device)
     if workspace is None:
