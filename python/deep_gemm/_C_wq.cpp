@@ -34,7 +34,7 @@
 #include "tilegemm/tensor_view.hpp"
 #include "tilegemm/weight_quant.hpp"
 
-#include "_device_scope.hpp"
+#include "_on_device.hpp"
 #include "_plan.hpp"
 #include "_view.hpp"
 
@@ -43,6 +43,7 @@ using namespace nb::literals;
 
 namespace {
 
+using deep_gemm_ext::on_device;
 using deep_gemm_ext::Renames;
 using deep_gemm_ext::rethrow_renamed;
 using deep_gemm_ext::to_view;
@@ -105,21 +106,6 @@ auto on_host(const Renames& renames, Fn&& fn) {
   try {
     nb::gil_scoped_release release;
     return fn();
-  } catch (const tilegemm::InvalidArgument& e) {
-    rethrow_renamed(e, renames);
-  }
-}
-
-// Runs `fn` without the GIL (the first call of a kernel JIT-compiles it) with `device` current in this module's
-// statically linked CUDA runtime. Without a GPU nothing is switched: the library checks the arguments, then reports
-// the missing GPU (RuntimeError).
-template <typename Fn>
-void on_device(int device, const Renames& renames, Fn&& fn) {
-  try {
-    deep_gemm_ext::require_device(device);
-    const deep_gemm_ext::DeviceScope scope(device);
-    nb::gil_scoped_release release;
-    fn();
   } catch (const tilegemm::InvalidArgument& e) {
     rethrow_renamed(e, renames);
   }
