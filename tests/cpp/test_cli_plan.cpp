@@ -66,6 +66,15 @@ TEST(CliPlan, GroupedAndNumSmsOptions) {
       run_plan("--m 4096 --n 7168 --k 2048 --gemm-type m_grouped_masked --num-groups 8 --expected-m 64 --json", false);
   ASSERT_EQ(masked.status, 0) << masked.output;
   EXPECT_EQ(nlohmann::json::parse(masked.output)[0]["config"]["block_m"].get<int>(), 64);
+  // The MoE layer's GEMM 1 at 512 tokens: a buffer of 36608 rows for 256 experts of ~16 rows each.
+  const CliResult psum = run_plan(
+      "--m 143 --n 4096 --k 7168 --dtype fp8 --gemm-type m_grouped_contiguous "
+      "--num-groups 256 --psum --expected-m 16 --json",
+      false);
+  ASSERT_EQ(psum.status, 0) << psum.output;
+  const auto psum_json = nlohmann::json::parse(psum.output)[0];
+  EXPECT_EQ(psum_json["cost"]["tiles"].get<long long>() % 256, 0) << psum.output;  // one m-block per expert
+  expect_usage_error("--m 64 --n 2112 --k 7168 --psum", "--psum");
   const CliResult sms = run_plan("--m 4096 --n 4096 --k 7168 --num-sms 64 --json", false);
   ASSERT_EQ(sms.status, 0) << sms.output;
   EXPECT_EQ(nlohmann::json::parse(sms.output)[0]["config"]["num_sms"].get<int>(), 64);

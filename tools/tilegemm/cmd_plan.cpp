@@ -28,6 +28,7 @@ struct PlanArgs {
   std::string gemm_type = "normal";
   int num_groups = 1;
   int expected_m = 0;
+  bool psum = false;  // M-grouped contiguous in the prefix-sum layout
   int num_sms = 0;
   bool with_c = false;
   std::string suite;
@@ -129,6 +130,10 @@ GemmDesc make_plan_desc(GemmType type, int groups, int m, int n, int k, const Pl
   desc.n = n;
   desc.k = k;
   desc.expected_m = args.expected_m;
+  TILEGEMM_REQUIRE(!args.psum || type == GemmType::kMGroupedContiguous, "--psum",
+                   "--gemm-type m_grouped_contiguous (the prefix-sum layout is one of its layouts)",
+                   std::string(gemm_type_name(type)));
+  desc.use_psum_layout = args.psum;
   desc.a_dtype = desc.b_dtype = parse_dtype(args.dtype, "--dtype");
   TILEGEMM_REQUIRE(
       desc.a_dtype == DType::kBFloat16 || desc.a_dtype == DType::kFloat8E4M3 || desc.a_dtype == DType::kInt8, "--dtype",
@@ -334,7 +339,10 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
                   "normal, batched, m_grouped_contiguous, m_grouped_masked or k_grouped_contiguous")
       ->capture_default_str();
   cmd->add_option("--num-groups", args->num_groups, "Groups (or batches)")->capture_default_str();
-  cmd->add_option("--expected-m", args->expected_m, "Masked grouped GEMM: expected rows per group (0 = m)");
+  cmd->add_option("--expected-m", args->expected_m, "Masked or --psum grouped GEMM: expected rows per group (0 = m)");
+  cmd->add_flag("--psum", args->psum,
+                "M-grouped contiguous in DeepGEMM's prefix-sum layout (group ends on the device; --m x --num-groups "
+                "rows of room)");
   cmd->add_option("--num-sms", args->num_sms, "Persistent CTAs (0 = every SM of --hw)");
   cmd->add_flag("--with-c", args->with_c, "D = C + A*B (C read once)");
   cmd->add_option("--suite", args->suite, "Plan every shape of a suite: deepseek, decode, grouped, masked or all");
