@@ -28,6 +28,7 @@ std::string layout_name(Major a, Major b) {
 std::string to_string(const GemmDesc& desc) {
   std::string s = fmt::format("{} m={} n={} k={}", gemm_type_name(desc.type), desc.m, desc.n, desc.k);
   if (desc.type != GemmType::kNormal || desc.num_groups != 1) s += fmt::format(" groups={}", desc.num_groups);
+  if (desc.use_psum_layout) s += " psum";
   if (desc.expected_m != 0) s += fmt::format(" expected_m={}", desc.expected_m);
   s += fmt::format(" layout={} a={} b={} d={}", layout_name(desc.major_a, desc.major_b), dtype_name(desc.a_dtype),
                    dtype_name(desc.b_dtype), dtype_name(desc.d_dtype));

@@ -74,6 +74,8 @@ TEST(CliPlan, GroupedAndNumSmsOptions) {
   ASSERT_EQ(psum.status, 0) << psum.output;
   const auto psum_json = nlohmann::json::parse(psum.output)[0];
   EXPECT_EQ(psum_json["cost"]["tiles"].get<long long>() % 256, 0) << psum.output;  // one m-block per expert
+  EXPECT_NE(psum_json["problem"].get<std::string>().find("groups=256 psum expected_m=16"), std::string::npos)
+      << psum.output;
   expect_usage_error("--m 64 --n 2112 --k 7168 --psum", "--psum");
   const CliResult sms = run_plan("--m 4096 --n 4096 --k 7168 --num-sms 64 --json", false);
   ASSERT_EQ(sms.status, 0) << sms.output;
