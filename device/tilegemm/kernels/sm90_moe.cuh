@@ -12,6 +12,7 @@
 //   combine       a token per CTA, 8 columns per thread: the weighted sum of its pairs' GEMM 2 rows.
 #include "tilegemm/moe_params.hpp"
 #include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/matrix.cuh"
 #include "tilegemm/prim/sync.cuh"
 
 namespace tilegemm {
@@ -182,12 +183,9 @@ TG_DEVICE void sm90_moe_combine(const MoeCombineParams& p) {
           acc[2 * j + 1] += w * moe::bf16_to_float(words[j] >> 16);
         }
       }
-      u32 packed[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed[j]) : "f"(acc[2 * j + 1]), "f"(acc[2 * j]));
       *reinterpret_cast<uint4*>(p.y + static_cast<long long>(t) * p.y_stride + c * 8) =
-          make_uint4(packed[0], packed[1], packed[2], packed[3]);
+          make_uint4(prim::pack_bf16x2(acc[0], acc[1]), prim::pack_bf16x2(acc[2], acc[3]),
+                     prim::pack_bf16x2(acc[4], acc[5]), prim::pack_bf16x2(acc[6], acc[7]));
     }
   }
 }
