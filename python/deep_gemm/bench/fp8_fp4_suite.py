@@ -2,6 +2,7 @@
 with 1x32 UE8M0 scales, bf16 D) against the FP8 x FP8 GEMM on the same weights quantised 128x128 to e4m3 (ours:
 fp8_gemm_nt; DeepGEMM's when loaded, which runs FP4 operands on SM100 only), DeepSeek-V3's dense shapes. What
 FP4 saves is half of B's bytes; small M is bound by reading them."""
+from . import stats
 from .inputs import seed_for
 from .measure import Entry, Problem, library_entries
 
@@ -107,12 +108,6 @@ def problem(ctx, case):
 
 def add_rates(row):
     """FP8 / ours: our FP8 x FP8 time over our FP8 x FP4 time on the same shape."""
-    from . import stats
-    results = row['results']
-
-    def us(key):
-        r = results.get(key)
-        return r.get('us') if r is not None and r['status'] == 'ok' else None
-    row['ratio_vs_fp8'] = stats.ratio(us(FP8_KEY), us('ours'))
-    row['mxfp8_vs_fp8'] = stats.ratio(us(FP8_KEY), us(MXFP8_KEY))
+    row['ratio_vs_fp8'] = stats.ratio(stats.ok_us(row, FP8_KEY), stats.ok_us(row, 'ours'))
+    row['mxfp8_vs_fp8'] = stats.ratio(stats.ok_us(row, FP8_KEY), stats.ok_us(row, MXFP8_KEY))
     return row

@@ -101,16 +101,11 @@ def problem(ctx, case):
                            'split_bytes': hc_bytes(case.m, case.n, case.k, PEER_SPLITS)})
 
 
-def _ok_us(row, key):
-    r = row['results'].get(key)
-    return r.get('us') if r is not None and r['status'] == 'ok' else None
-
-
 def add_rates(row):
     """GB/s of each entry (its call's bytes over its time), DeepGEMM's best of its two calls (of those that ran and
     matched) and the ratios their time / our time: vs its one split, its 16 splits and its best."""
     byte_counts = {'ours': row['bytes'], 'deepgemm': row['bytes'], SPLIT_KEY: row['params']['split_bytes']}
-    times = {key: _ok_us(row, key) for key in ENTRY_KEYS}
+    times = {key: stats.ok_us(row, key) for key in ENTRY_KEYS}
     for key in ENTRY_KEYS:
         row[f'{key}_gbps'] = stats.gbps(byte_counts[key], times[key])
     measured = [(times[key], key) for key in ('deepgemm', SPLIT_KEY) if times[key] is not None]

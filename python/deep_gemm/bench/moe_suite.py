@@ -69,18 +69,10 @@ def problem(ctx, case):
                            'active_experts': active, 'weight_bytes': weight_bytes, 'copy_bytes': 2 * src.numel()})
 
 
-def _ok_us(row, key):
-    r = row['results'].get(key)
-    return r.get('us') if r is not None and r['status'] == 'ok' else None
-
-
 def add_rates(row):
     """Unfused / ours (our separate steps' time over the fused layer's), DeepGEMM unfused / ours, and the read
     floor: the active experts' weight bytes at the copy's bandwidth, and that floor over our time."""
-    p, ours = row['params'], _ok_us(row, 'ours')
-    row['unfused_vs_ours'] = stats.ratio(_ok_us(row, UNFUSED_KEY), ours)
-    row['ratio_vs_deepgemm'] = stats.ratio(_ok_us(row, 'deepgemm'), ours)
-    row['copy_gbps'] = stats.gbps(p['copy_bytes'], _ok_us(row, 'copy'))
-    row['read_floor_us'] = None if not row['copy_gbps'] else p['weight_bytes'] / row['copy_gbps'] / 1e3
-    row['floor_vs_ours'] = stats.ratio(row['read_floor_us'], ours)
-    return row
+    ours = stats.ok_us(row, 'ours')
+    row['unfused_vs_ours'] = stats.ratio(stats.ok_us(row, UNFUSED_KEY), ours)
+    row['ratio_vs_deepgemm'] = stats.ratio(stats.ok_us(row, 'deepgemm'), ours)
+    return stats.add_read_floor(row, row['params']['weight_bytes'])

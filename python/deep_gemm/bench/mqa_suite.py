@@ -225,21 +225,16 @@ def problem(ctx, case):
     return paged_problem(ctx, case) if hasattr(case, 'batch') else prefill_problem(ctx, case)
 
 
-def _ok_us(row, key):
-    r = row['results'].get(key)
-    return r.get('us') if r is not None and r['status'] == 'ok' else None
-
-
 def add_rates(row):
     """TFLOP/s and GB/s of ours and DeepGEMM (the row's flops and bytes, DeepGEMM's counts, over each time), the
     ratio DeepGEMM / ours, and for paged rows the copy's GB/s and ours / copy (and DeepGEMM / copy) in GB/s."""
-    times = {key: _ok_us(row, key) for key in ('ours', 'deepgemm')}
+    times = {key: stats.ok_us(row, key) for key in ('ours', 'deepgemm')}
     for key, us in times.items():
         row[f'{key}_tflops'] = stats.tflops(row.get('flops'), us)
         row[f'{key}_gbps'] = None if row.get('bytes') is None else stats.gbps(row['bytes'], us)
     row['ratio_vs_deepgemm'] = stats.ratio(times['deepgemm'], times['ours'])
     if 'copy_bytes' in row['params']:
-        row['copy_gbps'] = stats.gbps(row['params']['copy_bytes'], _ok_us(row, 'copy'))
+        row['copy_gbps'] = stats.gbps(row['params']['copy_bytes'], stats.ok_us(row, 'copy'))
         for key in times:
             gbps = row[f'{key}_gbps']
             row[f'{key}_vs_copy'] = None if gbps is None or not row['copy_gbps'] else gbps / row['copy_gbps']

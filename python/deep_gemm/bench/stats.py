@@ -42,3 +42,18 @@ def tflops(flops, us):
 
 def gbps(num_bytes, us):
     return None if not us else num_bytes / us / 1e3
+
+
+def ok_us(row, key):
+    """The time of library ``key`` in a report row, None unless its result is 'ok'."""
+    r = row['results'].get(key)
+    return r.get('us') if r is not None and r['status'] == 'ok' else None
+
+
+def add_read_floor(row, floor_bytes):
+    """A row's read floor: ``floor_bytes`` at the bandwidth of its 'copy' entry (params copy_bytes moved), and that
+    floor over our time (copy_gbps, read_floor_us, floor_vs_ours)."""
+    row['copy_gbps'] = gbps(row['params']['copy_bytes'], ok_us(row, 'copy'))
+    row['read_floor_us'] = None if not row['copy_gbps'] else floor_bytes / row['copy_gbps'] / 1e3
+    row['floor_vs_ours'] = ratio(row['read_floor_us'], ok_us(row, 'ours'))
+    return row

@@ -114,20 +114,9 @@ def problem(ctx, case):
                            'copy_bytes': 2 * src.numel()})
 
 
-def _ok_us(row, key):
-    r = row['results'].get(key)
-    return r.get('us') if r is not None and r['status'] == 'ok' else None
-
-
 def add_rates(row):
     """The speed-up over BF16 (ours and DeepGEMM's BF16 time over ours) and the read floor: the packed bytes at the
     copy's bandwidth, and that floor over our time."""
-    p = row['params']
-    ours = _ok_us(row, 'ours')
-    row['ratio_vs_bf16'] = stats.ratio(_ok_us(row, BF16_KEY), ours)
-    copy_us = _ok_us(row, 'copy')
-    row['copy_gbps'] = stats.gbps(p['copy_bytes'], copy_us)
-    row['read_floor_us'] = None if not row['copy_gbps'] else p['packed_bytes'] / row['copy_gbps'] / 1e3
-    row['floor_vs_ours'] = stats.ratio(row['read_floor_us'], ours)
-    return row
+    row['ratio_vs_bf16'] = stats.ratio(stats.ok_us(row, BF16_KEY), stats.ok_us(row, 'ours'))
+    return stats.add_read_floor(row, row['params']['packed_bytes'])
 
