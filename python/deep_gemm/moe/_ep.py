@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from ._layer import fp8_moe
+from ._reference import valid_pairs
 
 
 @dataclass
@@ -27,8 +28,7 @@ def plan_dispatch(topk_idx, experts, ranks):
     if experts % ranks:
         raise ValueError(f'experts: expected a multiple of the {ranks} ranks, got {experts}')
     per_rank = experts // ranks
-    flat = topk_idx.reshape(-1).long()
-    kept = (flat >= 0) & (flat < experts)
+    flat, kept = valid_pairs(topk_idx, experts)
     dest = torch.where(kept, flat // per_rank, ranks)  # skipped pairs sort last and are not sent
     order = torch.argsort(dest, stable=True)
     send_counts = torch.bincount(dest, minlength=ranks + 1)[:ranks].tolist()

@@ -12,7 +12,8 @@ def _dequantize_blocks(w, sf):
     return w.double() * scales
 
 
-def _valid_pairs(topk_idx, experts):
+def valid_pairs(topk_idx, experts):
+    """The flat (token, k) expert ids as int64 and which of them are kept (in [0, experts))."""
     flat = topk_idx.reshape(-1).long()
     return flat, (flat >= 0) & (flat < experts)
 
@@ -25,7 +26,7 @@ def reference(x, topk_idx, topk_weights, w1, w2, use_ue8m0=False):
     experts, inter = w1[0].shape[0], w1[0].shape[1] // 2
     xq, xs = per_token_cast_to_fp8(x, use_ue8m0=use_ue8m0)
     x_hat = xq.double() * xs.double().repeat_interleave(128, 1)[:, :hidden]
-    flat, valid = _valid_pairs(topk_idx, experts)
+    flat, valid = valid_pairs(topk_idx, experts)
     token_of = torch.arange(tokens * topk, device=x.device) // topk
     weight = topk_weights.reshape(-1).double()
     y = torch.zeros((tokens, hidden), dtype=torch.float64, device=x.device)
@@ -58,7 +59,7 @@ def unfused_steps(grouped_gemm, x, topk_idx, topk_weights, w1, w2, *, use_ue8m0=
     topk = topk_idx.shape[1]
     experts, inter = w1[0].shape[0], w1[0].shape[1] // 2
     device = x.device
-    flat, valid = _valid_pairs(topk_idx, experts)
+    flat, valid = valid_pairs(topk_idx, experts)
     expert = torch.where(valid, flat, experts)  # skipped pairs sort last
     order = torch.argsort(expert, stable=True)
     counts = torch.bincount(expert, minlength=experts + 1)[:experts]
