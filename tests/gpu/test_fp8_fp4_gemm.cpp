@@ -49,35 +49,53 @@ double e2m1_value(int code) {
   return (code & 8 ? -1 : 1) * kValues[code & 7];
 }
 
-// B [n, k] quantised per row and 32 k: packed codes [n][k / 2], scales [n][k / 32], and both float versions.
-struct Fp4Operand {
+// [rows, k] random values, row r scaled by 2^(r % spread - shift) (rows of different magnitudes), quantised per row
+// and 32 k with UE8M0 scales (the power of two at or above amax / max_value): a code per element (encode), scales
+// [rows][k / 32], and both float versions (decode · scale for the dequantised one).
+struct Block32Operand {
   std::vector<float> original, dequantised;
-  std::vector<std::uint8_t> packed;
+  std::vector<std::uint8_t> codes;
   std::vector<float> scales;
 };
 
-Fp4Operand make_fp4(int n, int k, std::uint64_t seed) {
-  Fp4Operand b;
-  b.original.resize(static_cast<std::size_t>(n) * k);
-  b.dequantised.resize(b.original.size());
-  b.packed.assign(static_cast<std::size_t>(n) * k / 2, 0);
-  b.scales.resize(static_cast<std::size_t>(n) * k / 32);
-  gpu_test::parallel_for(n, [&](std::int64_t r) {
+template <class Encode, class Decode>
+Block32Operand make_block32(int rows, int k, std::uint64_t seed, int spread, int shift, float max_value, Encode encode,
+                            Decode decode) {
+  Block32Operand x;
+  x.original.resize(static_cast<std::size_t>(rows) * k);
+  x.dequantised.resize(x.original.size());
+  x.codes.resize(x.original.size());
+  x.scales.resize(static_cast<std::size_t>(rows) * k / 32);
+  gpu_test::parallel_for(rows, [&](std::int64_t r) {
     for (int c = 0; c < k; ++c)
-      b.original[r * k + c] = gpu_test::random_value(seed, static_cast<std::uint64_t>(r * k + c)) *
-                              std::ldexp(1.0f, static_cast<int>(r % 7) - 3);  // rows of different magnitudes
+      x.original[r * k + c] = gpu_test::random_value(seed, static_cast<std::uint64_t>(r * k + c)) *
+                              std::ldexp(1.0f, static_cast<int>(r % spread) - shift);
     for (int g = 0; g < k / 32; ++g) {
       float amax = 1e-4f;
-      for (int c = 32 * g; c < 32 * g + 32; ++c) amax = std::max(amax, std::abs(b.original[r * k + c]));
-      const float scale = std::exp2(std::ceil(std::log2(amax / 6.0f)));  // UE8M0
-      b.scales[r * (k / 32) + g] = scale;
+      for (int c = 32 * g; c < 32 * g + 32; ++c) amax = std::max(amax, std::abs(x.original[r * k + c]));
+      const float scale = std::exp2(std::ceil(std::log2(amax / max_value)));
+      x.scales[r * (k / 32) + g] = scale;
       for (int c = 32 * g; c < 32 * g + 32; ++c) {
-        const int code = e2m1_code(b.original[r * k + c] / scale);
-        b.dequantised[r * k + c] = static_cast<float>(e2m1_value(code) * scale);
-        b.packed[(r * k + c) / 2] |= static_cast<std::uint8_t>(code << (c % 2 ? 4 : 0));
+        x.codes[r * k + c] = encode(x.original[r * k + c] / scale);
+        x.dequantised[r * k + c] = static_cast<float>(decode(x.codes[r * k + c]) * scale);
       }
     }
   });
+  return x;
+}
+
+// B [n, k] in DeepGEMM's FP4 form: E2M1 codes, two per byte (the lower k in the low nibble), as `packed`.
+struct Fp4Operand : Block32Operand {
+  std::vector<std::uint8_t> packed;
+};
+
+Fp4Operand make_fp4(int n, int k, std::uint64_t seed) {
+  Fp4Operand b{make_block32(
+                   n, k, seed, 7, 3, 6.0f, [](float v) { return static_cast<std::uint8_t>(e2m1_code(v)); }, e2m1_value),
+               {}};
+  b.packed.assign(b.codes.size() / 2, 0);
+  for (std::size_t i = 0; i < b.codes.size(); ++i)
+    b.packed[i / 2] |= static_cast<std::uint8_t>(b.codes[i] << (i % 2 ? 4 : 0));
   return b;
 }
 
@@ -136,36 +154,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Fp4GemmGpu,
                                            Fp8Fp4Case{1000, 2112, 384, DType::kBFloat16, false}),
                          case_name);
 
-// [rows, k] random values quantised to e4m3 per row and 32 k with UE8M0 scales (OCP MX), rows of different
-// magnitudes: codes, scales and both float versions.
-struct MxOperand {
-  std::vector<float> original, dequantised;
-  std::vector<std::uint8_t> codes;
-  std::vector<float> scales;
-};
-
-MxOperand make_mx(int rows, int k, std::uint64_t seed) {
-  MxOperand x;
-  x.original.resize(static_cast<std::size_t>(rows) * k);
-  x.dequantised.resize(x.original.size());
-  x.codes.resize(x.original.size());
-  x.scales.resize(static_cast<std::size_t>(rows) * k / 32);
-  gpu_test::parallel_for(rows, [&](std::int64_t r) {
-    for (int c = 0; c < k; ++c)
-      x.original[r * k + c] = gpu_test::random_value(seed, static_cast<std::uint64_t>(r * k + c)) *
-                              std::ldexp(1.0f, static_cast<int>(r % 5) - 2);
-    for (int g = 0; g < k / 32; ++g) {
-      float amax = 1e-4f;
-      for (int c = 32 * g; c < 32 * g + 32; ++c) amax = std::max(amax, std::abs(x.original[r * k + c]));
-      const float scale = std::exp2(std::ceil(std::log2(amax / tilegemm::kE4M3Max)));
-      x.scales[r * (k / 32) + g] = scale;
-      for (int c = 32 * g; c < 32 * g + 32; ++c) {
-        x.codes[r * k + c] = tilegemm::float_to_e4m3(x.original[r * k + c] / scale);
-        x.dequantised[r * k + c] = tilegemm::e4m3_to_float(x.codes[r * k + c]) * scale;
-      }
-    }
-  });
-  return x;
+// [rows, k] quantised to e4m3 per row and 32 k with UE8M0 scales (OCP MX).
+Block32Operand make_mx(int rows, int k, std::uint64_t seed) {
+  return make_block32(rows, k, seed, 5, 2, tilegemm::kE4M3Max, tilegemm::float_to_e4m3, tilegemm::e4m3_to_float);
 }
 
 class MxFp8GemmGpu : public ::testing::TestWithParam<Fp8Fp4Case> {};
@@ -173,7 +164,7 @@ class MxFp8GemmGpu : public ::testing::TestWithParam<Fp8Fp4Case> {};
 TEST_P(MxFp8GemmGpu, MatchesFloat64References) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8Fp4Case c = GetParam();
-  const MxOperand a = make_mx(c.m, c.k, gpu_test::next_seed()), b = make_mx(c.n, c.k, gpu_test::next_seed());
+  const Block32Operand a = make_mx(c.m, c.k, gpu_test::next_seed()), b = make_mx(c.n, c.k, gpu_test::next_seed());
   const DeviceBuffer da(a.codes), dsa(a.scales), db(b.codes), dsb(b.scales);
   using tilegemm::TensorView;
   GuardedTensor d(c.out, 0, c.m, c.n, c.n + 8);
