@@ -93,13 +93,16 @@ void tf32_hc_prenorm_gemm(const View& a, const View& b, const View& d, const Vie
 // until they have run on a GPU. Errors name DeepGEMM's (tensor, sf) pairs.
 const Renames kFp8Fp4Renames{{"a", "a[0]"}, {"sfa", "a[1]"}, {"b", "b[0]"}, {"sfb", "b[1]"}};
 
-void fp8_fp4_gemm_nt_sm90(const View& a, const View& sfa, const View& b, const View& sfb, const View& d, int device,
-                          std::uintptr_t stream, int num_sms) {
+// The dense ones (FP8 x FP4, MXFP8) take the same arguments.
+using DenseSm90Gemm = void (*)(const tilegemm::TensorView&, const tilegemm::TensorView&, const tilegemm::TensorView&,
+                               const tilegemm::TensorView&, const tilegemm::TensorView&, const tilegemm::GemmOptions&);
+
+template <DenseSm90Gemm kGemm>
+void dense_sm90(const View& a, const View& sfa, const View& b, const View& sfb, const View& d, int device,
+                std::uintptr_t stream, int num_sms) {
   const auto va = to_view(a, "a"), vsa = to_view(sfa, "sfa"), vb = to_view(b, "b"), vsb = to_view(sfb, "sfb");
   const auto vd = to_view(d, "d");
-  on_device(device, kFp8Fp4Renames, [&] {
-    tilegemm::fp8_fp4_gemm_nt(va, vsa, vb, vsb, vd, {reinterpret_cast<void*>(stream), num_sms});
-  });
+  on_device(device, kFp8Fp4Renames, [&] { kGemm(va, vsa, vb, vsb, vd, {reinterpret_cast<void*>(stream), num_sms}); });
 }
 
 void m_grouped_fp8_fp4_gemm_nt_masked_sm90(const View& a, const View& sfa, const View& b, const View& sfb,
@@ -110,15 +113,6 @@ void m_grouped_fp8_fp4_gemm_nt_masked_sm90(const View& a, const View& sfa, const
   on_device(device, kFp8Fp4Renames, [&] {
     tilegemm::m_grouped_fp8_fp4_gemm_nt_masked(va, vsa, vb, vsb, vd, vm, expected_m,
                                                {reinterpret_cast<void*>(stream), num_sms});
-  });
-}
-
-void mxfp8_gemm_nt_sm90(const View& a, const View& sfa, const View& b, const View& sfb, const View& d, int device,
-                        std::uintptr_t stream, int num_sms) {
-  const auto va = to_view(a, "a"), vsa = to_view(sfa, "sfa"), vb = to_view(b, "b"), vsb = to_view(sfb, "sfb");
-  const auto vd = to_view(d, "d");
-  on_device(device, kFp8Fp4Renames, [&] {
-    tilegemm::mxfp8_gemm_nt(va, vsa, vb, vsb, vd, {reinterpret_cast<void*>(stream), num_sms});
   });
 }
 
@@ -450,12 +444,12 @@ NB_MODULE(_C, m) {
   register_moe_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
   m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
-  m.def("fp8_fp4_gemm_nt_sm90", &fp8_fp4_gemm_nt_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a, "stream"_a,
-        "num_sms"_a);
+  m.def("fp8_fp4_gemm_nt_sm90", &dense_sm90<tilegemm::fp8_fp4_gemm_nt>, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
+        "device"_a, "stream"_a, "num_sms"_a);
   m.def("m_grouped_fp8_fp4_gemm_nt_masked_sm90", &m_grouped_fp8_fp4_gemm_nt_masked_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a,
         "d"_a, "masked_m"_a, "expected_m"_a, "device"_a, "stream"_a, "num_sms"_a);
-  m.def("mxfp8_gemm_nt_sm90", &mxfp8_gemm_nt_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a, "stream"_a,
-        "num_sms"_a);
+  m.def("mxfp8_gemm_nt_sm90", &dense_sm90<tilegemm::mxfp8_gemm_nt>, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a, "device"_a,
+        "stream"_a, "num_sms"_a);
   m.def("tf32_hc_prenorm_gemm", &tf32_hc_prenorm_gemm, "a"_a, "b"_a, "d"_a, "sqr_sum"_a, "num_splits"_a.none(),
         "device"_a, "stream"_a, "num_sms"_a);
   m.def("dtype_codes", &dtype_codes, "dtype name -> code of tilegemm's DType enum");
