@@ -42,9 +42,9 @@ MoeKernelInfo info(MoeKernel kernel) {
 template <class Params>
 void launch(MoeKernel kernel, int ctas, const Params& params, void* stream) {
   if (ctas <= 0) return;
-  static KernelCache cache[4];
+  static KernelCache cache;  // one per parameter block, so one kernel each
   const int fields[] = {static_cast<int>(kernel)};
-  const auto compiled = cache[static_cast<int>(kernel)].get(raw_key(fields), [&] { return sm90_moe_spec(kernel); });
+  const auto compiled = cache.get(raw_key(fields), [&] { return sm90_moe_spec(kernel); });
   launch_param_block(*compiled, static_cast<unsigned>(ctas), static_cast<unsigned>(info(kernel).threads), 0, stream,
                      params);
 }
