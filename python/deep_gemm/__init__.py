@@ -6,8 +6,9 @@ wrappers, the SM90 FP8 family (1D2D and 1D1D recipes, K-major operands only) als
 names (FP8 operands only: SM90 has no FP4 kernel here), DeepGEMM's legacy aliases of the masked GEMMs, einsum /
 fp8_einsum for the expressions that are one batched GEMM over strided views (see _einsum.py), the scale-layout
 helpers and DeepGEMM's utils and testing modules, fp8_gemm_nt_skip_head_mid (the 1D2D GEMM with D's columns
-remapped per head) and the mHC pre-norm GEMM tf32_hc_prenorm_gemm. FP4 GEMMs, attention/MQA logits, mega MoE and the SM100-only
-k_grouped_fp8_gemm_tn_contiguous have no SM90 kernel here and are absent rather than present and failing.
+remapped per head), the mHC pre-norm GEMM tf32_hc_prenorm_gemm and the MQA logits (prefill and paged, FP8 q and KV).
+FP4 GEMMs, mega MoE and the SM100-only k_grouped_fp8_gemm_tn_contiguous have no SM90 kernel here and are absent
+rather than present and failing.
 """
 import os as _os
 
@@ -62,6 +63,13 @@ from ._fp8 import (  # noqa: E402
 
 # DeepSeek-V3.2's mHC pre-norm GEMM (TF32, the K split chosen and summed in the kernel unless num_splits is given)
 from ._hc_prenorm import tf32_hc_prenorm_gemm  # noqa: E402
+
+# DeepSeek-V3.2's MQA logits (the lightning indexer), prefill and paged decode, FP8 q and KV only
+from ._mqa_logits import (  # noqa: E402
+    fp8_mqa_logits, fp8_fp4_mqa_logits,
+    get_paged_mqa_logits_metadata,
+    fp8_paged_mqa_logits, fp8_fp4_paged_mqa_logits,
+)
 
 # DeepGEMM's FP8/FP4 names: the FP8 GEMMs above, with a ValueError for packed FP4 operands
 from ._fp8_fp4 import (  # noqa: E402

@@ -29,11 +29,6 @@ needs_peer = pytest.mark.skipif(PEER is None, reason='DeepGEMM 2.6.1 source not 
 # What DeepGEMM 2.6.1 exports that has no kernel here (SM90), and why. Present names must not be stubs.
 ABSENT = {
     'k_grouped_fp8_gemm_tn_contiguous': 'MN-major K-grouped FP8 is SM100-only in DeepGEMM (SM90 is unreachable)',
-    'fp8_fp4_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
-    'fp8_fp4_paged_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
-    'get_paged_mqa_logits_metadata': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
-    'fp8_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
-    'fp8_paged_mqa_logits': 'the SM90 MQA logits kernels (C++ only) are exported once they pass on a GPU',
     'SymmBuffer': 'mega MoE (multi-GPU fused MoE) is not implemented',
     'get_symm_buffer_for_mega_moe': 'mega MoE (multi-GPU fused MoE) is not implemented',
     'transform_weights_for_mega_moe': 'mega MoE (multi-GPU fused MoE) is not implemented',
@@ -80,7 +75,14 @@ def _cpp_default(text):
     tuple_match = re.fullmatch(r'std::make_tuple\(([-\d,\s]+)\)', text)
     if tuple_match:
         return tuple(int(v) for v in tuple_match.group(1).split(','))
-    return text  # a C++ value with no Python literal (torch::kFloat32): compared as text, so it never matches
+    dtype = re.fullmatch(r'torch::k(Float32|BFloat16)', text)
+    if dtype:  # compared with str() of ours (a torch.dtype, or _mqa_logits' stand-in that prints as torch.float32)
+        return TorchDtype({'Float32': 'torch.float32', 'BFloat16': 'torch.bfloat16'}[dtype.group(1)])
+    return text  # a C++ value with no Python literal: compared as text, so it never matches
+
+
+class TorchDtype(str):
+    """A torch dtype default of DeepGEMM's pybind text, by name (the test runs without torch too)."""
 
 
 def _split_top_level(text):
@@ -156,7 +158,10 @@ def ours(params):
     out = []
     for p in params.values():
         kind = 'POSITIONAL_OR_KEYWORD' if p.kind is p.POSITIONAL_OR_KEYWORD else p.kind.name
-        out.append((kind, p.name, p.default))
+        default = p.default
+        if repr(default).startswith('torch.') and not isinstance(default, str):
+            default = TorchDtype(repr(default))
+        out.append((kind, p.name, default))
     return out
 
 

@@ -1,6 +1,7 @@
 """deep_gemm.weight_quant on the GPU (skipped without one): gemm() of every format against the float64 reference()
 for decode to prefill M, ragged and DeepSeek-sized N and K, bf16 / fp16 / fp32 outputs; dequantize() against the
-float64 weights; strided operands, torch's current stream, set_num_sms, the dense path and repeatability. MoE
+float64 weights; strided operands, torch's current stream, set_num_sms, the dense path and repeatability
+(the fused kernel always; the dense path under DG_DETERMINISTIC=1). MoE
 experts: m_grouped_gemm_masked (0, 1, 17 and M_max valid rows) and m_grouped_gemm_contiguous (experts of 1, 130 and 64
 rows, each padded to the alignment) of every format against the float64 grouped references, rows past masked_m left
 unwritten, and one expert's view of a grouped weight through gemm() and dequantize().
@@ -76,12 +77,13 @@ def run_case(name, fmt, act_dtype, group, zeros, m, n, k):
         out = torch.full((m, n), float('nan'), dtype=out_dtype, device='cuda')
         assert wq.gemm(a, w, out=out) is out
         check(out, ref, bound, f'{label} ({"fused" if fused else "dequantise+dense"})')
-        again = torch.full_like(out, float('nan'))
-        wq.gemm(a, w, out=again)
-        assert torch.equal(out, again), f'{label}: two calls differ'
+        if fused:  # the fused kernel sums its K splits in a fixed order; the dense path does so in deterministic mode
+            again = torch.full_like(out, float('nan'))
+            wq.gemm(a, w, out=again)
+            assert torch.equal(out, again), f'{label}: two calls differ'
     default = wq.gemm(a, w)
     assert default.dtype == act_dtype and tuple(default.shape) == (m, n)
-    assert torch.equal(default, wq.gemm(a, w, out=torch.empty_like(default)))
+    check(default, ref, bound, f'{name} m={m} n={n} k={k} -> default dtype')
 
 
 @pytest.mark.parametrize('m', MS)
@@ -90,6 +92,34 @@ def run_case(name, fmt, act_dtype, group, zeros, m, n, k):
 @pytest.mark.parametrize('big_k', [False, True], ids=['small-k', 'k4096'])
 def test_gemm_against_float64(name, fmt, act_dtype, group, zeros, small_k, n, m, big_k):
     run_case(name, fmt, act_dtype, group, zeros, m, n, 4096 if big_k else small_k)
+
+
+@pytest.fixture
+def deterministic(monkeypatch):
+    monkeypatch.setenv('DG_DETERMINISTIC', '1')
+    deep_gemm._C.reload_env()
+    yield
+    monkeypatch.delenv('DG_DETERMINISTIC')
+    deep_gemm._C.reload_env()
+
+
+@pytest.mark.parametrize('m', [33, 128])
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', [f for f in FORMATS if f[2] == BF16],
+                         ids=[f[0] for f in FORMATS if f[2] == BF16])
+def test_dense_path_repeats_exactly_when_deterministic(deterministic, name, fmt, act_dtype, group, zeros, small_k, m):
+    # n = 200, K = 4096: the selector cuts K for the dense GEMM, whose default fix-up adds fp32 atomics in any order.
+    n, k = 200, 4096
+    w = random_weight(fmt, act_dtype, group, zeros, n, k).to('cuda')
+    a = torch.randn(m, k, dtype=act_dtype, device='cuda')
+    ref = wq.reference(a, w)
+    bound = a.double().abs().cpu() @ wq.reference_weight(w).abs().T
+    for out_dtype in (act_dtype, FP32):
+        label = f'{name} m={m} n={n} k={k} -> {out_dtype} (dequantise+dense, DG_DETERMINISTIC=1)'
+        assert not wq.plan(m, w, out_dtype)[1], f'{label}: expected the dense path'
+        first = wq.gemm(a, w, out=torch.full((m, n), float('nan'), dtype=out_dtype, device='cuda'))
+        again = wq.gemm(a, w, out=torch.full_like(first, float('nan')))
+        check(first, ref, bound, label)
+        assert torch.equal(first, again), f'{label}: two calls differ'
 
 
 @pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])

@@ -77,11 +77,18 @@ def test_version_names_the_api_level():
 
 
 def test_functions_without_kernels_are_not_exported():
-    # FP4-only names, SM100-only forms (the MN-major K-grouped FP8 GEMM), the MQA logits and mega MoE kernels
+    # FP4-only names, SM100-only forms (the MN-major K-grouped FP8 GEMM) and the mega MoE kernels
     # (tests/python/test_dropin_surface.py lists every absent DeepGEMM name with its reason).
-    for name in ('fp4_gemm_nt', 'fp8_fp4_mqa_logits', 'fp8_mqa_logits', 'fp8_paged_mqa_logits',
-                 'k_grouped_fp8_gemm_tn_contiguous', 'fp8_fp4_mega_moe'):
+    for name in ('fp4_gemm_nt', 'k_grouped_fp8_gemm_tn_contiguous', 'fp8_fp4_mega_moe'):
         assert not hasattr(deep_gemm, name), name
+
+
+def test_mqa_logits_are_exported():
+    # DeepSeek-V3.2's indexer: DeepGEMM's five names, from the module that holds their checks.
+    from deep_gemm import _mqa_logits
+    for name in ('fp8_fp4_mqa_logits', 'fp8_mqa_logits', 'get_paged_mqa_logits_metadata',
+                 'fp8_fp4_paged_mqa_logits', 'fp8_paged_mqa_logits'):
+        assert getattr(deep_gemm, name) is getattr(_mqa_logits, name), name
 
 
 def test_einsum_is_exported():

@@ -1,11 +1,10 @@
-"""deep_gemm._mqa_logits, the private Python layer of DeepSeek-V3.2's MQA logits (exported once the GPU tests below
-pass: docs/python.md).
+"""deep_gemm._mqa_logits, the Python layer of DeepSeek-V3.2's MQA logits, exported at deep_gemm's top level.
 
 CPU: DeepGEMM 2.6.1's signatures (hard-coded from csrc/apis/attention.hpp's pybind text, and checked against that
 text where the source is next to the repository); every bad argument named before any C++ call (stand-in tensors,
 or CPU torch tensors where torch's own objects are needed); the C++ layer's re-checks named in DeepGEMM's terms; the
-layout helpers against DeepGEMM's allocation arithmetic; the module imports without torch; deep_gemm exports none of
-the names and registers no torch op for them.
+layout helpers against DeepGEMM's allocation arithmetic; the module, and deep_gemm with it, imports without torch;
+deep_gemm exports the five names and registers no torch op for them (DeepGEMM registers none either).
 GPU (torch + a CUDA GPU, skipped otherwise): a compact mirror of DeepGEMM's test_mqa_logits and
 test_paged_mqa_logits on three small cases each, with its references, its masks and its bars (calc_diff < 1e-3
 against the unquantised reference, < 5e-6 (fp32 logits) or 3e-5 (bf16) against the quantised one) and a
@@ -26,7 +25,7 @@ from deepgemm_ports import kv_cache_cast_to_fp8
 NAMES = ('fp8_fp4_mqa_logits', 'get_paged_mqa_logits_metadata', 'fp8_fp4_paged_mqa_logits', 'fp8_mqa_logits',
          'fp8_paged_mqa_logits')
 R = inspect.Parameter.empty
-F32 = 'torch::kFloat32'  # DeepGEMM's default of logits_dtype, as its pybind text writes it
+F32 = 'torch.float32'  # DeepGEMM's default of logits_dtype (torch::kFloat32 in its pybind text)
 # DeepGEMM 2.6.1, csrc/apis/attention.hpp, register_apis: py::arg names and defaults.
 DEEPGEMM = {
     'fp8_fp4_mqa_logits': [('q', R), ('kv', R), ('weights', R), ('cu_seq_len_k_start', R), ('cu_seq_len_k_end', R),
@@ -73,13 +72,12 @@ def test_the_logits_dtype_default_is_torch_float32():
         assert inspect.signature(mqa.fp8_fp4_mqa_logits).parameters['logits_dtype'].default == torch.float32
 
 
-def test_deep_gemm_does_not_export_them_nor_register_torch_ops():
+def test_deep_gemm_exports_them_without_torch_ops():
     from deep_gemm import _torch_ops
     registered = {name for names in _torch_ops._FAMILIES.values() for name in names}
     for name in NAMES:
-        assert not hasattr(deep_gemm, name), name
+        assert getattr(deep_gemm, name) is getattr(mqa, name), name
         assert name not in registered, name
-    assert 'deep_gemm._mqa_logits' in sys.modules  # imported by this test, not by the package (next test)
 
 
 # A fresh interpreter in which `import torch` fails (as where it is not installed): the module imports, and a call
@@ -110,11 +108,11 @@ def test_the_module_imports_without_torch():
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
                          env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
     assert out.stdout.split() == ['torch.float32', 'False', 'context_lens'], out.stdout + out.stderr
-    # And the package itself does not import the module.
+    # And the package imports it (its exports) without importing torch.
     code = 'import sys, deep_gemm; print("deep_gemm._mqa_logits" in sys.modules, "torch" in sys.modules)'
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
                          env={**os.environ, 'CUDA_VISIBLE_DEVICES': ''})
-    assert out.stdout.split() == ['False', 'False']
+    assert out.stdout.split() == ['True', 'False']
 
 
 # ----------------------------------------------------------------------------------------------------------------

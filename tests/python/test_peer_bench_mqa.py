@@ -439,20 +439,11 @@ def test_prefill_check_catches_a_wrong_mask_wrong_values_and_a_missing_function(
     ctx = SimpleNamespace(torch=torch, seed=0, libs={'ours': SimpleNamespace(), 'deepgemm': SimpleNamespace()})
     entries = mqa_suite.problem(ctx, case).entries
     assert entries['ours'].status == entries['deepgemm'].status == 'absent'
-    # ours' private module is asked when the top level lacks the function; DeepGEMM's is not
-    private = SimpleNamespace(fp8_fp4_mqa_logits=good)
-    ctx.libs = {'ours': SimpleNamespace(_mqa_logits=private), 'deepgemm': SimpleNamespace(_mqa_logits=private)}
-    entries = mqa_suite.problem(ctx, case).entries
-    assert entries['ours'].status == 'ok' and entries['deepgemm'].status == 'absent'
 
 
-def test_our_functions_come_from_the_private_module_until_exported():
-    import importlib
-    private = importlib.import_module('deep_gemm._mqa_logits')
-    for name in ('fp8_fp4_mqa_logits', 'fp8_fp4_paged_mqa_logits', 'get_paged_mqa_logits_metadata'):
-        assert mqa_suite.function(deep_gemm, name, private=True) is (getattr(deep_gemm, name, None) or
-                                                                      getattr(private, name))
-    assert mqa_suite.function(deep_gemm, 'get_num_sms', private=True) is deep_gemm.get_num_sms
+def test_our_functions_come_from_the_top_level():
+    for name in ('fp8_fp4_mqa_logits', 'fp8_fp4_paged_mqa_logits', 'get_paged_mqa_logits_metadata', 'get_num_sms'):
+        assert mqa_suite.lookup(deep_gemm, name) is getattr(deep_gemm, name), name
 
 
 def paged_library(torch, schedules, write=True):

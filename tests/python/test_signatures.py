@@ -5,8 +5,8 @@ deep_gemm/utils and deep_gemm/testing modules (test_dropin_surface.py checks the
 text where it is available). DeepGEMM binds get_tma_aligned_size and get_mn_major_tma_aligned_tensor without
 argument names; ours use its C++ parameter names (x, element_size; sf). The fp8_fp4_* names take the FP8
 functions' arguments (DeepGEMM binds them to the same functions). Deliberately absent (no SM90 kernel here):
-FP4-only names, k_grouped_fp8_gemm_tn_contiguous (MN-major, SM100), the attention, hyper-connection and mega MoE
-kernels (fp8_gemm_nt_skip_head_mid is DeepGEMM's attention.hpp binding, exported here). einsum has DeepGEMM 2.6's use_cublaslt argument (later releases dropped
+FP4-only names, k_grouped_fp8_gemm_tn_contiguous (MN-major, SM100) and the mega MoE kernels
+(test_mqa_logits_py.py checks the MQA logits' signatures; fp8_gemm_nt_skip_head_mid is DeepGEMM's attention.hpp binding). einsum has DeepGEMM 2.6's use_cublaslt argument (later releases dropped
 it for use_deterministic_algorithms()).
 """
 import inspect
@@ -143,8 +143,9 @@ EXTRAS = {
 
 
 def test_every_public_function_is_in_the_table():
+    from test_mqa_logits_py import NAMES as MQA_LOGITS  # their signatures: test_mqa_logits_py.py
     public = {n for n in dir(deep_gemm) if not n.startswith('_') and callable(getattr(deep_gemm, n))}
-    assert public == set(DEEPGEMM_26) | set(EXTRAS)
+    assert public == set(DEEPGEMM_26) | set(EXTRAS) | set(MQA_LOGITS)
 
 
 @pytest.mark.parametrize('name', sorted(EXTRAS))

@@ -146,6 +146,50 @@ def test_jobs_run_tests_at_once_and_keep_the_table_in_discovery_order(tests_dir,
     assert log.count('===== [') == 2 * len(serial)  # each run's output whole, between its two markers
 
 
+ATTENTION = '''
+import os, time
+
+
+def span(name):
+    begin = time.time()
+    time.sleep(1.0)
+    with open(os.environ['SPANS'], 'a') as f:
+        f.write(f'{name} {begin} {time.time()}\\n')
+
+
+def test_gemm_skip_head_mid():
+    span('skip_head_mid')
+
+
+def test_mqa_logits():
+    span('mqa')
+
+
+def test_paged_mqa_logits():
+    span('paged')
+
+
+if __name__ == '__main__':
+    test_gemm_skip_head_mid()
+    test_mqa_logits()
+    test_paged_mqa_logits()
+'''
+
+
+def test_memory_heavy_runs_run_alone(tmp_path, monkeypatch):
+    # The MQA logits tests take about 40 GB each: under --jobs 3 they still run one at a time, after the others.
+    d = tmp_path / 'tests'
+    d.mkdir()
+    (d / 'test_attention.py').write_text(ATTENTION)
+    spans_file = tmp_path / 'spans.txt'
+    monkeypatch.setenv('SPANS', str(spans_file))
+    proc = run_script(d, '--out', tmp_path / 'out', '--jobs', '3')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    spans = {name: (float(a), float(b)) for name, a, b in (line.split() for line in spans_file.read_text().splitlines())}
+    assert sorted(spans) == ['mqa', 'paged', 'skip_head_mid']
+    assert spans['skip_head_mid'][1] <= spans['mqa'][0] and spans['mqa'][1] <= spans['paged'][0], spans
+
+
 def test_a_run_cut_off_keeps_the_table_of_what_finished(tests_dir, tmp_path):
     # test_pass reports, then test_sleep (60 s, under a 120 s timeout) is still running when the script is killed.
     out = tmp_path / 'out'
@@ -244,11 +288,9 @@ def test_discovery_on_deepgemms_own_test_files():
     assert {r['prelude'] for r in layout} == {'torch.manual_seed(1)\nrandom.seed(1)'}
     assert [(r['function'], r['whole']) for r in by_file['test_lazy_init.py']] == [('(whole file)', True)]
     skipped = {r['file'] for r in runs if upstream.skip_reason(r, upstream.DEFAULT_SKIPS)}
-    assert skipped == {'test_attention.py', 'test_mega_moe.py', 'test_legacy.py', 'test_sanitizer.py'}
-    # Of the attention file only the MQA logits functions are skipped: skip_head_mid runs; so does the HC prenorm file.
-    attention = {r['function']: upstream.skip_reason(r, upstream.DEFAULT_SKIPS) for r in by_file['test_attention.py']}
-    assert attention['test_gemm_skip_head_mid'] is None
-    assert attention['test_mqa_logits'] and attention['test_paged_mqa_logits']
+    assert skipped == {'test_mega_moe.py', 'test_legacy.py', 'test_sanitizer.py'}
+    # The attention file runs whole (skip_head_mid and both MQA logits tests); so does the HC prenorm file.
+    assert all(not upstream.skip_reason(r, upstream.DEFAULT_SKIPS) for r in by_file['test_attention.py'])
     assert all(not upstream.skip_reason(r, upstream.DEFAULT_SKIPS) for r in by_file['test_hyperconnection.py'])
 
 

@@ -1,9 +1,6 @@
 """The mqa and paged_mqa suites: DeepSeek-V3.2's MQA logits (the lightning indexer) in prefill
 (fp8_fp4_mqa_logits) and decode (fp8_fp4_paged_mqa_logits) on DeepGEMM's SM90 test shapes, inputs and counting
-(tests/test_attention.py). Ours come from the private deep_gemm._mqa_logits until they are exported (the top level
-is asked first, so nothing changes here then); DeepGEMM's from its top level. Both read the same tensors."""
-import importlib
-
+(tests/test_attention.py). Both libraries' functions come from their top level and read the same tensors."""
 from . import stats
 from .inputs import seed_for
 from .measure import Entry, Problem, absent
@@ -11,15 +8,14 @@ from .mqa_ref import compare, fused_kv_cache, ref_mqa_logits, ref_paged_mqa_logi
 from .peer import lookup
 
 PREFILL, PAGED, METADATA = 'fp8_fp4_mqa_logits', 'fp8_fp4_paged_mqa_logits', 'get_paged_mqa_logits_metadata'
-PRIVATE_MODULE = '_mqa_logits'  # ours, until exported
 TOLERANCE = 1e-3  # calc_diff against the float32 reference of the dequantised inputs, as DeepGEMM's test asserts
 LOGITS_BYTES = 4  # fp32 logits
 DEVICE = 'cuda'
 
 NOTES = {
     'mqa': (
-        f'{PREFILL}((q, None), (kv, kv scales), weights, ks, ke, clean_logits, max_seqlen_k, fp32 logits): ours '
-        'from deep_gemm._mqa_logits (not exported yet), DeepGEMM\'s from its top level, on the same tensors: q fp8 '
+        f'{PREFILL}((q, None), (kv, kv scales), weights, ks, ke, clean_logits, max_seqlen_k, fp32 logits): both '
+        'libraries\' from their top level, on the same tensors: q fp8 '
         'cast from bf16 randn [S, H, D], kv bf16 randn [S_kv, D] through per_custom_dims_cast_to_fp8(kv, (0,), False) '
         '(an fp32 scale per token), weights fp32 randn [S, H], windows [ks, ke) from DeepGEMM\'s generate_ks_ke_tests '
         '(-cp: its context-parallel rank cp_size // 3; otherwise ks = 0, ke = i + S_kv - S). clean_logits=True and '
@@ -31,8 +27,7 @@ NOTES = {
         f'within a row\'s window, the columns past it not compared), calc_diff < {TOLERANCE:g} over the rest.'),
     'paged_mqa': (
         f'{PAGED}((q, None), kv_cache, weights, context_lens, block_table, schedule, max_context_len, '
-        'clean_logits=False, fp32 logits): ours from deep_gemm._mqa_logits, DeepGEMM\'s from its top level, on the '
-        'same tensors: q fp8 cast from bf16 randn [B, next_n, H, 128], the fused cache uint8 [blocks, 64, 1, 132] '
+        'clean_logits=False, fp32 logits): both libraries\' from their top level, on the same tensors: q fp8 cast from bf16 randn [B, next_n, H, 128], the fused cache uint8 [blocks, 64, 1, 132] '
         'from bf16 randn by DeepGEMM\'s kv_cache_cast_to_fp8, weights fp32 randn [B·next_n, H], sequence lengths '
         'randint(0.7·avg, 1.3·avg), 2-D context_lens (the last token the sequence\'s length, the others '
         '(length + 1) · U(0, 1)), each sequence\'s blocks a slice of a random permutation of the pool (B · avg ≤ 32M '
@@ -85,21 +80,6 @@ def params(case):
             'cp': case.cp, 'compressed': case.compressed}
 
 
-def function(lib, name, private=False):
-    """A library's function by name: its top level (peer.lookup), then for ours the private _mqa_logits module
-    (imported here: the package does not import it); None when neither has it."""
-    found = lookup(lib, name)
-    if found is None and private:
-        module = getattr(lib, PRIVATE_MODULE, None)
-        if module is None and isinstance(getattr(lib, '__name__', None), str):
-            try:
-                module = importlib.import_module(f'{lib.__name__}.{PRIVATE_MODULE}')
-            except ImportError:
-                module = None
-        found = getattr(module, name, None)
-    return found
-
-
 def _poison(torch, nbytes):
     """prepare() of an entry whose call returns a new tensor: 0xFF bytes (NaN as fp32) in a freed block of the
     result's size, which torch's caching allocator hands to the call's torch.empty next, so a call that writes
@@ -150,7 +130,7 @@ def prefill_problem(ctx, case):
     for key in ('ours', 'deepgemm'):
         if key not in ctx.libs:
             continue
-        f = function(ctx.libs[key], PREFILL, private=key == 'ours')
+        f = lookup(ctx.libs[key], PREFILL)
         entries[key] = absent(PREFILL) if f is None else Entry(
             fn=lambda f=f: f((q, None), (kv, kv_sf), weights, ks, ke, **kwargs),
             prepare=_poison(torch, prefill_alloc_bytes(s, s_kv, h, max_k)),
@@ -194,7 +174,7 @@ def paged_problem(ctx, case):
         if key not in ctx.libs:
             continue
         lib = ctx.libs[key]
-        f, meta, num_sms = (function(lib, name, private=key == 'ours') for name in (PAGED, METADATA, 'get_num_sms'))
+        f, meta, num_sms = (lookup(lib, name) for name in (PAGED, METADATA, 'get_num_sms'))
         if f is None or meta is None or num_sms is None:
             entries[key] = absent(PAGED if f is None else METADATA if meta is None else 'get_num_sms')
             continue
