@@ -65,6 +65,12 @@ constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
 // power term explains what was left of it once 128x160's K loop stopped choosing scales at run time (see
 // kL2PowerSlope).
 constexpr double kFp8SingleSubBlockEfficiency = 0.78;
+// ... on compute-bound problems, up to this width. Measured on an H100 (random data, per SM and FLOP): 128x192 tiles
+// ran as fast as 256x128 ones at M = 4096 on N = 2112 and 7168 (4096x2112x7168: 98.5 µs against the model's 150,
+// 1.36x the 128x64 tiles it chose instead), and on the H200 128x192 was the fastest tile at M = 2048 and 3072 on
+// N = 2112, where the penalty ranked it below 256x64. Not measured where the weights' DRAM reads dominate (MoE
+// decode), so there the penalty stays and keeps short tiles for few rows per group.
+constexpr int kFp8SingleSubBlockMaxBlockN = 160;
 // Power: the H200 runs GEMMs at its 700 W limit (SM clock 1980 → ~1600 MHz during a suite), so bytes moved from L2
 // into the SMs cost tensor throughput. Measured: 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a
 // 2-CTA cluster shared B (a sixth less L2 traffic per FLOP), and 128x256 beat 128x160 by more than the smem model
@@ -278,7 +284,10 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
   if (fp8) {
     r.mma_efficiency *= fp8_ceiling / kTensorEfficiencyCeiling;
     if (c.num_math_warpgroups == 1) r.mma_efficiency *= kFp8SingleWarpgroupEfficiency / kSingleWarpgroupEfficiency;
-    if (c.rows_per_math_warpgroup() == 64 && !l2_power_model) r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
+    const bool compute_bound = problem.compute_floor_s > problem.memory_floor_s;
+    if (c.rows_per_math_warpgroup() == 64 && !l2_power_model &&
+        (c.block_n <= kFp8SingleSubBlockMaxBlockN || !compute_bound))
+      r.mma_efficiency *= kFp8SingleSubBlockEfficiency;
   }
   r.tile_compute_us =
       2.0 * c.block_m * c.block_n * static_cast<double>(shape.k) * k_fraction / (per_sm_peak * r.mma_efficiency) * 1e6;

@@ -13,6 +13,9 @@ def test_wq_suite_covers_every_format_and_m_and_is_dtype_free():
     assert len({c.name for c in cases}) == len(cases)
     assert cases[0].name == 'int4g128 1x4096x7168' and cases[0].flops == 2 * 4096 * 7168
     assert not any(c.weight == 'int4g32' and c.m == 4096 for c in cases)
+    # An int4 weight needs its group to divide K: gpt-oss's K = 2880 runs as g32 (and int8, MXFP4), never g128.
+    assert all(c.k % suites.wq_group_size(c.weight) == 0 for c in cases)
+    assert {c.weight for c in cases if c.k == 2880} == {'int4g32', 'int8', 'mxfp4'}
     assert 'wq' in suites.DTYPE_FREE
     [(suite, dtype, selected)] = cli.plan(cli.parse_args(['--no-peer', '--suite', 'wq', '--shapes', 'mxfp4 1x*']))
     assert (suite, dtype) == ('wq', None)

@@ -193,8 +193,18 @@ HC = tuple(HcPrenorm(m, n, k) for m in (13, 137, 4096, 8192) for n, k in ((24, 2
 # (bench/published/marlin-machete.md); decode (M = 1, 16), a small batch (64) and prefill (4096).
 WQ_NK = ((4096, 7168), (7168, 2048), (2112, 7168), (5760, 2880), (2880, 2880), (14336, 4096), (8192, 8192))
 WQ_WEIGHTS = ('int4g128', 'int4g128z', 'int4g32', 'int8', 'mxfp4')
+
+
+def wq_group_size(weight):
+    """K elements per scale of a WQ_WEIGHTS name (int4g<G>[z]: G; int8: per channel, 1; mxfp4: 32). An int4
+    weight exists only where its group divides K (gpt-oss's K = 2880 takes g32, not g128)."""
+    if weight.startswith('int4g'):
+        return int(weight[len('int4g'):].rstrip('z'))
+    return 32 if weight == 'mxfp4' else 1
+
+
 WQ = tuple(WeightOnly(m, n, k, weight) for weight in WQ_WEIGHTS for m in (1, 16, 64, 4096) for n, k in WQ_NK
-           if not (weight == 'int4g32' and m == 4096))
+           if not (weight == 'int4g32' and m == 4096) and k % wq_group_size(weight) == 0)
 # MoE decoding over local experts (masked): gpt-oss-120b's 32 experts (MXFP4: gate/up 5760 x 2880, down 2880 x 2880)
 # and DeepSeek-V3's (int4 g128: gate/up 4096 x 7168, down 7168 x 2048) at about 1, 8 and 32 tokens per expert.
 WQ_MASKED = tuple(WeightOnlyMasked(32, m, n, k, weight) for weight, nks in (

@@ -5,6 +5,7 @@ Activations bf16, D bf16."""
 from . import stats
 from .inputs import seed_for
 from .measure import Entry, Problem, library_entries
+from .suites import wq_group_size
 
 TOLERANCE = 1e-4  # relative_diff of D against a.float() @ W.T in fp32 (W the float64 weight): one bf16 rounding of D
 BF16_KEY = 'ours_bf16'  # our bf16_gemm_nt on the dequantised weight, beside ours, deepgemm and copy
@@ -22,7 +23,7 @@ def _quantised(torch, case, generator):
     from .. import weight_quant
     n, k = case.n, case.k
     if case.weight.startswith('int4'):
-        group = int(case.weight[len('int4g'):].rstrip('z'))
+        group = wq_group_size(case.weight)
         q = torch.randint(0, 16, (n, k), dtype=torch.uint8, generator=generator)
         scales = (torch.rand((n, k // group), generator=generator) * 2 ** -6 + 2 ** -7).to(torch.bfloat16)
         zeros = torch.randint(0, 16, (n, k // group), dtype=torch.uint8, generator=generator) \
