@@ -138,6 +138,10 @@ def test_dequantize_against_float64_weights(name, fmt, act_dtype, group, zeros, 
     big = torch.full((n, k + 64), 7.0, dtype=act_dtype, device='cuda')
     assert wq.dequantize(w, out=big[:, :k]) is not None
     assert torch.equal(big[:, :k], got) and bool((big[:, k:] == 7).all())
+    # Rows 4 bytes past a 16-byte boundary with a stride of K + 6 elements: the kernel's pair-by-pair stores.
+    odd = torch.full((n, k + 6), 7.0, dtype=act_dtype, device='cuda')
+    assert wq.dequantize(w, out=odd[:, 2:k + 2]) is not None
+    assert torch.equal(odd[:, 2:k + 2], got) and bool((odd[:, :2] == 7).all()) and bool((odd[:, k + 2:] == 7).all())
 
 
 @pytest.mark.parametrize('high', [False, True], ids=['shift-0', 'shift-72'])

@@ -36,23 +36,44 @@ TG_DEVICE void sm90_wq_dequant(const WqGemmParams& p, u16* out, long long ldo, i
   const float f_hi = row_factor<kFormat>(p.channel_scales, p.exp_shift, row_hi);
   const bool scaled = kFormat != WeightFormat::kInt4;  // int4's values are final as decoded
 
+  // Lane (g, t) ends up holding all 16 columns 16t..16t+15 of the chunk for rows g and g + 8: step s, register r
+  // give the pair at column 16t + 4s + 2(r / 2) of row g (r even) or g + 8 (r odd). Gathered in column order, a row's
+  // 16 values leave as two 16-byte stores (a warp then fills whole 32-byte sectors in two instructions instead of
+  // eight of 4 bytes each), where `out`'s address and row stride allow; otherwise pair by pair.
+  u32 words[2][8];  // [row_lo, row_hi][column pair]
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
     u32 a[4];
     w.step(s, a);
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      // Register r: row g (r even) or g + 8, k pair 16t + 4s (r < 2) or 16t + 4s + 2.
-      const int row = r % 2 == 0 ? row_lo : row_hi;
-      const int col = chunk * kChunkK + 16 * t + 4 * s + 2 * (r / 2);
-      if (row >= p.n || col >= k) continue;
       u32 v = a[r];
       if (scaled) {
         const float f = r % 2 == 0 ? f_lo : f_hi;
         v = prim::pack_x2<kHalf>(prim::half_to_float<kHalf>(v & 0xffffu) * f, prim::half_to_float<kHalf>(v >> 16) * f);
       }
-      // K % 8 == 0 and col is even: the pair is inside the row and 4-byte aligned.
-      *reinterpret_cast<u32*>(out + row * ldo + col) = v;
+      words[r % 2][2 * s + r / 2] = v;
+    }
+  }
+  const int col0 = chunk * kChunkK + 16 * t;
+  const bool vector_stores = ldo % 8 == 0 && reinterpret_cast<unsigned long long>(out) % 16 == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = h == 0 ? row_lo : row_hi;
+    if (row >= p.n) continue;
+    u16* dst = out + row * ldo + col0;
+    if (vector_stores) {
+      // K % 8 == 0: each 8-column half is wholly inside the row or wholly past K.
+#pragma unroll
+      for (int q = 0; q < 2; ++q)
+        if (col0 + 8 * q < k)
+          *reinterpret_cast<uint4*>(dst + 8 * q) =
+              make_uint4(words[h][4 * q], words[h][4 * q + 1], words[h][4 * q + 2], words[h][4 * q + 3]);
+    } else {
+      // K % 8 == 0 and every column here is even: each pair is inside the row and 4-byte aligned.
+#pragma unroll
+      for (int c = 0; c < 8; ++c)
+        if (col0 + 2 * c < k) *reinterpret_cast<u32*>(dst + 2 * c) = words[h][c];
     }
   }
 }
