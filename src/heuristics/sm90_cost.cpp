@@ -67,9 +67,9 @@ constexpr double kFp8SingleWarpgroupEfficiency = 0.7;
 constexpr double kFp8SingleSubBlockEfficiency = 0.78;
 // ... on compute-bound problems, up to this width. Measured on an H100 (random data, per SM and FLOP): 128x192 tiles
 // ran as fast as 256x128 ones at M = 4096 on N = 2112 and 7168 (4096x2112x7168: 98.5 µs against the model's 150,
-// 1.36x the 128x64 tiles it chose instead), and on the H200 128x192 was the fastest tile at M = 2048 and 3072 on
-// N = 2112, where the penalty ranked it below 256x64. Not measured where the weights' DRAM reads dominate (MoE
-// decode), so there the penalty stays and keeps short tiles for few rows per group.
+// 1.36x the 128x64 tiles it chose instead); on the H200 too 128x192 was the fastest tile at M = 2048 and 3072 on
+// N = 2112 (bench/reports/fp8-tall-tile-width). Not measured where the weights' DRAM reads dominate (MoE decode), so
+// there the penalty stays and keeps short tiles for few rows per group.
 constexpr int kFp8SingleSubBlockMaxBlockN = 160;
 // Power: the H200 runs GEMMs at its 700 W limit (SM clock 1980 → ~1600 MHz during a suite), so bytes moved from L2
 // into the SMs cost tensor throughput. Measured: 128x256 tiles went from 748 to 792 TFLOP/s at 4096x4096x7168 when a

@@ -27,7 +27,8 @@ NOTES = {
         f'within a row\'s window, the columns past it not compared), calc_diff < {TOLERANCE:g} over the rest.'),
     'paged_mqa': (
         f'{PAGED}((q, None), kv_cache, weights, context_lens, block_table, schedule, max_context_len, '
-        'clean_logits=False, fp32 logits): both libraries\' from their top level, on the same tensors: q fp8 cast from bf16 randn [B, next_n, H, 128], the fused cache uint8 [blocks, 64, 1, 132] '
+        'clean_logits=False, fp32 logits): both libraries\' from their top level, on the same tensors: q fp8 cast '
+        'from bf16 randn [B, next_n, H, 128], the fused cache uint8 [blocks, 64, 1, 132] '
         'from bf16 randn by DeepGEMM\'s kv_cache_cast_to_fp8, weights fp32 randn [B·next_n, H], sequence lengths '
         'randint(0.7·avg, 1.3·avg), 2-D context_lens (the last token the sequence\'s length, the others '
         '(length + 1) · U(0, 1)), each sequence\'s blocks a slice of a random permutation of the pool (B · avg ≤ 32M '
