@@ -34,18 +34,6 @@ void require_shape(const TensorView& v, const char* name, std::initializer_list<
   TILEGEMM_REQUIRE(same, name, fmt::format("{}] ({})", text, what), shape_str(v));
 }
 
-// A tensor TMA reads: rows contiguous, every other stride a multiple of 16 bytes, a 16-byte aligned address.
-void require_tma_rows(const TensorView& v, const char* name) {
-  const std::int64_t elem = dtype_bits(v.dtype) / 8;
-  bool ok = v.stride(-1) == 1 || v.size(-1) <= 1;
-  for (int i = 0; i + 1 < v.ndim; ++i) ok = ok && (v.size(i) <= 1 || (v.stride(i) > 0 && v.stride(i) * elem % 16 == 0));
-  if (v.ndim >= 2) ok = ok && (v.size(-2) <= 1 || v.stride(-2) >= v.size(-1));
-  TILEGEMM_REQUIRE(ok, name, "contiguous rows whose other strides are positive multiples of 16 bytes", describe(v));
-  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0, name, "a 16-byte aligned address",
-                   fmt::format("{}", v.data));
-  for (int i = 0; i < v.ndim; ++i) require_int_size(v.stride(i), name);
-}
-
 // The checks the entry points share, on [rows, cols] or [E, rows, cols] views: returns K. `mx`: MXFP8 (B e4m3 [.., N,
 // K], A's scales [.., M, K / 32] read by TMA); else FP4 B [.., N, K / 2] and A's scales [.., M, K / 128], any strides.
 std::int64_t require_operands(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
@@ -62,7 +50,7 @@ std::int64_t require_operands(const TensorView& a, const TensorView& sfa, const 
     require_shape(b, "b", {n, k}, "N x K e4m3");
     require_shape(sfb, "sfb", {n, k / 32}, "one scale per row and 32 k");
     require_shape(sfa, "sfa", {m, k / 32}, "one scale per token and 32 k");
-    require_tma_rows(sfa, "sfa");
+    api::require_tma_rows(sfa, "sfa");
   } else if (grouped) {
     require_shape(b, "b", {e, n, k / 2}, "K/2 bytes of two FP4 codes per row, for each expert");
     require_shape(sfb, "sfb", {e, n, k / 32}, "one scale per row and 32 k");
@@ -76,9 +64,9 @@ std::int64_t require_operands(const TensorView& a, const TensorView& sfa, const 
     TILEGEMM_REQUIRE(sfa.stride(i) >= 0, "sfa", "non-negative strides", describe(sfa));
     require_int_size(sfa.stride(i), "sfa");
   }
-  require_tma_rows(a, "a");
-  require_tma_rows(b, "b");
-  require_tma_rows(sfb, "sfb");
+  api::require_tma_rows(a, "a");
+  api::require_tma_rows(b, "b");
+  api::require_tma_rows(sfb, "sfb");
   TILEGEMM_REQUIRE(d.dtype == DType::kBFloat16 || d.dtype == DType::kFloat32, "d", "bf16 or fp32",
                    std::string(dtype_name(d.dtype)));
   if (grouped)

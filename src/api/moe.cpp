@@ -30,22 +30,15 @@ int max_ctas() {
   return kCtasPerSm * current_device_context().hw.num_sms;
 }
 
-void require_aligned_rows(const TensorView& v, const char* name) {
-  const auto address = reinterpret_cast<std::uintptr_t>(v.data);
-  const std::int64_t row_bytes = v.stride(0) * dtype_bits(v.dtype) / 8;
-  TILEGEMM_REQUIRE(v.stride(1) == 1 && address % 16 == 0 && (v.size(0) <= 1 || row_bytes % 16 == 0), name,
-                   "contiguous rows starting on 16-byte boundaries", fmt::format("{} at {:#x}", describe(v), address));
-}
-
 // An output: a 2-D tensor of `dtype` [rows, cols] with contiguous, 16-byte aligned rows that do not overlap.
 void require_rows(const TensorView& v, const char* name, DType dtype, std::int64_t rows, std::int64_t cols,
                   const std::string& what) {
   api::require_tensor(v, name, 2, dtype);
   TILEGEMM_REQUIRE(v.size(0) == rows && v.size(1) == cols, name, fmt::format("[{}, {}] ({})", rows, cols, what),
                    shape_str(v));
-  require_aligned_rows(v, name);
   TILEGEMM_REQUIRE(v.size(0) <= 1 || v.stride(0) >= v.size(1), name, "rows that do not overlap (an output)",
                    describe(v));
+  api::require_tma_rows(v, name);
 }
 
 // row_of (or topk_weights): [T, K] of `dtype`, rows contiguous and packed (stride K).
@@ -62,7 +55,7 @@ MoeFp8Rows fp8_rows(const TensorView& data, const TensorView& sf, const char* da
   api::require_tensor(data, data_name, 2, DType::kFloat8E4M3);
   const std::int64_t rows = data.size(0);
   TILEGEMM_REQUIRE(data.size(1) == cols, data_name, fmt::format("[R, {}]", cols), shape_str(data));
-  require_aligned_rows(data, data_name);
+  api::require_tma_rows(data, data_name);
   api::require_tensor(sf, sf_name, 2, DType::kFloat32);
   const std::int64_t blocks = cols / moe::kQuantBlock;
   TILEGEMM_REQUIRE(sf.size(0) == rows && sf.size(1) == blocks, sf_name,
@@ -138,7 +131,7 @@ void moe_dispatch_fp8(const TensorView& x, const TensorView& row_of, const Tenso
   api::require_tensor(x, "x", 2, DType::kBFloat16);
   const std::int64_t tokens = x.size(0), hidden = x.size(1);
   require_multiple_of_128(hidden, "hidden (x's columns)");
-  require_aligned_rows(x, "x");
+  api::require_tma_rows(x, "x");
   api::require_ndim(row_of, "row_of", 2);
   require_pairs(row_of, "row_of", DType::kInt32, tokens, row_of.size(1));
   TILEGEMM_REQUIRE(row_of.size(1) >= 1 && row_of.size(1) <= moe::kMaxTopk, "row_of",
@@ -158,7 +151,7 @@ void moe_swiglu_quant_fp8(const TensorView& h, const TensorView& row_of, const T
   const std::int64_t inter = h.size(1) / 2;
   TILEGEMM_REQUIRE(h.size(1) % 2 == 0, "h", "[R, 2·I] (gate | up)", shape_str(h));
   require_multiple_of_128(inter, "intermediate (half of h's columns)");
-  require_aligned_rows(h, "h");
+  api::require_tma_rows(h, "h");
   api::require_ndim(row_of, "row_of", 2);
   require_pairs(row_of, "row_of", DType::kInt32, row_of.size(0), row_of.size(1));
   MoeSwigluParams p{};
@@ -178,7 +171,7 @@ void moe_combine(const TensorView& y2, const TensorView& row_of, const TensorVie
   api::require_tensor(y2, "y2", 2, DType::kBFloat16);
   const std::int64_t rows = y2.size(0), hidden = y2.size(1);
   TILEGEMM_REQUIRE(hidden > 0 && hidden % 8 == 0, "y2", "[R, H] with H a positive multiple of 8", shape_str(y2));
-  require_aligned_rows(y2, "y2");
+  api::require_tma_rows(y2, "y2");
   api::require_ndim(row_of, "row_of", 2);
   const std::int64_t tokens = row_of.size(0), topk = row_of.size(1);
   require_pairs(row_of, "row_of", DType::kInt32, tokens, topk);
@@ -204,7 +197,7 @@ void fp8_moe_layer(const TensorView& x, const TensorView& topk_idx, const Tensor
                    shape_str(topk_idx));
   TILEGEMM_REQUIRE(topk >= 1 && topk <= moe::kMaxTopk, "topk_idx",
                    fmt::format("[T, K] with K in [1, {}]", moe::kMaxTopk), shape_str(topk_idx));
-  require_aligned_rows(x, "x");
+  api::require_tma_rows(x, "x");
   api::require_tensor(weights.w1, "w1", 3, DType::kFloat8E4M3);
   api::require_tensor(weights.w2, "w2", 3, DType::kFloat8E4M3);
   const std::int64_t experts = weights.w1.size(0), inter = weights.w1.size(1) / 2;

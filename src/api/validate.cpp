@@ -71,6 +71,19 @@ void require_tma_tensor(const TensorView& v, const char* name) {
   }
 }
 
+void require_tma_rows(const TensorView& v, const char* name) {
+  const std::int64_t elem = dtype_bits(v.dtype) / 8;
+  bool ok = v.stride(-1) == 1 || v.size(-1) <= 1;
+  for (int i = 0; i + 1 < v.ndim; ++i) ok = ok && (v.size(i) <= 1 || (v.stride(i) > 0 && v.stride(i) * elem % 16 == 0));
+  if (v.ndim >= 2) ok = ok && (v.size(-2) <= 1 || v.stride(-2) >= v.size(-1));
+  TILEGEMM_REQUIRE(ok, name,
+                   "contiguous rows starting on 16-byte boundaries (other strides positive multiples of 16 bytes)",
+                   describe(v));
+  TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0, name, "a 16-byte aligned address",
+                   fmt::format("{}", v.data));
+  for (int i = 0; i < v.ndim; ++i) require_int_size(v.stride(i), name);
+}
+
 void require_tma_operands(const TensorView& a, const TensorView& b, const TensorView& d) {
   require_tma_tensor(a, "a");
   require_tma_tensor(b, "b");

@@ -24,6 +24,9 @@ void require_tma_operands(const TensorView& a, const TensorView& b, const Tensor
 // One tensor TMA moves: a 16-byte aligned address and positive strides that are multiples of 16 bytes apart from
 // the contiguous one (dimensions of extent 1 aside).
 void require_tma_tensor(const TensorView& v, const char* name);
+// Rows TMA moves as boxes: the last dimension contiguous, every other stride a positive multiple of 16 bytes, rows
+// that do not overlap, a 16-byte aligned address and strides that fit an int.
+void require_tma_rows(const TensorView& v, const char* name);
 // A size that fits the kernels' int arithmetic.
 void require_int_size(std::int64_t value, const char* name);
 // C sharing D's data pointer means D += A·Bᵀ in place (the kernels then read and write D's elements only): C must be
