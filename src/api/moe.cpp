@@ -89,20 +89,8 @@ void require_multiple_of_128(std::int64_t value, const char* name) {
                    "a positive multiple of 128 (per-token scales cover 128 columns)", std::to_string(value));
 }
 
-}  // namespace
-
-std::int64_t moe_buffer_rows(std::int64_t tokens, int topk, int experts) {
-  TILEGEMM_REQUIRE(tokens >= 0, "tokens", "a non-negative count", std::to_string(tokens));
-  TILEGEMM_REQUIRE(topk >= 1 && topk <= moe::kMaxTopk, "topk", fmt::format("in [1, {}]", moe::kMaxTopk),
-                   std::to_string(topk));
-  TILEGEMM_REQUIRE(experts >= 1 && experts <= moe::kMaxExperts, "experts", fmt::format("in [1, {}]", moe::kMaxExperts),
-                   std::to_string(experts));
-  const std::int64_t pairs = tokens * topk;
-  const std::int64_t padded = pairs + std::min<std::int64_t>(experts, pairs) * (moe::kRowAlignment - 1);
-  return (padded + moe::kRowAlignment - 1) / moe::kRowAlignment * moe::kRowAlignment;
-}
-
-void moe_route(const TensorView& topk_idx, const TensorView& group_end, const TensorView& row_of, void* stream) {
+// Each step's checks, returning its kernel's parameters: the layer checks every step before it launches the first.
+MoeRouteParams route_params(const TensorView& topk_idx, const TensorView& group_end, const TensorView& row_of) {
   api::require_ndim(topk_idx, "topk_idx", 2);
   TILEGEMM_REQUIRE(topk_idx.dtype == DType::kInt32 || topk_idx.dtype == DType::kInt64, "topk_idx", "int32 or int64",
                    std::string(dtype_name(topk_idx.dtype)));
@@ -122,12 +110,12 @@ void moe_route(const TensorView& topk_idx, const TensorView& group_end, const Te
   p.topk_idx = topk_idx.data, p.idx_stride = topk_idx.stride(0), p.idx_is_int64 = topk_idx.dtype == DType::kInt64;
   p.tokens = static_cast<int>(tokens), p.topk = static_cast<int>(topk), p.experts = static_cast<int>(experts);
   p.group_end = static_cast<int*>(group_end.data), p.row_of = static_cast<int*>(row_of.data);
-  current_device_context();  // no GPU: RuntimeError after the checks
-  kernels::launch_sm90_moe_route(p, stream);
+  return p;
 }
 
-void moe_dispatch_fp8(const TensorView& x, const TensorView& row_of, const TensorView& a, const TensorView& sfa,
-                      bool ue8m0, void* stream) {
+// a, sfa: the FP8 buffer the step writes, checked under the names a_name and sf_name.
+MoeDispatchParams dispatch_params(const TensorView& x, const TensorView& row_of, const TensorView& a,
+                                  const TensorView& sfa, bool ue8m0, const char* a_name, const char* sf_name) {
   api::require_tensor(x, "x", 2, DType::kBFloat16);
   const std::int64_t tokens = x.size(0), hidden = x.size(1);
   require_multiple_of_128(hidden, "hidden (x's columns)");
@@ -137,16 +125,16 @@ void moe_dispatch_fp8(const TensorView& x, const TensorView& row_of, const Tenso
   TILEGEMM_REQUIRE(row_of.size(1) >= 1 && row_of.size(1) <= moe::kMaxTopk, "row_of",
                    fmt::format("[T, K] with K in [1, {}]", moe::kMaxTopk), shape_str(row_of));
   MoeDispatchParams p{};
-  p.out = fp8_rows(a, sfa, "a", "sfa", hidden);
+  p.out = fp8_rows(a, sfa, a_name, sf_name, hidden);
   p.x = static_cast<const unsigned short*>(x.data), p.x_stride = x.stride(0),
   p.row_of = static_cast<const int*>(row_of.data);
   p.tokens = static_cast<int>(tokens), p.topk = static_cast<int>(row_of.size(1)), p.hidden = static_cast<int>(hidden);
   p.ue8m0 = ue8m0;
-  kernels::launch_sm90_moe_dispatch(p, max_ctas(), stream);
+  return p;
 }
 
-void moe_swiglu_quant_fp8(const TensorView& h, const TensorView& row_of, const TensorView& a, const TensorView& sfa,
-                          bool ue8m0, void* stream) {
+MoeSwigluParams swiglu_params(const TensorView& h, const TensorView& row_of, const TensorView& a, const TensorView& sfa,
+                              bool ue8m0, const char* a_name, const char* sf_name) {
   api::require_tensor(h, "h", 2, DType::kBFloat16);
   const std::int64_t inter = h.size(1) / 2;
   TILEGEMM_REQUIRE(h.size(1) % 2 == 0, "h", "[R, 2·I] (gate | up)", shape_str(h));
@@ -155,7 +143,7 @@ void moe_swiglu_quant_fp8(const TensorView& h, const TensorView& row_of, const T
   api::require_ndim(row_of, "row_of", 2);
   require_pairs(row_of, "row_of", DType::kInt32, row_of.size(0), row_of.size(1));
   MoeSwigluParams p{};
-  p.out = fp8_rows(a, sfa, "a", "sfa", inter);
+  p.out = fp8_rows(a, sfa, a_name, sf_name, inter);
   TILEGEMM_REQUIRE(h.size(0) == a.size(0), "h", fmt::format("[R={}, {}] (as many rows as a)", a.size(0), h.size(1)),
                    shape_str(h));
   const std::int64_t pairs = row_of.size(0) * row_of.size(1);
@@ -163,11 +151,11 @@ void moe_swiglu_quant_fp8(const TensorView& h, const TensorView& row_of, const T
   p.h = static_cast<const unsigned short*>(h.data), p.h_stride = h.stride(0),
   p.row_of = static_cast<const int*>(row_of.data);
   p.pairs = static_cast<int>(pairs), p.inter = static_cast<int>(inter), p.ue8m0 = ue8m0;
-  kernels::launch_sm90_moe_swiglu_quant(p, max_ctas(), stream);
+  return p;
 }
 
-void moe_combine(const TensorView& y2, const TensorView& row_of, const TensorView& topk_weights, const TensorView& y,
-                 void* stream) {
+MoeCombineParams combine_params(const TensorView& y2, const TensorView& row_of, const TensorView& topk_weights,
+                                const TensorView& y) {
   api::require_tensor(y2, "y2", 2, DType::kBFloat16);
   const std::int64_t rows = y2.size(0), hidden = y2.size(1);
   TILEGEMM_REQUIRE(hidden > 0 && hidden % 8 == 0, "y2", "[R, H] with H a positive multiple of 8", shape_str(y2));
@@ -184,6 +172,43 @@ void moe_combine(const TensorView& y2, const TensorView& row_of, const TensorVie
   p.weights = static_cast<const float*>(topk_weights.data), p.weights_stride = topk;
   p.tokens = static_cast<int>(tokens), p.topk = static_cast<int>(topk), p.hidden = static_cast<int>(hidden);
   p.y = static_cast<unsigned short*>(y.data), p.y_stride = y.stride(0);
+  return p;
+}
+
+}  // namespace
+
+std::int64_t moe_buffer_rows(std::int64_t tokens, int topk, int experts) {
+  TILEGEMM_REQUIRE(tokens >= 0, "tokens", "a non-negative count", std::to_string(tokens));
+  TILEGEMM_REQUIRE(topk >= 1 && topk <= moe::kMaxTopk, "topk", fmt::format("in [1, {}]", moe::kMaxTopk),
+                   std::to_string(topk));
+  TILEGEMM_REQUIRE(experts >= 1 && experts <= moe::kMaxExperts, "experts", fmt::format("in [1, {}]", moe::kMaxExperts),
+                   std::to_string(experts));
+  const std::int64_t pairs = tokens * topk;
+  const std::int64_t padded = pairs + std::min<std::int64_t>(experts, pairs) * (moe::kRowAlignment - 1);
+  return (padded + moe::kRowAlignment - 1) / moe::kRowAlignment * moe::kRowAlignment;
+}
+
+void moe_route(const TensorView& topk_idx, const TensorView& group_end, const TensorView& row_of, void* stream) {
+  const MoeRouteParams p = route_params(topk_idx, group_end, row_of);
+  current_device_context();  // no GPU: RuntimeError after the checks
+  kernels::launch_sm90_moe_route(p, stream);
+}
+
+void moe_dispatch_fp8(const TensorView& x, const TensorView& row_of, const TensorView& a, const TensorView& sfa,
+                      bool ue8m0, void* stream) {
+  const MoeDispatchParams p = dispatch_params(x, row_of, a, sfa, ue8m0, "a", "sfa");
+  kernels::launch_sm90_moe_dispatch(p, max_ctas(), stream);
+}
+
+void moe_swiglu_quant_fp8(const TensorView& h, const TensorView& row_of, const TensorView& a, const TensorView& sfa,
+                          bool ue8m0, void* stream) {
+  const MoeSwigluParams p = swiglu_params(h, row_of, a, sfa, ue8m0, "a", "sfa");
+  kernels::launch_sm90_moe_swiglu_quant(p, max_ctas(), stream);
+}
+
+void moe_combine(const TensorView& y2, const TensorView& row_of, const TensorView& topk_weights, const TensorView& y,
+                 void* stream) {
+  const MoeCombineParams p = combine_params(y2, row_of, topk_weights, y);
   kernels::launch_sm90_moe_combine(p, max_ctas(), stream);
 }
 
@@ -231,16 +256,18 @@ void fp8_moe_layer(const TensorView& x, const TensorView& topk_idx, const Tensor
                                          options.num_sms, expected_rows, {"a1", "sfa1", "w1", "w1_sf", "h1"});
   const api::Plan gemm2 = plan_step_gemm(ws.a2, ws.sfa2, weights.w2, weights.w2_sf, ws.y2, ws.group_end,
                                          options.num_sms, expected_rows, {"a2", "sfa2", "w2", "w2_sf", "y2"});
-  fp8_rows(ws.a1, ws.sfa1, "a1", "sfa1", hidden);
-  fp8_rows(ws.a2, ws.sfa2, "a2", "sfa2", inter);
-  require_pairs(topk_weights, "topk_weights", DType::kFloat32, tokens, topk);
+  const MoeRouteParams route = route_params(topk_idx, ws.group_end, ws.row_of);
+  const MoeDispatchParams dispatch = dispatch_params(x, ws.row_of, ws.a1, ws.sfa1, ue8m0, "a1", "sfa1");
+  const MoeSwigluParams swiglu = swiglu_params(ws.h1, ws.row_of, ws.a2, ws.sfa2, ue8m0, "a2", "sfa2");
+  const MoeCombineParams combine = combine_params(ws.y2, ws.row_of, topk_weights, y);
   if (tokens == 0) return;
-  moe_route(topk_idx, ws.group_end, ws.row_of, options.stream);
-  moe_dispatch_fp8(x, ws.row_of, ws.a1, ws.sfa1, ue8m0, options.stream);
+  const int ctas = max_ctas();
+  kernels::launch_sm90_moe_route(route, options.stream);
+  kernels::launch_sm90_moe_dispatch(dispatch, ctas, options.stream);
   gemm1->run(options.stream);
-  moe_swiglu_quant_fp8(ws.h1, ws.row_of, ws.a2, ws.sfa2, ue8m0, options.stream);
+  kernels::launch_sm90_moe_swiglu_quant(swiglu, ctas, options.stream);
   gemm2->run(options.stream);
-  moe_combine(ws.y2, ws.row_of, topk_weights, y, options.stream);
+  kernels::launch_sm90_moe_combine(combine, ctas, options.stream);
 }
 
 }  // namespace tilegemm
