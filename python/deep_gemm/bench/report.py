@@ -122,6 +122,11 @@ def _hc_table(section):
     return lines
 
 
+def _m_cell(params):
+    """The m column: the rows, or for MoE rows experts x ~tokens per expert."""
+    return f"{params['experts']}x~{params['expected_m']}" if 'experts' in params else params.get('m', '—')
+
+
 def _wq_table(section):
     lines = ['| weight | m | n | k | packed MB | ours µs | our BF16 µs | BF16 / ours | DeepGEMM BF16 µs | read floor µs | '
              'floor / ours | check |',
@@ -129,8 +134,7 @@ def _wq_table(section):
     for row in section['rows']:
         p = row['params']
         packed = p.get('packed_bytes')
-        m = f"{p['experts']}x~{p['expected_m']}" if 'experts' in p else p.get('m', '—')  # MoE: experts x tokens
-        lines.append(f"| {p.get('weight', '—')} | {m} | {p.get('n', '—')} | {p.get('k', '—')} | "
+        lines.append(f"| {p.get('weight', '—')} | {_m_cell(p)} | {p.get('n', '—')} | {p.get('k', '—')} | "
                      f"{_num(None if packed is None else packed / 1e6, 2)} | {_time(row, 'ours')} | "
                      f"{_time(row, 'ours_bf16')} | {_ratio(row.get('ratio_vs_bf16'))} | {_time(row, 'deepgemm')} | "
                      f"{_num(row.get('read_floor_us'), 2)} | {_ratio(row.get('floor_vs_ours'))} | {check_cell(row)} |")
@@ -142,8 +146,7 @@ def _fp8_fp4_table(section):
              'check |', '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|']
     for row in section['rows']:
         p = row['params']
-        m = f"{p['experts']}x~{p['expected_m']}" if 'experts' in p else p.get('m', '—')  # MoE: experts x tokens
-        lines.append(f"| {m} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
+        lines.append(f"| {_m_cell(p)} | {p.get('n', '—')} | {p.get('k', '—')} | {_time(row, 'ours')} | "
                      f"{_time(row, 'ours_fp8')} | {_ratio(row.get('ratio_vs_fp8'))} | {_time(row, 'ours_mxfp8')} | "
                      f"{_ratio(row.get('mxfp8_vs_fp8'))} | {_time(row, 'deepgemm')} | "
                      f"{check_cell(row)} |")
