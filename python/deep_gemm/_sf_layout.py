@@ -99,11 +99,15 @@ def _launch_target(t, name):
     return device, current_stream(device)
 
 
-def _mn_major_empty(torch, batched, cols, dtype):
-    """DeepGEMM's output: [G, mn, cols] with strides (cols * aligned, 1, aligned), padding rows unwritten."""
-    groups, mn, _ = batched.shape
+def _mn_major_empty(sf, cols, dtype):
+    """DeepGEMM's output for ``sf`` ([mn, kb] or [G, mn, kb]): [(G,) mn, cols] with strides ([cols * aligned,] 1,
+    aligned), padding rows unwritten, on sf's device."""
+    shape = shape_of(sf)
+    mn = shape[-2]
     aligned = get_tma_aligned_size(mn, 4)
-    return torch.empty_strided((groups, mn, cols), (cols * aligned, 1, aligned), dtype=dtype, device=batched.device)
+    if len(shape) == 2:
+        return sf.new_empty_strided((mn, cols), (1, aligned), dtype=dtype)
+    return sf.new_empty_strided((shape[0], mn, cols), (cols * aligned, 1, aligned), dtype=dtype)
 
 
 def get_mn_major_tma_aligned_tensor(sf):
@@ -112,16 +116,14 @@ def get_mn_major_tma_aligned_tensor(sf):
     _require_sf(sf)
     if _has_deepgemm_layout(sf):
         return sf
-    torch = _torch_of(sf, 'sf')
-    batched = sf if sf.dim() == 3 else sf.unsqueeze(0)
-    groups, mn, kb = batched.shape
-    out = _mn_major_empty(torch, batched, kb, sf.dtype)
-    if groups * mn * kb > 0:
+    _torch_of(sf, 'sf')
+    out = _mn_major_empty(sf, shape_of(sf)[-1], sf.dtype)
+    if out.numel() > 0:
         if sf.device.type == 'cuda':
-            _C.sf_transpose(view(batched, 'sf'), view(out, 'out'), *_launch_target(sf, 'sf'))
+            _C.sf_transpose(view(sf, 'sf'), view(out, 'out'), *_launch_target(sf, 'sf'))
         else:
-            out.copy_(batched)
-    return out if sf.dim() == 3 else out.squeeze(0)
+            out.copy_(sf)
+    return out
 
 
 def _packed_words(torch, exponents):
@@ -169,19 +171,18 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
     torch = _torch_of(sf, 'sf')
     if psum_layout is not None and sf.device.type != 'cuda':
         _torch_of(psum_layout, 'psum_layout')  # read with torch ops here
-    batched = sf if sf.dim() == 3 else sf.unsqueeze(0)
-    out = _mn_major_empty(torch, batched, ceil_div(kb, 4), torch.int32)
+    out = _mn_major_empty(sf, ceil_div(kb, 4), torch.int32)
     alignment = get_mk_alignment_for_contiguous_layout()
     if groups * mn * kb > 0:
         if sf.device.type == 'cuda':
             psum = None if psum_layout is None else view(psum_layout, 'psum_layout')
-            _C.sf_pack_ue8m0(view(batched, 'sf'), view(out, 'out'), psum, alignment, *_launch_target(sf, 'sf'))
+            _C.sf_pack_ue8m0(view(sf, 'sf'), view(out, 'out'), psum, alignment, *_launch_target(sf, 'sf'))
         else:
-            exponents = (batched.view(torch.int32).to(torch.int64) >> 23) & 0xFF
+            exponents = (sf.view(torch.int32).to(torch.int64) >> 23) & 0xFF
             if psum_layout is not None:
-                exponents = exponents * _psum_rows(torch, psum_layout, mn, alignment, sf.device).view(1, mn, 1)
+                exponents = exponents * _psum_rows(torch, psum_layout, mn, alignment, sf.device).view(mn, 1)
             out.copy_(_packed_words(torch, exponents))
-    return out if sf.dim() == 3 else out.squeeze(0)
+    return out
 
 
 def _k_grouped_packed_rows(sf_k, num_groups, ks_cpu, gran_k, use_psum_layout):

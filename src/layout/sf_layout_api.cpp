@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -73,8 +74,12 @@ SfLayoutParams make_params(const TensorView& sf, const SfView& v, const TensorVi
   p.kb = v.kb;
   p.out_cols = out_cols;
   p.rows_in = v.rows;
-  p.row_div = row_div;
+  TILEGEMM_REQUIRE(std::has_single_bit(static_cast<unsigned>(row_div)), "gran_mn", "a power of two",
+                   fmt::format("{}", row_div));
+  p.row_div_log2 = std::countr_zero(static_cast<unsigned>(row_div));
   p.tile_k_log2 = sf_tile_k_log2(v.kb, pack);
+  const int tile_k = 1 << p.tile_k_log2, tile_mn = (1 << kSfTileElemsLog2) / tile_k;
+  p.tile_elems_log2 = sf_tile_elems_log2(std::int64_t{v.groups} * ceil_div(mn, tile_mn) * ceil_div(v.kb, tile_k));
   // An MN-major input ([kb][mn] memory, or any view whose rows are adjacent) is read MN first.
   p.mn_fast_loads = v.rows > 1 && sf.stride(-2) == 1 && (v.kb == 1 || sf.stride(-1) != 1);
   p.vector_stores = reinterpret_cast<std::uintptr_t>(out.data) % 16 == 0;

@@ -86,8 +86,12 @@ jit::KernelSpec sf_layout_spec(SfKernel which) {
 void launch_sf_layout(SfKernel which, const SfLayoutParams& params, int groups, void* stream) {
   TILEGEMM_REQUIRE(which != SfKernel::kKGroupedPackUe8m0, "which", "the transpose or the MN-major pack kernel",
                    "the K-grouped pack kernel");
+  TILEGEMM_REQUIRE(params.tile_elems_log2 >= kSfMinTileElemsLog2 && params.tile_elems_log2 <= kSfTileElemsLog2 &&
+                       params.tile_k_log2 <= kSfMaxTileKLog2,
+                   "params", "tile sizes from sf_tile_elems_log2 and sf_tile_k_log2",
+                   fmt::format("2^{} elements, 2^{} K blocks", params.tile_elems_log2, params.tile_k_log2));
   require_gpu();
-  const int tile_k = 1 << params.tile_k_log2, tile_mn = (1 << kSfTileElemsLog2) / tile_k;
+  const int tile_k = 1 << params.tile_k_log2, tile_mn = (1 << params.tile_elems_log2) / tile_k;
   jit::LaunchConfig launch;
   launch.grid[0] = static_cast<unsigned>((params.mn + tile_mn - 1) / tile_mn);
   launch.grid[1] = static_cast<unsigned>((params.kb + tile_k - 1) / tile_k);

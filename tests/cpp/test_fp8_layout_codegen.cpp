@@ -71,6 +71,15 @@ TEST(Fp8LayoutKernelNames, TileKExtent) {
   EXPECT_EQ(sf_tile_k_log2(1000, false), kSfMaxTileKLog2);
 }
 
+// Tiles halve when 4096-element tiles would be too few to spread over the SMs, never below 32 MN rows at 64 K
+// blocks (the span of the shared-memory swizzle).
+TEST(Fp8LayoutKernelNames, TileElementsFillTheGpu) {
+  EXPECT_EQ(sf_tile_elems_log2(64), kSfMinTileElemsLog2);  // 4096 x 56 scales: 64 tiles of 64 rows
+  EXPECT_EQ(sf_tile_elems_log2(kSfFewTiles - 1), kSfMinTileElemsLog2);
+  EXPECT_EQ(sf_tile_elems_log2(kSfFewTiles), kSfTileElemsLog2);
+  EXPECT_GE((1 << kSfMinTileElemsLog2) >> kSfMaxTileKLog2, 32);
+}
+
 // Fake device pointers: every call below must fail its argument checks before any CUDA call.
 float* const kFakeSf = reinterpret_cast<float*>(0x1000);
 int* const kFakeOut = reinterpret_cast<int*>(0x2000);

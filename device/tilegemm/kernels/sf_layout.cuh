@@ -5,10 +5,11 @@
 // sf_layout_transform<kPack>: fp32 [G, rows, kb] (any strides) → MN-major TMA-aligned, per group
 //   [out_cols][aligned_mn]. kPack = false writes the fp32 values (out_cols = kb); kPack = true packs four
 //   consecutive K blocks' UE8M0 exponents (fp32 bits >> 23) into one int32, block 4p + b in byte b
-//   (out_cols = ceil(kb / 4), the SM100 layout). A 256-thread block moves one tile of 4096 elements:
-//   2^t K blocks by 4096 / 2^t MN rows, 2^t the smallest power of two >= kb, clamped to [1 (4 packed), 64],
-//   so a tile spans whole input rows whenever kb <= 64 and the read of a row-major input is one contiguous
-//   run. Each thread first issues its 16 loads (walking the input's contiguous side, K or MN), then stores
+//   (out_cols = ceil(kb / 4), the SM100 layout). A 256-thread block moves one tile of 4096 elements (2048
+//   when 4096-element tiles would leave most SMs idle, sf_tile_elems_log2): 2^t K blocks by the rest in MN
+//   rows, 2^t the smallest power of two >= kb, clamped to [1 (4 packed), 64], so a tile spans whole input rows
+//   whenever kb <= 64 and the read of a row-major input is one contiguous run. Each thread first issues its 8
+//   or 16 loads (walking the input's contiguous side, K or MN), then stores
 //   them into shared memory as [K][MN] with an XOR swizzle that keeps both the stores and the 16-byte reads
 //   of the output phase free of bank conflicts; the output is written 4 MN rows (16 bytes) per store. The
 //   kernel writes exactly the elements of the output view: the padding rows [mn, aligned_mn) are left alone
@@ -35,8 +36,9 @@ struct SfLayoutParams {
   int kb;                         // scale blocks along K
   int out_cols;                   // kb (fp32) or ceil(kb / 4) (packed)
   int rows_in;                    // input rows per group
-  int row_div;                    // output row m reads input row m / row_div (128 broadcasts per-block scales)
+  int row_div_log2;               // output row m reads input row m >> row_div_log2 (7 broadcasts 128-row scales)
   int tile_k_log2;                // log2 of the K blocks per tile (sf_tile_k_log2)
+  int tile_elems_log2;            // log2 of the elements per tile (sf_tile_elems_log2)
   int mn_fast_loads;              // 1: the input is MN-contiguous, so the loads walk MN first (else K first)
   int vector_stores;              // 1: out is 16-byte aligned, so 4 MN rows go out in one 16-byte store
   unsigned long long* first_bad;  // packed only, may be null: min over non-UE8M0 inputs of (g·rows_in + r)·kb + k
@@ -56,9 +58,12 @@ struct SfKGroupedPackParams {
 };
 
 inline constexpr int kSfThreads = 256;
-inline constexpr int kSfTileElemsLog2 = 12;  // 4096 elements (16 KiB of shared memory) per tile
+inline constexpr int kSfTileElemsLog2 = 12;     // at most 4096 elements (16 KiB of shared memory) per tile
+inline constexpr int kSfMinTileElemsLog2 = 11;  // at least 2048, so a tile keeps >= 32 MN rows (the swizzle's span)
 inline constexpr int kSfItemsPerThread = (1 << kSfTileElemsLog2) / kSfThreads;
-inline constexpr int kSfMaxTileKLog2 = 6;  // at most 64 K blocks per tile (so at least 64 MN rows)
+inline constexpr int kSfMaxTileKLog2 = 6;  // at most 64 K blocks per tile (so at least 32 MN rows)
+// Below this many 4096-element tiles a launch would leave SMs idle (an H100/H200 has 132), so tiles halve.
+inline constexpr long long kSfFewTiles = 256;
 inline constexpr int kSfMaxKGroups = 128;  // a warp reads the group sizes, four per lane
 inline constexpr int kSfKGroupedColumnsPerBlock = 4 * kSfThreads;
 
@@ -68,6 +73,12 @@ inline constexpr int sf_tile_k_log2(int kb, bool pack) {
   int t = pack ? 2 : 0;
   while (t < kSfMaxTileKLog2 && (1 << t) < kb) ++t;
   return t;
+}
+
+// log2 of the elements per tile for `tiles` 4096-element tiles: 4096, or 2048 when that makes too few blocks
+// to spread over the SMs (small scale tensors, e.g. 4096 x 56). Host (grid) and device (indexing) share it.
+inline constexpr int sf_tile_elems_log2(long long tiles) {
+  return tiles < kSfFewTiles ? kSfMinTileElemsLog2 : kSfTileElemsLog2;
 }
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -140,11 +151,50 @@ __device__ __forceinline__ void sf_store4(unsigned int* out, long long offset, i
     if (j < valid) out[offset + j] = v[j];
 }
 
+// Loads one tile into shared memory: element i of this thread is tile element e = threadIdx.x + i·kSfThreads,
+// split into (row, K block) with the input's contiguous side fastest, so a warp reads consecutive addresses.
+// Reading K first (row-major scales, the common case), a thread keeps one K block and steps kSfThreads / tk rows
+// per element, so its addresses are one base plus a row offset each (no per-element division).
+template <bool kPack, bool kMnFast>
+__device__ __forceinline__ void sf_load_tile(const SfLayoutParams& p, const float* in, float* tile,
+                                             const unsigned char* row_valid, bool psum, int m0, int k0) {
+  const int tk_log2 = p.tile_k_log2, tmn_log2 = p.tile_elems_log2 - tk_log2;
+  const int tk = 1 << tk_log2, tmn = 1 << tmn_log2, items = (1 << p.tile_elems_log2) / kSfThreads;
+  const int rows_per_warp_log2 = tk_log2 >= 5 ? 0 : 5 - tk_log2;
+  const int kc = threadIdx.x & (tk - 1), r_first = threadIdx.x >> tk_log2, r_step = kSfThreads >> tk_log2;
+  const float* k_column = in + static_cast<long long>(k0 + kc) * p.in_k_stride;
+  float v[kSfItemsPerThread];
+#pragma unroll
+  for (int i = 0; i < kSfItemsPerThread; ++i) {
+    if (i >= items) break;
+    const int e = threadIdx.x + i * kSfThreads;
+    const int r = kMnFast ? e & (tmn - 1) : r_first + i * r_step;
+    const int c = kMnFast ? e >> tmn_log2 : kc;
+    const int m = m0 + r, k = k0 + c;
+    v[i] = 0.0f;
+    if (m < p.mn && k < p.kb && (!psum || row_valid[r])) {
+      const long long row = m >> p.row_div_log2;
+      v[i] = kMnFast ? in[row * p.in_row_stride + k * p.in_k_stride] : k_column[row * p.in_row_stride];
+      if (kPack && p.first_bad != nullptr && !sf_is_ue8m0(__float_as_uint(v[i])))
+        atomicMin(p.first_bad,
+                  static_cast<unsigned long long>((static_cast<long long>(blockIdx.z) * p.rows_in + row) * p.kb + k));
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kSfItemsPerThread; ++i) {
+    if (i >= items) break;
+    const int e = threadIdx.x + i * kSfThreads;
+    const int r = kMnFast ? e & (tmn - 1) : r_first + i * r_step;
+    const int c = kMnFast ? e >> tmn_log2 : kc;
+    tile[c * tmn + (r ^ sf_swizzle(c, rows_per_warp_log2))] = v[i];
+  }
+}
+
 template <bool kPack>
 __device__ __forceinline__ void sf_layout_transform(const SfLayoutParams& p) {
   __shared__ __align__(16) float tile[1 << kSfTileElemsLog2];
   __shared__ unsigned char row_valid[kPack ? (1 << (kSfTileElemsLog2 - 2)) : 1];
-  const int tk_log2 = p.tile_k_log2, tmn_log2 = kSfTileElemsLog2 - tk_log2;
+  const int tk_log2 = p.tile_k_log2, tmn_log2 = p.tile_elems_log2 - tk_log2;
   const int tk = 1 << tk_log2, tmn = 1 << tmn_log2;
   const int rows_per_warp_log2 = tk_log2 >= 5 ? 0 : 5 - tk_log2;
   const int g = blockIdx.z, m0 = blockIdx.x * tmn, k0 = blockIdx.y * tk;
@@ -156,31 +206,10 @@ __device__ __forceinline__ void sf_layout_transform(const SfLayoutParams& p) {
     __syncthreads();
   }
 
-  // Loads: element i of this thread is tile element e = threadIdx.x + i·kSfThreads, split into (row, K block)
-  // with the input's contiguous side fastest, so a warp reads consecutive addresses.
-  float v[kSfItemsPerThread];
-#pragma unroll
-  for (int i = 0; i < kSfItemsPerThread; ++i) {
-    const int e = threadIdx.x + i * kSfThreads;
-    const int r = p.mn_fast_loads ? e & (tmn - 1) : e >> tk_log2;
-    const int c = p.mn_fast_loads ? e >> tmn_log2 : e & (tk - 1);
-    const int m = m0 + r, k = k0 + c;
-    v[i] = 0.0f;
-    if (m < p.mn && k < p.kb && (!psum || row_valid[r])) {
-      const long long row = m / p.row_div;
-      v[i] = in[row * p.in_row_stride + k * p.in_k_stride];
-      if (kPack && p.first_bad != nullptr && !sf_is_ue8m0(__float_as_uint(v[i])))
-        atomicMin(p.first_bad,
-                  static_cast<unsigned long long>((static_cast<long long>(g) * p.rows_in + row) * p.kb + k));
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kSfItemsPerThread; ++i) {
-    const int e = threadIdx.x + i * kSfThreads;
-    const int r = p.mn_fast_loads ? e & (tmn - 1) : e >> tk_log2;
-    const int c = p.mn_fast_loads ? e >> tmn_log2 : e & (tk - 1);
-    tile[c * tmn + (r ^ sf_swizzle(c, rows_per_warp_log2))] = v[i];
-  }
+  if (p.mn_fast_loads)
+    sf_load_tile<kPack, true>(p, in, tile, row_valid, psum, m0, k0);
+  else
+    sf_load_tile<kPack, false>(p, in, tile, row_valid, psum, m0, k0);
   __syncthreads();
 
   // Stores: units of 4 MN rows (q) of one output column, q fastest so a warp writes 512 contiguous bytes.
