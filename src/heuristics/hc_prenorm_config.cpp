@@ -41,8 +41,8 @@ double model_us(int m, int n, int k, int splits, bool reduce, const HardwareMode
   const double a_cta = std::min(m, hc_prenorm::kBlockM) * k_slice * 2, b_cta = n * k_slice * 4;
   const double wave_s = std::max(active * a_cta / hbm, (a_cta + b_cta) / sm_draw);
   double us = static_cast<double>(waves) * (wave_s * 1e6 + kWaveLatencyUs);
-  if (reduce && splits > 1) {
-    const double tile_bytes = hc_prenorm::kBlockM * (n + 1) * 4.0;
+  if (reduce && splits > 1) {  // the partial tiles hold the row block's rows of A only
+    const double tile_bytes = std::min(m, hc_prenorm::kBlockM) * (n + 1) * 4.0;
     us += kReduceLatencyUs + splits * tile_bytes / sm_draw * 1e6;
   }
   return us;

@@ -37,6 +37,42 @@ TG_DEVICE uint4 round_to_tf32(uint4 v) {
   return v;
 }
 
+// The last CTA's sum of the splits' partial tiles ([splits][words] float4 from `first`), in split order (the same
+// bits on every run), each slot zeroed after it is read; `store(word, sum)` writes the result. Each thread owns
+// words threadIdx.x + w·threads (w < kW) and loads kBatch splits of them before it adds: __ldcg/__stcg are ordered
+// among themselves, so a load behind a store waits for it, and batching makes one L2 round trip per batch of
+// splits rather than one per split.
+template <int kW, int kBatch, class Store>
+TG_DEVICE void sum_partials(float4* first, int splits, int words, int threads, const Store& store) {
+  float4 sum[kW];
+#pragma unroll
+  for (int w = 0; w < kW; ++w) sum[w] = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int s0 = 0; s0 < splits; s0 += kBatch) {
+    float4 x[kBatch][kW];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+      for (int w = 0; w < kW; ++w) {
+        const int q = static_cast<int>(threadIdx.x) + w * threads;
+        if (s0 + b < splits && q < words) x[b][w] = __ldcg(first + static_cast<long long>(s0 + b) * words + q);
+      }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+      for (int w = 0; w < kW; ++w) {
+        const int q = static_cast<int>(threadIdx.x) + w * threads;
+        if (s0 + b >= splits || q >= words) continue;
+        __stcg(first + static_cast<long long>(s0 + b) * words + q, make_float4(0.f, 0.f, 0.f, 0.f));
+        sum[w].x += x[b][w].x, sum[w].y += x[b][w].y, sum[w].z += x[b][w].z, sum[w].w += x[b][w].w;
+      }
+  }
+#pragma unroll
+  for (int w = 0; w < kW; ++w) {
+    const int q = static_cast<int>(threadIdx.x) + w * threads;
+    if (q < words) store(q, sum[w]);
+  }
+}
+
 }  // namespace hc_prenorm
 
 // kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
@@ -194,31 +230,28 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     // One split, or the caller's splits: this CTA's slice of D (slice 0 when there is one).
     for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) store(e, tile_value(e), split);
   } else {
-    // Partial tiles are kTileElems floats (a multiple of 4): moved as float4.
-    float4* partial =
-        reinterpret_cast<float4*>(p.partials + (static_cast<long long>(row_block) * p.num_splits + split) * kTileElems);
-    for (int q = static_cast<int>(threadIdx.x); q < kTileElems / 4; q += kConsumerThreads)
+    // Partial tiles are [rows][N + 1] floats moved as float4 words; only the words of the row block's rows of A
+    // (all 64 but in the last block) are written and summed: the rest stay zero, as the workspace must.
+    const int words = (min(kBlockM, p.m - m0) * (kN + 1) + 3) / 4;
+    constexpr int kWords = kTileElems / 4, kWordsPerThread = (kWords + kConsumerThreads - 1) / kConsumerThreads;
+    // Row block r's splits lie from r·splits·kWords, split s at s·words: a short last block packs its partials.
+    float4* first = reinterpret_cast<float4*>(p.partials) + static_cast<long long>(row_block) * p.num_splits * kWords;
+    float4* partial = first + static_cast<long long>(split) * words;
+    for (int q = static_cast<int>(threadIdx.x); q < words; q += kConsumerThreads)
       partial[q] = make_float4(tile_value(4 * q), tile_value(4 * q + 1), tile_value(4 * q + 2), tile_value(4 * q + 3));
     if (!prim::last_split_arrived(&p.counters[row_block], p.num_splits, last_flag,
                                   static_cast<u32>(Barrier::kConsumers), kConsumerThreads))
       return;
-    // The last CTA adds the splits' tiles in split order (the same bits on every run). Its loads are independent
-    // until the adds, so several are in flight per thread: this tail is the price of the split.
-    // It leaves the partials zeroed, as it found them: the stream's split workspace is shared with the GEMMs, whose
-    // atomic fix-up adds into zeros wherever its layout puts them (kernels/split_workspace.hpp).
-    float4* first =
-        reinterpret_cast<float4*>(p.partials) + static_cast<long long>(row_block) * p.num_splits * (kTileElems / 4);
-    for (int q = static_cast<int>(threadIdx.x); q < kTileElems / 4; q += kConsumerThreads) {
-      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 8
-      for (int s = 0; s < p.num_splits; ++s) {
-        float4* slot = first + static_cast<long long>(s) * (kTileElems / 4) + q;
-        const float4 x = __ldcg(slot);
-        __stcg(slot, make_float4(0.f, 0.f, 0.f, 0.f));
-        v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
-      }
+    // The last CTA adds the splits' tiles. It leaves the partials zeroed, as it found them: the stream's split
+    // workspace is shared with the GEMMs, whose atomic fix-up adds into zeros wherever its layout puts them
+    // (kernels/split_workspace.hpp). A small M (one word per thread) loads 16 splits per round trip.
+    const auto store_word = [&](int q, float4 v) {
       store(4 * q, v.x, 0), store(4 * q + 1, v.y, 0), store(4 * q + 2, v.z, 0), store(4 * q + 3, v.w, 0);
-    }
+    };
+    if (words <= static_cast<int>(kConsumerThreads))
+      hc_prenorm::sum_partials<1, 16>(first, p.num_splits, words, kConsumerThreads, store_word);
+    else
+      hc_prenorm::sum_partials<kWordsPerThread, 4>(first, p.num_splits, words, kConsumerThreads, store_word);
     // The next launch on this stream finds the counter at zero again: no memset per call.
     if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[row_block], 0);
   }
