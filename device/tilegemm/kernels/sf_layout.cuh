@@ -174,10 +174,22 @@ __device__ __forceinline__ void sf_load_tile(const SfLayoutParams& p, const floa
     v[i] = 0.0f;
     if (m < p.mn && k < p.kb && (!psum || row_valid[r])) {
       const long long row = m >> p.row_div_log2;
-      v[i] = kMnFast ? in[row * p.in_row_stride + k * p.in_k_stride] : k_column[row * p.in_row_stride];
-      if (kPack && p.first_bad != nullptr && !sf_is_ue8m0(__float_as_uint(v[i])))
+      v[i] = kMnFast ? __ldg(in + row * p.in_row_stride + k * p.in_k_stride) : __ldg(k_column + row * p.in_row_stride);
+    }
+  }
+  // The UE8M0 check after every load is in flight: an atomic between two loads would hold the second one back.
+  if (kPack && p.first_bad != nullptr) {
+#pragma unroll
+    for (int i = 0; i < kSfItemsPerThread; ++i) {
+      if (i >= items) break;
+      const int e = threadIdx.x + i * kSfThreads;
+      const int r = kMnFast ? e & (tmn - 1) : r_first + i * r_step;
+      const int c = kMnFast ? e >> tmn_log2 : kc;
+      const int m = m0 + r, k = k0 + c;
+      if (m < p.mn && k < p.kb && (!psum || row_valid[r]) && !sf_is_ue8m0(__float_as_uint(v[i])))
         atomicMin(p.first_bad,
-                  static_cast<unsigned long long>((static_cast<long long>(blockIdx.z) * p.rows_in + row) * p.kb + k));
+                  static_cast<unsigned long long>(
+                      (static_cast<long long>(blockIdx.z) * p.rows_in + (m >> p.row_div_log2)) * p.kb + k));
     }
   }
 #pragma unroll
