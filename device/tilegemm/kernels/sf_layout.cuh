@@ -163,41 +163,37 @@ __device__ __forceinline__ void sf_load_tile(const SfLayoutParams& p, const floa
   const int rows_per_warp_log2 = tk_log2 >= 5 ? 0 : 5 - tk_log2;
   const int kc = threadIdx.x & (tk - 1), r_first = threadIdx.x >> tk_log2, r_step = kSfThreads >> tk_log2;
   const float* k_column = in + static_cast<long long>(k0 + kc) * p.in_k_stride;
+  // Tile row and K block of this thread's element i, and whether the input holds it.
+  const int t = static_cast<int>(threadIdx.x);
+  const auto row_of = [&](int i) { return kMnFast ? (t + i * kSfThreads) & (tmn - 1) : r_first + i * r_step; };
+  const auto col_of = [&](int i) { return kMnFast ? (t + i * kSfThreads) >> tmn_log2 : kc; };
+  const auto in_input = [&](int r, int c) { return m0 + r < p.mn && k0 + c < p.kb && (!psum || row_valid[r]); };
   float v[kSfItemsPerThread];
 #pragma unroll
   for (int i = 0; i < kSfItemsPerThread; ++i) {
     if (i >= items) break;
-    const int e = threadIdx.x + i * kSfThreads;
-    const int r = kMnFast ? e & (tmn - 1) : r_first + i * r_step;
-    const int c = kMnFast ? e >> tmn_log2 : kc;
-    const int m = m0 + r, k = k0 + c;
-    v[i] = 0.0f;
-    if (m < p.mn && k < p.kb && (!psum || row_valid[r])) {
-      const long long row = m >> p.row_div_log2;
-      v[i] = kMnFast ? __ldg(in + row * p.in_row_stride + k * p.in_k_stride) : __ldg(k_column + row * p.in_row_stride);
-    }
+    const int r = row_of(i), c = col_of(i);
+    const long long row = (m0 + r) >> p.row_div_log2;
+    v[i] = !in_input(r, c) ? 0.0f
+           : kMnFast       ? __ldg(in + row * p.in_row_stride + (k0 + c) * p.in_k_stride)
+                           : __ldg(k_column + row * p.in_row_stride);
   }
   // The UE8M0 check after every load is in flight: an atomic between two loads would hold the second one back.
   if (kPack && p.first_bad != nullptr) {
 #pragma unroll
     for (int i = 0; i < kSfItemsPerThread; ++i) {
       if (i >= items) break;
-      const int e = threadIdx.x + i * kSfThreads;
-      const int r = kMnFast ? e & (tmn - 1) : r_first + i * r_step;
-      const int c = kMnFast ? e >> tmn_log2 : kc;
-      const int m = m0 + r, k = k0 + c;
-      if (m < p.mn && k < p.kb && (!psum || row_valid[r]) && !sf_is_ue8m0(__float_as_uint(v[i])))
+      const int r = row_of(i), c = col_of(i);
+      if (in_input(r, c) && !sf_is_ue8m0(__float_as_uint(v[i])))
         atomicMin(p.first_bad,
                   static_cast<unsigned long long>(
-                      (static_cast<long long>(blockIdx.z) * p.rows_in + (m >> p.row_div_log2)) * p.kb + k));
+                      (static_cast<long long>(blockIdx.z) * p.rows_in + ((m0 + r) >> p.row_div_log2)) * p.kb + k0 + c));
     }
   }
 #pragma unroll
   for (int i = 0; i < kSfItemsPerThread; ++i) {
     if (i >= items) break;
-    const int e = threadIdx.x + i * kSfThreads;
-    const int r = kMnFast ? e & (tmn - 1) : r_first + i * r_step;
-    const int c = kMnFast ? e >> tmn_log2 : kc;
+    const int r = row_of(i), c = col_of(i);
     tile[c * tmn + (r ^ sf_swizzle(c, rows_per_warp_log2))] = v[i];
   }
 }
