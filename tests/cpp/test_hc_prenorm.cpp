@@ -74,6 +74,17 @@ TEST(HcPrenormConfig, SplitFillsTheSmsOnlyWhereRowBlocksLeaveThemIdle) {
   EXPECT_NE(format_hc_prenorm_config(big).find("splits=1"), std::string::npos);
 }
 
+// The last CTA reads the partial tiles' rows of A only, so a row block of 13 rows pays a quarter of a full one's
+// tail per split: on the H200 16 and 32 caller splits of 13x24x28672 ran 10.8 and 8.2 us, so the pick goes past 32.
+TEST(HcPrenormConfig, ShortRowBlocksAffordMoreSplits) {
+  const HardwareModel hw = hardware_preset("h200");
+  const HcPrenormConfig tiny = select_hc_prenorm_config(13, 24, 28672, std::nullopt, hw, hw.num_sms);
+  const HcPrenormConfig full = select_hc_prenorm_config(64, 24, 28672, std::nullopt, hw, hw.num_sms);
+  SCOPED_TRACE(format_hc_prenorm_config(tiny) + " / " + format_hc_prenorm_config(full));
+  EXPECT_GT(tiny.num_splits, 32);
+  EXPECT_GT(tiny.num_splits, full.num_splits);
+}
+
 TEST(HcPrenormConfig, RejectsShapesTheKernelDoesNotTake) {
   const HardwareModel hw = hardware_preset("h200");
   test_util::expect_invalid([&] { select_hc_prenorm_config(64, 12, 1024, std::nullopt, hw, 132); }, "n");
