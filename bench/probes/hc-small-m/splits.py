@@ -1,7 +1,7 @@
 """Where tf32_hc_prenorm_gemm's time goes at small M: kernel time (torch.profiler durations) and CUDA-event time
 after a 256 MB flush, for ours and DeepGEMM at each caller-chosen num_splits (and None), on DeepGEMM's test shapes
-at M = 13 and 137 and the seed's 8192 x 24 x 28672. Fits of time against stages per CTA separate a fixed cost from
-a per-stage one.
+at M = 13 and 137 and the seed's 8192 x 24 x 28672, then with one K block per CTA (a CTA's fixed cost). Fits of time
+against stages per CTA separate a fixed cost from a per-stage one.
 
     scripts/gpu-peer python bench/probes/hc-small-m/splits.py build-peer/deepgemm
 """
@@ -15,6 +15,8 @@ from deep_gemm.bench.peer import load_peer
 
 SHAPES = ((13, 24, 28672), (13, 24, 7168), (137, 24, 28672), (8192, 24, 28672))
 SPLITS = (None, 1, 2, 4, 8, 16, 32)
+# One 128-wide K block per CTA (K = 128 x splits): what a CTA costs beyond streaming its stages.
+FIXED = tuple(((13, 24, 128 * s), (s, )) for s in (1, 8, 32))
 
 
 def call(lib, a, b, m, n, splits):
@@ -29,10 +31,10 @@ def main():
         libs['deepgemm'] = load_peer(sys.argv[1])
     flush = timing.Flusher(torch)
     print('| shape | splits | lib | kernel us | span us | events us |\n|---|---:|---|---:|---:|---:|', flush=True)
-    for m, n, k in SHAPES:
+    for (m, n, k), splits_list in tuple((shape, SPLITS) for shape in SHAPES) + FIXED:
         a = torch.randn(m, k, device='cuda', dtype=torch.bfloat16)
         b = torch.randn(n, k, device='cuda', dtype=torch.float32)
-        for splits in SPLITS:
+        for splits in splits_list:
             for name, lib in libs.items():
                 fn = call(lib, a, b, m, n, splits)
                 try:
