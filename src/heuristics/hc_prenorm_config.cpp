@@ -1,9 +1,10 @@
 // The HC-prenorm split: a model of where the time of a memory-bound skinny GEMM goes, per K split.
-//   A CTA moves its A rows' slice (DRAM) and B's slice (mostly L2: every row block reads all of B) through one SM.
-//   A wave of `active` CTAs lasts as long as the slower of: the wave's A bytes at the DRAM bandwidth, and one CTA's
-//   bytes at what a single SM can draw (kSmDrawShares even shares of the DRAM bandwidth: a lone SM runs ahead of
-//   its share, but not arbitrarily). Splits the library chooses are summed by the last CTA of each row block,
-//   which reads every split's partial tile: that tail grows with the split, which is what stops it.
+//   A CTA streams its K slice through its SM in stages of 128 k; a stage takes as long as the copy engine needs for
+//   its TMA box rows (two A boxes of 64 rows, out-of-bounds rows past M included, and four B boxes of N rows: at
+//   small M that, not the bytes, is what a stage costs). A wave of `active` CTAs lasts as long as the slower of its
+//   CTAs' streams and the wave's A bytes at the DRAM bandwidth, plus a CTA's fixed cost (launch, pipeline fill,
+//   epilogue). Splits the library chooses are summed by the last CTA of each row block, one L2 round trip per
+//   batch of splits (sm90_tf32_hc_prenorm_gemm.cuh): that tail grows with the split, which is what stops it.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,9 +18,14 @@
 namespace tilegemm {
 namespace {
 
-constexpr double kSmDrawShares = 2.0;     // a lone SM's draw, in even shares of the DRAM bandwidth
-constexpr double kWaveLatencyUs = 1.0;    // first bytes of a CTA's pipeline: launch and DRAM latency
-constexpr double kReduceLatencyUs = 1.0;  // the counter round trip and the partials' first reads
+// Fitted to H200 kernel times (bench/reports/layout-helpers-and-hc-tail/): 1 to 32 caller splits of 13x24x28672
+// took 5.3 us + 0.41 us per stage (224 box rows), and one split of 8192x24x28672 read A at 0.8 of the datasheet
+// bandwidth; the library's 20 and 43 splits at M = 13 and 26 at M = 137 left a tail of about 0.8 us per batch.
+constexpr double kTmaRowNs = 1.83;        // one 128-byte TMA box row
+constexpr double kCtaFixedUs = 5.3;       // a CTA's launch, pipeline fill and epilogue beyond its stages
+constexpr double kDramEfficiency = 0.8;   // of the datasheet bandwidth, for the wave's reads of A
+constexpr double kReduceLatencyUs = 0.5;  // the partials' fence and the counter round trip
+constexpr double kReduceBatchUs = 0.8;    // the last CTA's round trip per batch of splits it sums
 constexpr int kMaxLibrarySplits = 64;
 constexpr int kMaxStages = 8;
 
@@ -31,19 +37,21 @@ int stages_that_fit(int n, const HardwareModel& hw) {
 
 // Modelled microseconds of one call with `splits` K slices.
 double model_us(int m, int n, int k, int splits, bool reduce, const HardwareModel& hw, int num_sms) {
-  const double hbm = hw.hbm_bytes_per_s();
-  const double sm_draw = kSmDrawShares * hbm / hw.num_sms;
-  const std::int64_t row_blocks = (m + hc_prenorm::kBlockM - 1) / hc_prenorm::kBlockM;
+  const int block_m = hc_prenorm::kBlockM, rows = std::min(m, block_m);
+  const std::int64_t row_blocks = (m + block_m - 1) / block_m;
   const std::int64_t ctas = row_blocks * splits;
   const std::int64_t waves = (ctas + num_sms - 1) / num_sms;
   const std::int64_t active = std::min<std::int64_t>(ctas, num_sms);
-  const double k_slice = static_cast<double>(k) / splits;
-  const double a_cta = std::min(m, hc_prenorm::kBlockM) * k_slice * 2, b_cta = n * k_slice * 4;
-  const double wave_s = std::max(active * a_cta / hbm, (a_cta + b_cta) / sm_draw);
-  double us = static_cast<double>(waves) * (wave_s * 1e6 + kWaveLatencyUs);
-  if (reduce && splits > 1) {  // the partial tiles hold the row block's rows of A only
-    const double tile_bytes = std::min(m, hc_prenorm::kBlockM) * (n + 1) * 4.0;
-    us += kReduceLatencyUs + splits * tile_bytes / sm_draw * 1e6;
+  const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
+  const int stages = (k_blocks + splits - 1) / splits;  // the longest slice
+  const int box_rows = 2 * block_m + hc_prenorm::kConsumerWarps * n;
+  const double stream_us = stages * box_rows * kTmaRowNs * 1e-3;
+  const double a_cta = rows * (static_cast<double>(k) / splits) * 2;
+  const double dram_us = active * a_cta / (kDramEfficiency * hw.hbm_bytes_per_s()) * 1e6;
+  double us = static_cast<double>(waves) * (std::max(stream_us, dram_us) + kCtaFixedUs);
+  if (reduce && splits > 1) {  // the partial tiles hold the row block's rows of A only (4 floats a word)
+    const int words = (rows * (n + 1) + 3) / 4, batch = words <= hc_prenorm::kThreads - 32 ? 16 : 4;
+    us += kReduceLatencyUs + (splits + batch - 1) / batch * kReduceBatchUs;
   }
   return us;
 }
