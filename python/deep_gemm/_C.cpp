@@ -23,7 +23,6 @@
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_fp4_gemm.hpp"
 #include "tilegemm/fp8_gemm.hpp"
-#include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/hw.hpp"
@@ -71,13 +70,6 @@ void cublaslt(const std::string& layout, const View& a, const View& b, const Vie
                            : nullptr;
   if (fn == nullptr) throw nb::value_error(("layout: expected nt, nn, tn or tt, got " + layout).c_str());
   on_device(device, {}, [&] { fn(va, vb, vd, vc ? &*vc : nullptr, reinterpret_cast<void*>(stream)); });
-}
-
-// Per-token scales into the MN-major, TMA-aligned layout with tilegemm's GPU kernel; `out` is allocated (and
-// its padding zeroed) by the Python layer.
-void mn_major_tma_aligned(const View& sf, const View& out, int device, std::uintptr_t stream) {
-  const auto vs = to_view(sf, "sf"), vo = to_view(out, "out");
-  on_device(device, {}, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, reinterpret_cast<void*>(stream)); });
 }
 
 // DeepSeek-V3.2's mHC pre-norm GEMM (include/tilegemm/hc_prenorm.hpp): checks, the split choice and the launch.
@@ -443,7 +435,6 @@ NB_MODULE(_C, m) {
   register_wq_bindings(m);
   register_moe_bindings(m);
   m.def("cublaslt", &cublaslt, "layout"_a, "a"_a, "b"_a, "d"_a, "c"_a.none(), "device"_a, "stream"_a);
-  m.def("mn_major_tma_aligned", &mn_major_tma_aligned, "sf"_a, "out"_a, "device"_a, "stream"_a);
   m.def("fp8_fp4_gemm_nt_sm90", &dense_sm90<tilegemm::fp8_fp4_gemm_nt>, "a"_a, "sfa"_a, "b"_a, "sfb"_a, "d"_a,
         "device"_a, "stream"_a, "num_sms"_a);
   m.def("m_grouped_fp8_fp4_gemm_nt_masked_sm90", &m_grouped_fp8_fp4_gemm_nt_masked_sm90, "a"_a, "sfa"_a, "b"_a, "sfb"_a,

@@ -20,7 +20,7 @@
 #include "tilegemm/fp8_layout.hpp"
 #include "tilegemm/tensor_view.hpp"
 
-#include "_device_scope.hpp"
+#include "_on_device.hpp"
 #include "_view.hpp"
 
 namespace nb = nanobind;
@@ -28,19 +28,9 @@ using namespace nb::literals;
 
 namespace {
 
+using deep_gemm_ext::on_device;
 using deep_gemm_ext::to_view;
 using deep_gemm_ext::View;
-
-// Runs `fn` without the GIL (the first call of a kernel JIT-compiles it) with `device` current in this
-// module's statically linked CUDA runtime, restoring the previous device afterwards. Without a GPU nothing is
-// switched and the library reports the missing GPU after checking its arguments.
-template <typename Fn>
-void on_device(int device, Fn&& fn) {
-  deep_gemm_ext::require_device(device);
-  const deep_gemm_ext::DeviceScope scope(device);
-  nb::gil_scoped_release release;
-  fn();
-}
 
 void* as_stream(std::uintptr_t stream) {
   return reinterpret_cast<void*>(stream);
@@ -48,7 +38,7 @@ void* as_stream(std::uintptr_t stream) {
 
 void sf_transpose(const View& sf, const View& out, int device, std::uintptr_t stream) {
   const auto vs = to_view(sf, "sf"), vo = to_view(out, "out");
-  on_device(device, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, as_stream(stream)); });
+  on_device(device, {}, [&] { tilegemm::get_mn_major_tma_aligned_tensor(vs, vo, as_stream(stream)); });
 }
 
 void sf_pack_ue8m0(const View& sf, const View& out, const std::optional<View>& psum_layout, int m_alignment, int device,
@@ -56,7 +46,7 @@ void sf_pack_ue8m0(const View& sf, const View& out, const std::optional<View>& p
   const auto vs = to_view(sf, "sf"), vo = to_view(out, "out");
   std::optional<tilegemm::TensorView> vp;
   if (psum_layout) vp = to_view(*psum_layout, "psum_layout");
-  on_device(device, [&] {
+  on_device(device, {}, [&] {
     if (vp)
       tilegemm::get_mn_major_tma_aligned_packed_ue8m0_tensor(vs, vo, *vp, m_alignment, as_stream(stream));
     else  // DeepGEMM packs the exponent bits as they are: no validation (it would also wait for the stream)
@@ -67,7 +57,7 @@ void sf_pack_ue8m0(const View& sf, const View& out, const std::optional<View>& p
 void sf_k_grouped_pack_ue8m0(const View& sf, const View& out, const View& grouped_layout, int gran_k, int k_alignment,
                              bool use_psum_layout, int device, std::uintptr_t stream) {
   const auto vs = to_view(sf, "sf"), vo = to_view(out, "out"), vl = to_view(grouped_layout, "grouped_layout");
-  on_device(device, [&] {
+  on_device(device, {}, [&] {
     tilegemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(vs, vo, vl, gran_k, k_alignment, use_psum_layout,
                                                                      as_stream(stream));
   });

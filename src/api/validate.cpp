@@ -77,7 +77,8 @@ void require_tma_rows(const TensorView& v, const char* name) {
   for (int i = 0; i + 1 < v.ndim; ++i) ok = ok && (v.size(i) <= 1 || (v.stride(i) > 0 && v.stride(i) * elem % 16 == 0));
   if (v.ndim >= 2) ok = ok && (v.size(-2) <= 1 || v.stride(-2) >= v.size(-1));
   TILEGEMM_REQUIRE(ok, name,
-                   "contiguous rows starting on 16-byte boundaries (other strides positive multiples of 16 bytes)",
+                   "contiguous rows that do not overlap, starting on 16-byte boundaries (other strides positive "
+                   "multiples of 16 bytes)",
                    describe(v));
   TILEGEMM_REQUIRE(reinterpret_cast<std::uintptr_t>(v.data) % 16 == 0, name, "a 16-byte aligned address",
                    fmt::format("{}", v.data));
