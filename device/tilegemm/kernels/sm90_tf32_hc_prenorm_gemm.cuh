@@ -37,42 +37,6 @@ TG_DEVICE uint4 round_to_tf32(uint4 v) {
   return v;
 }
 
-// The last CTA's sum of the splits' partial tiles ([splits][words] float4 from `first`), in split order (the same
-// bits on every run), each slot zeroed after it is read; `store(word, sum)` writes the result. Each thread owns
-// words threadIdx.x + w·threads (w < kW) and loads kBatch splits of them before it adds: __ldcg/__stcg are ordered
-// among themselves, so a load behind a store waits for it, and batching makes one L2 round trip per batch of
-// splits rather than one per split.
-template <int kW, int kBatch, class Store>
-TG_DEVICE void sum_partials(float4* first, int splits, int words, int threads, const Store& store) {
-  float4 sum[kW];
-#pragma unroll
-  for (int w = 0; w < kW; ++w) sum[w] = make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int s0 = 0; s0 < splits; s0 += kBatch) {
-    float4 x[kBatch][kW];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int w = 0; w < kW; ++w) {
-        const int q = static_cast<int>(threadIdx.x) + w * threads;
-        if (s0 + b < splits && q < words) x[b][w] = __ldcg(first + static_cast<long long>(s0 + b) * words + q);
-      }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-#pragma unroll
-      for (int w = 0; w < kW; ++w) {
-        const int q = static_cast<int>(threadIdx.x) + w * threads;
-        if (s0 + b >= splits || q >= words) continue;
-        __stcg(first + static_cast<long long>(s0 + b) * words + q, make_float4(0.f, 0.f, 0.f, 0.f));
-        sum[w].x += x[b][w].x, sum[w].y += x[b][w].y, sum[w].z += x[b][w].z, sum[w].w += x[b][w].w;
-      }
-  }
-#pragma unroll
-  for (int w = 0; w < kW; ++w) {
-    const int q = static_cast<int>(threadIdx.x) + w * threads;
-    if (q < words) store(q, sum[w]);
-  }
-}
-
 }  // namespace hc_prenorm
 
 // kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
@@ -245,13 +209,16 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     // The last CTA adds the splits' tiles. It leaves the partials zeroed, as it found them: the stream's split
     // workspace is shared with the GEMMs, whose atomic fix-up adds into zeros wherever its layout puts them
     // (kernels/split_workspace.hpp). A small M (one word per thread) loads 16 splits per round trip.
-    const auto store_word = [&](int q, float4 v) {
+    const auto word = [&](int w) { return static_cast<int>(threadIdx.x + w * kConsumerThreads); };
+    const auto slot = [&](int w) { return word(w) < words ? word(w) : -1; };
+    const auto store_word = [&](int w, float4 v) {
+      const int q = word(w);
       store(4 * q, v.x, 0), store(4 * q + 1, v.y, 0), store(4 * q + 2, v.z, 0), store(4 * q + 3, v.w, 0);
     };
     if (words <= static_cast<int>(kConsumerThreads))
-      hc_prenorm::sum_partials<1, 16>(first, p.num_splits, words, kConsumerThreads, store_word);
+      prim::sum_split_partials<1, 16>(first, p.num_splits, words, slot, store_word);
     else
-      hc_prenorm::sum_partials<kWordsPerThread, 4>(first, p.num_splits, words, kConsumerThreads, store_word);
+      prim::sum_split_partials<kWordsPerThread, 4>(first, p.num_splits, words, slot, store_word);
     // The next launch on this stream finds the counter at zero again: no memset per call.
     if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[row_block], 0);
   }

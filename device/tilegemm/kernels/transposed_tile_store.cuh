@@ -54,16 +54,18 @@ struct TransposedTileStore {
     // It leaves the partials zeroed, as it found them: the stream's split workspace is shared with the GEMMs, whose
     // atomic fix-up adds into zeros wherever its layout puts them (kernels/split_workspace.hpp).
     float* first = partials + static_cast<long long>(tile) * splits * kTileElems;
-    // Token-major order: consecutive threads write consecutive columns of one row of D.
-    for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) {
-      const int token = e / kBlockN, r = e % kBlockN;
-      float v = 0.f;
-      for (int s = 0; s < splits; ++s) {
-        float* slot = first + static_cast<long long>(s) * kTileElems + r * kBlockM + token;
-        v += __ldcg(slot);
-        __stcg(slot, 0.f);
-      }
-      if (m0 + token < m_end && n0 + r < n) prim::store_as<kOut>(d, (m0 + token) * ldd + n0 + r, v);
+    // Token-major order: consecutive threads write consecutive columns of one row of D. Each pass sums kPass of this
+    // thread's elements, a batch of 4 splits per L2 round trip.
+    constexpr int kPerThread = kTileElems / static_cast<int>(kConsumerThreads), kPass = 4;
+    static_assert(kTileElems % kConsumerThreads == 0 && kPerThread % kPass == 0, "whole passes of whole elements");
+    for (int base = 0; base < kPerThread; base += kPass) {
+      const auto element = [&](int w) { return static_cast<int>(threadIdx.x + (base + w) * kConsumerThreads); };
+      const auto slot = [&](int w) { return element(w) % kBlockN * kBlockM + element(w) / kBlockN; };
+      const auto write = [&](int w, float v) {
+        const int token = element(w) / kBlockN, r = element(w) % kBlockN;
+        if (m0 + token < m_end && n0 + r < n) prim::store_as<kOut>(d, (m0 + token) * ldd + n0 + r, v);
+      };
+      prim::sum_split_partials<kPass, 4>(first, splits, kTileElems, slot, write);
     }
     if (threadIdx.x == 0) prim::st_relaxed_gpu(&counters[tile], 0);
   }
