@@ -91,7 +91,7 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
   c.grid = static_cast<int>(row_blocks * c.num_splits);
   const int slices = c.caller_splits ? c.num_splits : 1;
   c.bytes = 2.0 * m * k + 4.0 * n * k + 4.0 * slices * m * (n + 1);
-  if (c.reduce_in_kernel) c.bytes += 2.0 * row_blocks * c.num_splits * hc_prenorm::kBlockM * (n + 1) * 4;
+  if (c.reduce_in_kernel) c.bytes += 2.0 * c.num_splits * m * (n + 1) * 4;  // partials of A's rows, out and back
   c.floor_us = c.bytes / hw.hbm_bytes_per_s() * 1e6;
   c.predicted_us = model_us(m, n, k, c.num_splits, c.reduce_in_kernel, hw, num_sms);
   return c;
