@@ -20,7 +20,8 @@ namespace tilegemm {
 // How one HC-prenorm call runs, with the model numbers behind the split.
 struct HcPrenormConfig {
   int m = 0, n = 0, k = 0;
-  int num_splits = 1;             // K slices per 64-row block
+  int block_m = 64;               // rows of A per CTA (hc_prenorm::block_m_for)
+  int num_splits = 1;             // K slices per row block
   bool caller_splits = false;     // num_splits came from the caller (partials in D's slices)
   bool reduce_in_kernel = false;  // the library's splits > 1: summed by the last CTA of each row block
   int stages = 0;

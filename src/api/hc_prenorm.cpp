@@ -105,9 +105,9 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
   print_once(config);
 
   HcPrenormParams params{};
-  // Boxes of [64 rows][64 bf16] of A and [N rows][32 fp32] of B: one 128-byte swizzle atom wide each.
+  // Boxes of [block_m rows][64 bf16] of A and [N rows][32 fp32] of B: one 128-byte swizzle atom wide each.
   params.tma_a = kernels::encode_tma(
-      kernels::operand_view(kernels::as_3d(a), Major::kKMajor, hc_prenorm::kBlockM, hc_prenorm::kABoxK), "a");
+      kernels::operand_view(kernels::as_3d(a), Major::kKMajor, config.block_m, hc_prenorm::kABoxK), "a");
   params.tma_b = kernels::encode_tma(
       kernels::operand_view(kernels::as_3d(b), Major::kKMajor, static_cast<int>(n), hc_prenorm::kSliceK), "b");
   params.d = static_cast<float*>(d.data);
@@ -119,11 +119,11 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
   params.k_blocks = static_cast<int>((k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK);
   params.num_splits = config.num_splits;
   if (config.reduce_in_kernel) {
-    // [row blocks] counters (left at zero by the kernel), then [row blocks][splits][64][N + 1] partial tiles.
+    // [row blocks] counters (left at zero by the kernel), then [row blocks][splits][block_m][N + 1] partial tiles.
     const std::size_t row_blocks = static_cast<std::size_t>(config.grid / config.num_splits);
     const std::size_t counter_bytes = (row_blocks * sizeof(int) + 255) / 256 * 256;
-    const std::size_t partial_bytes =
-        static_cast<std::size_t>(config.grid) * hc_prenorm::kBlockM * static_cast<std::size_t>(n + 1) * sizeof(float);
+    const std::size_t partial_bytes = static_cast<std::size_t>(config.grid) * static_cast<std::size_t>(config.block_m) *
+                                      static_cast<std::size_t>(n + 1) * sizeof(float);
     auto* workspace = static_cast<char*>(kernels::split_workspace(counter_bytes + partial_bytes, options.stream));
     params.counters = reinterpret_cast<int*>(workspace);
     params.partials = reinterpret_cast<float*>(workspace + counter_bytes);

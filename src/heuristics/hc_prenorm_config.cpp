@@ -29,15 +29,15 @@ constexpr double kReduceBatchUs = 0.8;    // the last CTA's round trip per batch
 constexpr int kMaxLibrarySplits = 64;
 constexpr int kMaxStages = 8;
 
-int stages_that_fit(int n, const HardwareModel& hw) {
+int stages_that_fit(int n, int block_m, const HardwareModel& hw) {
   int stages = kMaxStages;
-  while (stages > 2 && hc_prenorm::smem_bytes(n, stages) > hw.smem_per_block_bytes) --stages;
+  while (stages > 2 && hc_prenorm::smem_bytes(n, stages, block_m) > hw.smem_per_block_bytes) --stages;
   return stages;
 }
 
 // Modelled microseconds of one call with `splits` K slices.
 double model_us(int m, int n, int k, int splits, bool reduce, const HardwareModel& hw, int num_sms) {
-  const int block_m = hc_prenorm::kBlockM, rows = std::min(m, block_m);
+  const int block_m = hc_prenorm::block_m_for(m), rows = std::min(m, block_m);
   const std::int64_t row_blocks = (m + block_m - 1) / block_m;
   const std::int64_t ctas = row_blocks * splits;
   const std::int64_t waves = (ctas + num_sms - 1) / num_sms;
@@ -67,11 +67,12 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
                    "a hardware model with SMs and DRAM bandwidth",
                    fmt::format("{} ({} SMs asked, {} GB/s)", hw.name, num_sms, hw.hbm_gbps));
   const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
-  const std::int64_t row_blocks = (static_cast<std::int64_t>(m) + hc_prenorm::kBlockM - 1) / hc_prenorm::kBlockM;
   HcPrenormConfig c;
   c.m = m, c.n = n, c.k = k;
-  c.stages = stages_that_fit(n, hw);
-  c.smem_bytes = hc_prenorm::smem_bytes(n, c.stages);
+  c.block_m = hc_prenorm::block_m_for(m);
+  const std::int64_t row_blocks = (static_cast<std::int64_t>(m) + c.block_m - 1) / c.block_m;
+  c.stages = stages_that_fit(n, c.block_m, hw);
+  c.smem_bytes = hc_prenorm::smem_bytes(n, c.stages, c.block_m);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
                    fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
   if (num_splits) {
@@ -99,9 +100,10 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
 
 std::string format_hc_prenorm_config(const HcPrenormConfig& c) {
   return fmt::format(
-      "tf32_hc_prenorm_gemm m={} n={} k={} -> splits={}{} grid={} stages={} smem={} | {:.1f} MB, floor {:.1f} us, "
-      "model {:.1f} us",
-      c.m, c.n, c.k, c.num_splits,
+      "tf32_hc_prenorm_gemm m={} n={} k={} -> block_m={} splits={}{} grid={} stages={} smem={} | {:.1f} MB, floor "
+      "{:.1f} "
+      "us, model {:.1f} us",
+      c.m, c.n, c.k, c.block_m, c.num_splits,
       c.caller_splits      ? " (caller's)"
       : c.reduce_in_kernel ? " (summed in the kernel)"
                            : "",

@@ -24,14 +24,16 @@ class HcPrenormCodegen : public tilegemm::testing::JitEnvFixture {};
 TEST_F(HcPrenormCodegen, KernelsCompileWithoutSpillsUnderDeepGemmsName) {
   set("DG_JIT_PTXAS_CHECK", "1");
   const HardwareModel hw = hardware_preset("h200");
-  for (int n : {8, 24, 32}) {
-    const int stages = select_hc_prenorm_config(4096, n, 7168, std::nullopt, hw, hw.num_sms).stages;
-    for (bool reduce : {false, true}) {
-      const jit::KernelSpec spec = kernels::sm90_hc_prenorm_spec(n, stages, reduce);
-      SCOPED_TRACE(spec.name);
-      // DeepGEMM's test times the kernel with bench_kineto(..., 'tf32_hc_prenorm_gemm').
-      EXPECT_NE(spec.entry.find("tf32_hc_prenorm_gemm"), std::string::npos);
-      tilegemm::testing::expect_kernel_compiles(spec);
+  for (int m : {4096, 13}) {  // 64- and 16-row blocks
+    for (int n : {8, 24, 32}) {
+      const HcPrenormConfig c = select_hc_prenorm_config(m, n, 7168, std::nullopt, hw, hw.num_sms);
+      for (bool reduce : {false, true}) {
+        const jit::KernelSpec spec = kernels::sm90_hc_prenorm_spec(n, c.stages, reduce, c.block_m);
+        SCOPED_TRACE(spec.name);
+        // DeepGEMM's test times the kernel with bench_kineto(..., 'tf32_hc_prenorm_gemm').
+        EXPECT_NE(spec.entry.find("tf32_hc_prenorm_gemm"), std::string::npos);
+        tilegemm::testing::expect_kernel_compiles(spec);
+      }
     }
   }
 }
@@ -86,18 +88,30 @@ TEST(HcPrenormConfig, ShortRowBlocksAffordMoreSplits) {
 }
 
 // The model against the H200 kernel times it was fitted to (bench/reports/layout-helpers-and-hc-tail/): caller
-// splits of 13x24x28672 and one split of 8192x24x28672, within 10%.
+// splits of 13x24x28672 (64-row blocks then; M = 17 keeps them) and one split of 8192x24x28672, within 10%.
 TEST(HcPrenormConfig, ModelMatchesTheH200KernelTimes) {
   const HardwareModel hw = hardware_preset("h200");
   const struct {
     int m, k, splits;
     double us;
   } measured[] = {
-      {13, 28672, 1, 97.9}, {13, 28672, 4, 27.5}, {13, 28672, 8, 16.2}, {13, 28672, 32, 8.2}, {8192, 28672, 1, 124.4}};
+      {17, 28672, 1, 97.9}, {17, 28672, 4, 27.5}, {17, 28672, 8, 16.2}, {17, 28672, 32, 8.2}, {8192, 28672, 1, 124.4}};
   for (const auto& r : measured) {
     const HcPrenormConfig c = select_hc_prenorm_config(r.m, 24, r.k, r.splits, hw, hw.num_sms);
     SCOPED_TRACE(format_hc_prenorm_config(c));
     EXPECT_NEAR(c.predicted_us, r.us, 0.1 * r.us);
+  }
+}
+
+// Up to 16 rows of A a CTA takes a 16-row block (its TMA boxes hold no rows past M), from 17 on a 64-row one.
+TEST(HcPrenormConfig, SmallMTakesSixteenRowBlocks) {
+  const HardwareModel hw = hardware_preset("h200");
+  for (int m : {1, 13, 16, 17, 64, 137}) {
+    const HcPrenormConfig c = select_hc_prenorm_config(m, 24, 7168, std::nullopt, hw, hw.num_sms);
+    SCOPED_TRACE(format_hc_prenorm_config(c));
+    EXPECT_EQ(c.block_m, m <= 16 ? 16 : 64);
+    EXPECT_EQ(c.grid, (m + c.block_m - 1) / c.block_m * c.num_splits);
+    EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
   }
 }
 
@@ -139,7 +153,7 @@ TEST(HcPrenormConfig, PrecompileSpecsAreTheCallPathsKernels) {
         for (const int m : ms) {
           if (m == 0) continue;
           const HcPrenormConfig config = select_hc_prenorm_config(m, n, 7168, splits, hw, used);
-          const jit::KernelSpec call = kernels::sm90_hc_prenorm_spec(config.n, config.stages, config.reduce_in_kernel);
+          const jit::KernelSpec call = kernels::sm90_hc_prenorm_spec(config);
           SCOPED_TRACE(call.name);
           names.insert(call.name);
           (config.reduce_in_kernel ? reduce : plain) = true;

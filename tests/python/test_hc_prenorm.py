@@ -59,7 +59,7 @@ class TestOnGpu:
         if not gpu_available():
             pytest.skip('no CUDA GPU')
 
-    @pytest.mark.parametrize('m', [13, 137, 4096])
+    @pytest.mark.parametrize('m', [1, 13, 16, 17, 137, 4096])  # 16-row blocks up to 16, 64-row ones from 17
     @pytest.mark.parametrize('n,k', [(24, 28672), (24, 7168), (8, 1000), (32, 7680)])
     @pytest.mark.parametrize('num_splits', [None, 16])
     def test_against_torch_tf32(self, m, n, k, num_splits):

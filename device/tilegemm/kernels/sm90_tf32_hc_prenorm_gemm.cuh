@@ -3,10 +3,10 @@
 //   A bf16 [M, K] (K contiguous), B fp32 [N, K] with N ≤ 32 (N % 8 == 0), D fp32 [M, N], sqr_sum fp32 [M].
 // N is tiny and K long, so the kernel is bound by reading A once: 2 bytes per element against 2·N FLOP.
 //
-// Shape of the work. A CTA owns BLOCK_M = 64 rows and one K slice (split) of them; its grid is row blocks ×
-// splits. One producer warp streams [64 x 128] A tiles and [N x 128] B tiles through a ring of stages with TMA
-// (128-byte swizzle). Each of the four consumer warps takes a 32-wide K slice of every stage for all 64 rows
-// (so no two warps read the same B), converts its A elements to fp32 in registers, adds their squares and feeds
+// Shape of the work. A CTA owns a block of 64 rows (16 when M <= 16) and one K slice (split) of them; its grid is
+// row blocks x splits. One producer warp streams [rows x 128] A tiles and [N x 128] B tiles through a ring of
+// stages with TMA (128-byte swizzle). Each of the four consumer warps takes a 32-wide K slice of every stage for all
+// rows (so no two warps read the same B), converts its A elements to fp32 in registers, adds their squares and feeds
 // them to mma.sync m16n8k8 TF32 with B from shared memory. At the end the warps' partial sums meet in shared
 // memory. With one split the CTA writes D and sqr_sum; with the caller's splits it writes its slice
 // [split][M][N]; with splits the library chose (kReduce) it writes a partial tile to a workspace and the last
@@ -40,28 +40,32 @@ TG_DEVICE uint4 round_to_tf32(uint4 v) {
 }  // namespace hc_prenorm
 
 // kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
-template <int kN, int kStages, bool kReduce>
+// kBlockRows: a CTA's rows of A (hc_prenorm::block_m_for).
+template <int kN, int kStages, bool kReduce, int kBlockRows>
 TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
   using namespace hc_prenorm;
   static_assert(kN >= 8 && kN <= 32 && kN % 8 == 0, "N must be 8, 16, 24 or 32 (B rows, one mma n-tile per 8)");
   static_assert(kStages >= 2, "the ring needs at least two stages");
+  static_assert(kBlockRows == kBlockM || kBlockRows == kSmallBlockM, "a row block is 64 or 16 rows");
+  constexpr int kMTiles = kBlockRows / 16;
   constexpr int kNTiles = kN / 8;
+  constexpr int kABoxBytes = a_box_bytes(kBlockRows);
   constexpr int kBBoxBytes = kN * kSliceK * 4;
-  constexpr int kStageBytes = stage_bytes(kN);
+  constexpr int kStageBytes = stage_bytes(kN, kBlockRows);
   constexpr int kPitch = kN + 4;
 
   extern __shared__ u8 smem_raw[];
   u8* smem = reinterpret_cast<u8*>((reinterpret_cast<unsigned long long>(smem_raw) + 1023) & ~1023ull);
-  float* red = reinterpret_cast<float*>(smem + kStages * kStageBytes);  // [warp][64][kPitch]
-  float* red_sq = red + kConsumerWarps * kBlockM * kPitch;              // [warp][64]
-  auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(red_sq + kConsumerWarps * kBlockM);
+  float* red = reinterpret_cast<float*>(smem + kStages * kStageBytes);  // [warp][rows][kPitch]
+  float* red_sq = red + kConsumerWarps * kBlockRows * kPitch;           // [warp][rows]
+  auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(red_sq + kConsumerWarps * kBlockRows);
   int* last_flag = reinterpret_cast<int*>(barriers + 1);
 
   const int warp = static_cast<int>(warp_uniform(threadIdx.x / 32));
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int row_block = static_cast<int>(blockIdx.x) / p.num_splits;
   const int split = static_cast<int>(blockIdx.x) % p.num_splits;
-  const int m0 = row_block * kBlockM;
+  const int m0 = row_block * kBlockRows;
   // Balanced K slices: split s takes k blocks [s·kb/S, (s+1)·kb/S).
   const int kb_begin = static_cast<int>(static_cast<long long>(split) * p.k_blocks / p.num_splits);
   const int kb_end = static_cast<int>(static_cast<long long>(split + 1) * p.k_blocks / p.num_splits);
@@ -150,7 +154,7 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
   }
 
   // The warps' partial sums into shared memory: accumulators as they lie, squares summed over the quad first.
-  float* mine = red + warp * kBlockM * kPitch;
+  float* mine = red + warp * kBlockRows * kPitch;
 #pragma unroll
   for (int i = 0; i < kMTiles; ++i) {
 #pragma unroll
@@ -165,20 +169,20 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
       float v = sq[i][h];
       v += __shfl_xor_sync(0xffffffffu, v, 1);
       v += __shfl_xor_sync(0xffffffffu, v, 2);
-      if (t == 0) red_sq[warp * kBlockM + 16 * i + g + 8 * h] = v;
+      if (t == 0) red_sq[warp * kBlockRows + 16 * i + g + 8 * h] = v;
     }
   }
   constexpr u32 kConsumerThreads = kConsumerWarps * 32;
   prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
 
   // Element e of the CTA's tile: row e / (N + 1), column e % (N + 1), column N being sqr_sum.
-  constexpr int kTileElems = kBlockM * (kN + 1);
+  constexpr int kTileElems = kBlockRows * (kN + 1);
   const auto tile_value = [&](int e) {
     const int row = e / (kN + 1), col = e % (kN + 1);
     float v = 0;
 #pragma unroll
     for (int w = 0; w < kConsumerWarps; ++w)
-      v += col < kN ? red[(w * kBlockM + row) * kPitch + col] : red_sq[w * kBlockM + row];
+      v += col < kN ? red[(w * kBlockRows + row) * kPitch + col] : red_sq[w * kBlockRows + row];
     return v;
   };
   const auto store = [&](int e, float v, int slice) {
@@ -195,8 +199,8 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) store(e, tile_value(e), split);
   } else {
     // Partial tiles are [rows][N + 1] floats moved as float4 words; only the words of the row block's rows of A
-    // (all 64 but in the last block) are written and summed: the rest stay zero, as the workspace must.
-    const int words = (min(kBlockM, p.m - m0) * (kN + 1) + 3) / 4;
+    // (all of them but in the last block) are written and summed: the rest stay zero, as the workspace must.
+    const int words = (min(kBlockRows, p.m - m0) * (kN + 1) + 3) / 4;
     constexpr int kWords = kTileElems / 4, kWordsPerThread = (kWords + kConsumerThreads - 1) / kConsumerThreads;
     // Row block r's splits lie from r·splits·kWords, split s at s·words: a short last block packs its partials.
     float4* first = reinterpret_cast<float4*>(p.partials) + static_cast<long long>(row_block) * p.num_splits * kWords;
