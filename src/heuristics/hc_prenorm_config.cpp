@@ -1,10 +1,11 @@
 // The HC-prenorm split: a model of where the time of a memory-bound skinny GEMM goes, per K split.
 //   A CTA streams its K slice through its SM in stages of 128 k; a stage takes as long as the copy engine needs for
-//   its TMA box rows (two A boxes of 64 rows, out-of-bounds rows past M included, and four B boxes of N rows: at
-//   small M that, not the bytes, is what a stage costs). A wave of `active` CTAs lasts as long as the slower of its
-//   CTAs' streams and the wave's A bytes at the DRAM bandwidth, plus a CTA's fixed cost (launch, pipeline fill,
-//   epilogue). Splits the library chooses are summed by the last CTA of each row block, one L2 round trip per
-//   batch of splits (sm90_tf32_hc_prenorm_gemm.cuh): that tail grows with the split, which is what stops it.
+//   its TMA box rows (two A boxes of the row block's 64 or 16 rows, out-of-bounds rows past M included, and four B
+//   boxes of N rows: at small M that, not the bytes, is what a stage costs). A wave of `active` CTAs lasts as long
+//   as the slower of its CTAs' streams and the wave's A bytes at the DRAM bandwidth, plus a CTA's fixed cost
+//   (launch, epilogue) and its pipeline fill, which scales with the stage time. Splits the library chooses are summed
+//   by the last CTA of each row block, which copies as many partial tiles as its stage ring holds per L2 round trip
+//   (sm90_tf32_hc_prenorm_gemm.cuh).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -18,14 +19,16 @@
 namespace tilegemm {
 namespace {
 
-// Fitted to H200 kernel times (bench/reports/layout-helpers-and-hc-tail/): 1 to 32 caller splits of 13x24x28672
-// took 5.3 us + 0.41 us per stage (224 box rows), and one split of 8192x24x28672 read A at 0.8 of the datasheet
-// bandwidth; the library's 20 and 43 splits at M = 13 and 26 at M = 137 left a tail of about 0.8 us per batch.
-constexpr double kTmaRowNs = 1.83;        // one 128-byte TMA box row
-constexpr double kCtaFixedUs = 5.3;       // a CTA's launch, pipeline fill and epilogue beyond its stages
+// Fitted to kernel times (bench/reports/layout-helpers-and-hc-tail/, hc-small-m/): 1 to 32 caller splits of
+// 13x24x28672 took about 5.3 us + 0.41 us per stage in 64-row blocks (224 box rows, H200) and 4.3 us + 0.23 us per
+// stage in 16-row blocks (128 box rows, H100, whose times for 64-row blocks matched the H200's within 3%): a fixed
+// part and 5.6 stage times of fill. One split of 8192x24x28672 read A at 0.8 of the datasheet bandwidth.
+constexpr double kTmaRowNs = 1.78;        // one 128-byte TMA box row
+constexpr double kCtaFixedUs = 2.8;       // a CTA's launch and epilogue beyond its stages
+constexpr double kFillStages = 5.6;       // the pipeline's fill, in stage times (at most its stages)
 constexpr double kDramEfficiency = 0.8;   // of the datasheet bandwidth, for the wave's reads of A
 constexpr double kReduceLatencyUs = 0.5;  // the partials' fence and the counter round trip
-constexpr double kReduceBatchUs = 0.8;    // the last CTA's round trip per batch of splits it sums
+constexpr double kReduceRoundUs = 0.8;    // the last CTA's copy of the partials its stage ring holds, and their sum
 constexpr int kMaxLibrarySplits = 64;
 constexpr int kMaxStages = 8;
 
@@ -45,13 +48,16 @@ double model_us(int m, int n, int k, int splits, bool reduce, const HardwareMode
   const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
   const int stages = (k_blocks + splits - 1) / splits;  // the longest slice
   const int box_rows = 2 * block_m + hc_prenorm::kConsumerWarps * n;
-  const double stream_us = stages * box_rows * kTmaRowNs * 1e-3;
+  const double stage_us = box_rows * kTmaRowNs * 1e-3, stream_us = stages * stage_us;
   const double a_cta = rows * (static_cast<double>(k) / splits) * 2;
   const double dram_us = active * a_cta / (kDramEfficiency * hw.hbm_bytes_per_s()) * 1e6;
-  double us = static_cast<double>(waves) * (std::max(stream_us, dram_us) + kCtaFixedUs);
+  const double fill_us = std::min<double>(stages, kFillStages) * stage_us;
+  double us = static_cast<double>(waves) * (std::max(stream_us, dram_us) + fill_us + kCtaFixedUs);
   if (reduce && splits > 1) {  // the partial tiles hold the row block's rows of A only (4 floats a word)
-    const int words = (rows * (n + 1) + 3) / 4, batch = words <= hc_prenorm::kThreads - 32 ? 16 : 4;
-    us += kReduceLatencyUs + (splits + batch - 1) / batch * kReduceBatchUs;
+    const int words = (rows * (n + 1) + 3) / 4;
+    const int per_round = stages_that_fit(n, block_m, hw) * hc_prenorm::stage_bytes(n, block_m) / 16 / words;
+    const double copy_us = static_cast<double>(splits) * words * 16 / 128 * kTmaRowNs * 1e-3;  // at a stage's rate
+    us += kReduceLatencyUs + (splits + per_round - 1) / per_round * kReduceRoundUs + copy_us;
   }
   return us;
 }

@@ -17,6 +17,7 @@
 // elements 8t+2s, 8t+2s+1 as the mma's logical columns t, t+4 of K step s; B is read with the same map.
 #include "tilegemm/hc_prenorm_params.hpp"
 #include "tilegemm/prim/common.cuh"
+#include "tilegemm/prim/cp_async.cuh"
 #include "tilegemm/prim/global_memory.cuh"
 #include "tilegemm/prim/mma_sync.cuh"
 #include "tilegemm/prim/swizzle.cuh"
@@ -210,19 +211,38 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     if (!prim::last_split_arrived(&p.counters[row_block], p.num_splits, last_flag,
                                   static_cast<u32>(Barrier::kConsumers), kConsumerThreads))
       return;
-    // The last CTA adds the splits' tiles. It leaves the partials zeroed, as it found them: the stream's split
-    // workspace is shared with the GEMMs, whose atomic fix-up adds into zeros wherever its layout puts them
-    // (kernels/split_workspace.hpp). A small M (one word per thread) loads 16 splits per round trip.
-    const auto word = [&](int w) { return static_cast<int>(threadIdx.x + w * kConsumerThreads); };
-    const auto slot = [&](int w) { return word(w) < words ? word(w) : -1; };
-    const auto store_word = [&](int w, float4 v) {
-      const int q = word(w);
-      store(4 * q, v.x, 0), store(4 * q + 1, v.y, 0), store(4 * q + 2, v.z, 0), store(4 * q + 3, v.w, 0);
-    };
-    if (words <= static_cast<int>(kConsumerThreads))
-      prim::sum_split_partials<1, 16>(first, p.num_splits, words, slot, store_word);
-    else
-      prim::sum_split_partials<kWordsPerThread, 4>(first, p.num_splits, words, slot, store_word);
+    // The last CTA adds the splits' tiles in split order. They lie back to back ([splits][words]), so it copies as
+    // many as the stage ring (idle now) holds into it with cp.async, one L2 round trip whatever their count, then
+    // zeroes what it read and sums from shared memory. The partials are left zeroed, as found: the stream's split
+    // workspace is shared with the GEMMs, whose atomic fix-up adds into zeros (kernels/split_workspace.hpp).
+    auto* landed = reinterpret_cast<float4*>(smem);
+    constexpr int kLandingWords = kStages * kStageBytes / 16;
+    static_assert(kLandingWords >= kWords, "a partial tile fits the stage ring");
+    const int tid = static_cast<int>(threadIdx.x), per_round = kLandingWords / words;
+    float4 sum[kWordsPerThread] = {};
+    for (int s0 = 0; s0 < p.num_splits; s0 += per_round) {
+      const int splits = min(per_round, p.num_splits - s0), count = splits * words;
+      float4* src = first + static_cast<long long>(s0) * words;
+      for (int i = tid; i < count; i += kConsumerThreads) prim::cp_async_16(landed + i, src + i, true);
+      prim::cp_async_commit();
+      prim::cp_async_wait<0>();
+      prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
+      for (int i = tid; i < count; i += kConsumerThreads) __stcg(src + i, make_float4(0.f, 0.f, 0.f, 0.f));
+#pragma unroll
+      for (int w = 0; w < kWordsPerThread; ++w) {
+        const int q = tid + w * kConsumerThreads;
+        if (q < words)
+          for (int s = 0; s < splits; ++s) prim::accumulate(sum[w], landed[s * words + q]);
+      }
+      prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);  // before the next round
+    }
+#pragma unroll
+    for (int w = 0; w < kWordsPerThread; ++w) {
+      const int q = tid + w * kConsumerThreads;
+      if (q >= words) continue;
+      store(4 * q, sum[w].x, 0), store(4 * q + 1, sum[w].y, 0), store(4 * q + 2, sum[w].z, 0);
+      store(4 * q + 3, sum[w].w, 0);
+    }
     // The next launch on this stream finds the counter at zero again: no memset per call.
     if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[row_block], 0);
   }
