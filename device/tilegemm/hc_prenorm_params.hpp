@@ -8,8 +8,8 @@ namespace tilegemm {
 // The kernel's fixed shape, which host code needs for the grid, the workspace and shared memory.
 namespace hc_prenorm {
 
-// A CTA's rows of A: 64, or 16 when M is at most 16: a 64-row box for 13 rows has 51 rows past M, which the copy
-// engine fills with zeros row by row, and at small M a stage's time follows its box rows, not its bytes.
+// A CTA's rows of A: 64, or 16 where the model finds it faster (small M): a 64-row box for 13 rows has 51 rows past
+// M, which the copy engine fills with zeros row by row, and at small M a stage's time follows its box rows.
 constexpr int kBlockM = 64;
 constexpr int kSmallBlockM = 16;
 constexpr int kBlockK = 128;
@@ -17,11 +17,6 @@ constexpr int kConsumerWarps = 4;  // one 32-wide K slice of each stage per warp
 constexpr int kThreads = (kConsumerWarps + 1) * 32;
 constexpr int kSliceK = kBlockK / kConsumerWarps;  // 32 fp32 = one 128-byte swizzle row of B
 constexpr int kABoxK = 64;                         // 64 bf16 = one 128-byte swizzle row of A
-
-// The block rows for M rows of A.
-TG_HOST_DEVICE constexpr int block_m_for(long long m) {
-  return m <= kSmallBlockM ? kSmallBlockM : kBlockM;
-}
 
 TG_HOST_DEVICE constexpr int a_box_bytes(int block_m) {
   return block_m * kABoxK * 2;

@@ -20,7 +20,7 @@ namespace tilegemm {
 // How one HC-prenorm call runs, with the model numbers behind the split.
 struct HcPrenormConfig {
   int m = 0, n = 0, k = 0;
-  int block_m = 64;               // rows of A per CTA (hc_prenorm::block_m_for)
+  int block_m = 64;               // rows of A per CTA: 16 or 64, whichever the model finds faster
   int num_splits = 1;             // K slices per row block
   bool caller_splits = false;     // num_splits came from the caller (partials in D's slices)
   bool reduce_in_kernel = false;  // the library's splits > 1: summed by the last CTA of each row block
@@ -39,6 +39,11 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
 
 // One line for DG_PRINT_CONFIGS and `tilegemm plan`.
 std::string format_hc_prenorm_config(const HcPrenormConfig& config);
+
+// The model's microseconds for one call in row blocks of `block_m` (16 or 64) rows and `splits` K slices, summed in
+// the kernel or not: what select_hc_prenorm_config compares.
+double hc_prenorm_model_us(int m, int n, int k, int block_m, int splits, bool reduce_in_kernel, const HardwareModel& hw,
+                           int num_sms);
 
 // deep_gemm.precompile: the distinct kernels the calls of every M in `ms` with (n, k, num_splits) launch on `hw` with
 // `num_sms` SMs (0, or more than hw has: all of hw's, as the call), in first-use order: the configuration and the

@@ -23,13 +23,19 @@ namespace {
 // 13x24x28672 took about 5.3 us + 0.41 us per stage in 64-row blocks (224 box rows, H200) and 4.3 us + 0.23 us per
 // stage in 16-row blocks (128 box rows, H100, whose times for 64-row blocks matched the H200's within 3%): a fixed
 // part and 5.6 stage times of fill. One split of 8192x24x28672 read A at 0.8 of the datasheet bandwidth.
-constexpr double kTmaRowNs = 1.78;        // one 128-byte TMA box row
-constexpr double kCtaFixedUs = 2.8;       // a CTA's launch and epilogue beyond its stages
-constexpr double kFillStages = 5.6;       // the pipeline's fill, in stage times (at most its stages)
-constexpr double kDramEfficiency = 0.8;   // of the datasheet bandwidth, for the wave's reads of A
-constexpr double kReduceLatencyUs = 0.5;  // the partials' fence and the counter round trip
-constexpr double kReduceRoundUs = 0.8;    // the last CTA's copy of the partials its stage ring holds, and their sum
+constexpr double kTmaRowNs = 1.78;       // one 128-byte TMA box row
+constexpr double kCtaFixedUs = 2.8;      // a CTA's launch and epilogue beyond its stages
+constexpr double kFillStages = 5.6;      // the pipeline's fill, in stage times (at most its stages)
+constexpr double kDramEfficiency = 0.8;  // of the datasheet bandwidth, for the wave's reads of A
+// The library's split sum (H100: 28 and 56 splits of 82-word tiles, 28 of 400-word ones, beyond the model's time
+// for as many caller splits): 1.3 us plus the partials' bytes at 21 GB/s, the rate one CTA copies them in, zeroes
+// them and adds them.
+constexpr double kReduceLatencyUs = 1.3;
+constexpr double kReduceBytesPerUs = 21e3;
 constexpr int kMaxLibrarySplits = 64;
+// 16-row blocks up to 256 rows: the model does not price B's reads from L2 (once per row block), and from there on
+// 64-row blocks fill the SMs with four times fewer of them.
+constexpr int kSmallBlockMaxM = 256;
 constexpr int kMaxStages = 8;
 
 int stages_that_fit(int n, int block_m, const HardwareModel& hw) {
@@ -38,9 +44,11 @@ int stages_that_fit(int n, int block_m, const HardwareModel& hw) {
   return stages;
 }
 
-// Modelled microseconds of one call with `splits` K slices.
-double model_us(int m, int n, int k, int splits, bool reduce, const HardwareModel& hw, int num_sms) {
-  const int block_m = hc_prenorm::block_m_for(m), rows = std::min(m, block_m);
+}  // namespace
+
+double hc_prenorm_model_us(int m, int n, int k, int block_m, int splits, bool reduce, const HardwareModel& hw,
+                           int num_sms) {
+  const int rows = std::min(m, block_m);
   const std::int64_t row_blocks = (m + block_m - 1) / block_m;
   const std::int64_t ctas = row_blocks * splits;
   const std::int64_t waves = (ctas + num_sms - 1) / num_sms;
@@ -55,14 +63,10 @@ double model_us(int m, int n, int k, int splits, bool reduce, const HardwareMode
   double us = static_cast<double>(waves) * (std::max(stream_us, dram_us) + fill_us + kCtaFixedUs);
   if (reduce && splits > 1) {  // the partial tiles hold the row block's rows of A only (4 floats a word)
     const int words = (rows * (n + 1) + 3) / 4;
-    const int per_round = stages_that_fit(n, block_m, hw) * hc_prenorm::stage_bytes(n, block_m) / 16 / words;
-    const double copy_us = static_cast<double>(splits) * words * 16 / 128 * kTmaRowNs * 1e-3;  // at a stage's rate
-    us += kReduceLatencyUs + (splits + per_round - 1) / per_round * kReduceRoundUs + copy_us;
+    us += kReduceLatencyUs + static_cast<double>(splits) * words * 16 / kReduceBytesPerUs;
   }
   return us;
 }
-
-}  // namespace
 
 HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int> num_splits, const HardwareModel& hw,
                                          int num_sms) {
@@ -75,32 +79,38 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
   const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
   HcPrenormConfig c;
   c.m = m, c.n = n, c.k = k;
-  c.block_m = hc_prenorm::block_m_for(m);
+  if (num_splits)
+    TILEGEMM_REQUIRE(*num_splits >= 1 && (static_cast<std::int64_t>(m) + 15) / 16 * *num_splits <= INT32_MAX,
+                     "num_splits", "a split count >= 1 (None: chosen by the library)", fmt::format("{}", *num_splits));
+  // The row block and the split the model finds fastest; a library split must win clearly (it costs a workspace).
+  double best = 0;
+  bool chosen = false;
+  for (const int block_m : {hc_prenorm::kSmallBlockM, hc_prenorm::kBlockM}) {
+    if (block_m == hc_prenorm::kSmallBlockM && m > kSmallBlockMaxM) continue;
+    const auto consider = [&](int splits, bool reduce) {
+      const double us = hc_prenorm_model_us(m, n, k, block_m, splits, reduce, hw, num_sms);
+      if (chosen && us >= (reduce ? 0.98 : 1.0) * best) return;
+      chosen = true, best = us, c.block_m = block_m, c.num_splits = splits, c.reduce_in_kernel = reduce;
+    };
+    if (num_splits) {
+      consider(*num_splits, false);
+      continue;
+    }
+    consider(1, false);
+    for (int s = 2; s <= std::min(k_blocks, kMaxLibrarySplits); ++s) consider(s, true);
+  }
+  c.caller_splits = num_splits.has_value();
   const std::int64_t row_blocks = (static_cast<std::int64_t>(m) + c.block_m - 1) / c.block_m;
   c.stages = stages_that_fit(n, c.block_m, hw);
   c.smem_bytes = hc_prenorm::smem_bytes(n, c.stages, c.block_m);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
                    fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
-  if (num_splits) {
-    TILEGEMM_REQUIRE(*num_splits >= 1 && row_blocks * *num_splits <= INT32_MAX, "num_splits",
-                     "a split count >= 1 (None: chosen by the library)", fmt::format("{}", *num_splits));
-    c.num_splits = *num_splits;
-    c.caller_splits = true;
-  } else {
-    const int most = std::min(k_blocks, kMaxLibrarySplits);
-    double best = model_us(m, n, k, 1, false, hw, num_sms);
-    for (int s = 2; s <= most; ++s) {
-      const double us = model_us(m, n, k, s, true, hw, num_sms);
-      if (us < 0.98 * best) best = us, c.num_splits = s;  // a split must win clearly: it costs a workspace
-    }
-    c.reduce_in_kernel = c.num_splits > 1;
-  }
   c.grid = static_cast<int>(row_blocks * c.num_splits);
   const int slices = c.caller_splits ? c.num_splits : 1;
   c.bytes = 2.0 * m * k + 4.0 * n * k + 4.0 * slices * m * (n + 1);
   if (c.reduce_in_kernel) c.bytes += 2.0 * c.num_splits * m * (n + 1) * 4;  // partials of A's rows, out and back
   c.floor_us = c.bytes / hw.hbm_bytes_per_s() * 1e6;
-  c.predicted_us = model_us(m, n, k, c.num_splits, c.reduce_in_kernel, hw, num_sms);
+  c.predicted_us = best;
   return c;
 }
 

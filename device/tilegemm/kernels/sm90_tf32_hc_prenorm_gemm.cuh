@@ -3,7 +3,7 @@
 //   A bf16 [M, K] (K contiguous), B fp32 [N, K] with N ≤ 32 (N % 8 == 0), D fp32 [M, N], sqr_sum fp32 [M].
 // N is tiny and K long, so the kernel is bound by reading A once: 2 bytes per element against 2·N FLOP.
 //
-// Shape of the work. A CTA owns a block of 64 rows (16 when M <= 16) and one K slice (split) of them; its grid is
+// Shape of the work. A CTA owns a block of 64 rows (16 at small M) and one K slice (split) of them; its grid is
 // row blocks x splits. One producer warp streams [rows x 128] A tiles and [N x 128] B tiles through a ring of
 // stages with TMA (128-byte swizzle). Each of the four consumer warps takes a 32-wide K slice of every stage for all
 // rows (so no two warps read the same B), converts its A elements to fp32 in registers, adds their squares and feeds
@@ -41,7 +41,7 @@ TG_DEVICE uint4 round_to_tf32(uint4 v) {
 }  // namespace hc_prenorm
 
 // kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
-// kBlockRows: a CTA's rows of A (hc_prenorm::block_m_for).
+// kBlockRows: a CTA's rows of A (16 or 64, HcPrenormConfig::block_m).
 template <int kN, int kStages, bool kReduce, int kBlockRows>
 TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
   using namespace hc_prenorm;
