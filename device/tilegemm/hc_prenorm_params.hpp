@@ -55,8 +55,8 @@ struct HcPrenormParams {
   int num_splits;  // K slices per row block; CTA (row block, split) = (blockIdx.x / splits, blockIdx.x % splits)
   // Splits reduced inside the kernel (num_splits chosen by the library): each CTA writes its partial sums to
   // `partials` ([row blocks][splits][block_m][N + 1], the last column sqr_sum) and the last CTA of a row block to
-  // arrive on `counters[row block]` adds them in split order, writes D and sqr_sum and sets the counter back to
-  // zero. Null when every CTA writes its own slice of D (one split, or the caller's splits).
+  // arrive on `counters[row block]` (zero before the launch) adds them in split order, writes D and sqr_sum and sets
+  // the counter back to zero. Null when every CTA writes its own slice of D (one split, or the caller's splits).
   float* partials;
   int* counters;
 };

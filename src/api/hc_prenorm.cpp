@@ -119,14 +119,14 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
   params.k_blocks = static_cast<int>((k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK);
   params.num_splits = config.num_splits;
   if (config.reduce_in_kernel) {
-    // [row blocks] counters (left at zero by the kernel), then [row blocks][splits][block_m][N + 1] partial tiles.
+    // [row blocks] counters in the zeroed split workspace (the kernel sets them back to zero), and the partial tiles
+    // [row blocks][splits][block_m][N + 1] in the stream's scratch: every split writes its own before any is read,
+    // so they need no zeroing, before or after.
     const std::size_t row_blocks = static_cast<std::size_t>(config.grid / config.num_splits);
-    const std::size_t counter_bytes = (row_blocks * sizeof(int) + 255) / 256 * 256;
     const std::size_t partial_bytes = static_cast<std::size_t>(config.grid) * static_cast<std::size_t>(config.block_m) *
                                       static_cast<std::size_t>(n + 1) * sizeof(float);
-    auto* workspace = static_cast<char*>(kernels::split_workspace(counter_bytes + partial_bytes, options.stream));
-    params.counters = reinterpret_cast<int*>(workspace);
-    params.partials = reinterpret_cast<float*>(workspace + counter_bytes);
+    params.counters = static_cast<int*>(kernels::split_workspace(row_blocks * sizeof(int), options.stream));
+    params.partials = static_cast<float*>(kernels::stream_scratch(partial_bytes, options.stream));
   }
   kernels::launch_sm90_hc_prenorm(config, params, options.stream);
 }

@@ -200,7 +200,7 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) store(e, tile_value(e), split);
   } else {
     // Partial tiles are [rows][N + 1] floats moved as float4 words; only the words of the row block's rows of A
-    // (all of them but in the last block) are written and summed: the rest stay zero, as the workspace must.
+    // (all of them but in the last block) are written and summed.
     const int words = (min(kBlockRows, p.m - m0) * (kN + 1) + 3) / 4;
     constexpr int kWords = kTileElems / 4, kWordsPerThread = (kWords + kConsumerThreads - 1) / kConsumerThreads;
     // Row block r's splits lie from r·splits·kWords, split s at s·words: a short last block packs its partials.
@@ -212,9 +212,8 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
                                   static_cast<u32>(Barrier::kConsumers), kConsumerThreads))
       return;
     // The last CTA adds the splits' tiles in split order. They lie back to back ([splits][words]), so it copies as
-    // many as the stage ring (idle now) holds into it with cp.async, one L2 round trip whatever their count, then
-    // zeroes what it read and sums from shared memory. The partials are left zeroed, as found: the stream's split
-    // workspace is shared with the GEMMs, whose atomic fix-up adds into zeros (kernels/split_workspace.hpp).
+    // many as the stage ring (idle now) holds into it with cp.async, one L2 round trip whatever their count, and sums
+    // from shared memory. Every split wrote its whole tile before counting its arrival: nothing stale is read.
     auto* landed = reinterpret_cast<float4*>(smem);
     constexpr int kLandingWords = kStages * kStageBytes / 16;
     static_assert(kLandingWords >= kWords, "a partial tile fits the stage ring");
@@ -222,12 +221,11 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     float4 sum[kWordsPerThread] = {};
     for (int s0 = 0; s0 < p.num_splits; s0 += per_round) {
       const int splits = min(per_round, p.num_splits - s0), count = splits * words;
-      float4* src = first + static_cast<long long>(s0) * words;
+      const float4* src = first + static_cast<long long>(s0) * words;
       for (int i = tid; i < count; i += kConsumerThreads) prim::cp_async_16(landed + i, src + i, true);
       prim::cp_async_commit();
       prim::cp_async_wait<0>();
       prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
-      for (int i = tid; i < count; i += kConsumerThreads) __stcg(src + i, make_float4(0.f, 0.f, 0.f, 0.f));
 #pragma unroll
       for (int w = 0; w < kWordsPerThread; ++w) {
         const int q = tid + w * kConsumerThreads;
