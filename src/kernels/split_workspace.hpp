@@ -19,7 +19,8 @@ void require_workspace_fits(std::size_t needed, std::size_t capacity);
 void* split_workspace(std::size_t bytes, void* stream);
 
 // An uninitialised device buffer of at least `bytes` for the current device and `stream`, grown and kept as the
-// split workspace is (a separate buffer): the weight-only GEMM's dequantised weight slabs.
+// split workspace is (a separate buffer): the weight-only GEMM's dequantised weight slabs, the HC prenorm's partial
+// tiles (each written whole before it is read).
 void* stream_scratch(std::size_t bytes, void* stream);
 
 }  // namespace tilegemm::kernels
