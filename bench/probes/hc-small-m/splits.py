@@ -1,7 +1,7 @@
 """Where tf32_hc_prenorm_gemm's time goes at small M: kernel time (torch.profiler durations) and CUDA-event time
 after a 256 MB flush, for ours and DeepGEMM at each caller-chosen num_splits (and None), on DeepGEMM's test shapes
-at M = 13 and 137 and the seed's 8192 x 24 x 28672, then with one K block per CTA (a CTA's fixed cost). Fits of time
-against stages per CTA separate a fixed cost from a per-stage one.
+at M = 13, 137 and 4096 and the seed's 8192 x 24 x 28672, then with one K block per CTA (a CTA's fixed cost). Fits
+of time against stages per CTA separate a fixed cost from a per-stage one.
 
     scripts/gpu-peer python bench/probes/hc-small-m/splits.py build-peer/deepgemm
 """
@@ -13,7 +13,7 @@ import deep_gemm
 from deep_gemm.bench import timing
 from deep_gemm.bench.peer import load_peer
 
-SHAPES = ((13, 24, 28672), (13, 24, 7168), (137, 24, 28672), (8192, 24, 28672))
+SHAPES = ((13, 24, 28672), (13, 24, 7168), (137, 24, 28672), (137, 24, 7168), (4096, 24, 28672), (8192, 24, 28672))
 SPLITS = (None, 1, 2, 4, 8, 16, 32)
 # One 128-wide K block per CTA (K = 128 x splits): what a CTA costs beyond streaming its stages.
 FIXED = tuple(((13, 24, 128 * s), (s, )) for s in (1, 8, 32))
