@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -53,14 +55,25 @@ void require_outputs(const TensorView& d, const TensorView& sqr_sum, std::int64_
   for (int i = 0; i < d.ndim; ++i) TILEGEMM_REQUIRE(d.strides[i] >= 0, "d", "non-negative strides", describe(d));
 }
 
-// DG_PRINT_CONFIGS: each configuration once per process.
-void print_once(const HcPrenormConfig& c) {
-  if (!env().print_configs && !env().jit_debug) return;
+// The configuration of a call on this device with `num_sms` SMs. Choosing one runs the split model over every (row
+// block, split) pair, about a microsecond of host time, so each is chosen once per process and kept, as the GEMMs'
+// ConfigSelector keeps theirs; the first choice prints with DG_PRINT_CONFIGS.
+const HcPrenormConfig& config_for(int m, int n, int k, std::optional<int> num_splits, const DeviceContext& ctx,
+                                  int num_sms) {
+  using Key = std::tuple<int, int, int, int, int, int>;  // device, m, n, k, the caller's splits (0: none), SMs
   static std::mutex mutex;
-  static std::set<std::tuple<int, int, int, int, bool>> seen;
+  static std::map<Key, HcPrenormConfig> kept;  // node-based: references stay valid as it grows
+  const Key key{ctx.device, m, n, k, num_splits.value_or(0), num_sms};
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = kept.find(key); it != kept.end()) return it->second;
+  }
+  const HcPrenormConfig config = select_hc_prenorm_config(m, n, k, num_splits, ctx.hw, num_sms);
   std::lock_guard lock(mutex);
-  if (seen.emplace(c.m, c.n, c.k, c.num_splits, c.caller_splits).second)
-    std::fprintf(stderr, "%s\n", format_hc_prenorm_config(c).c_str());
+  const auto [it, inserted] = kept.emplace(key, config);
+  if (inserted && (env().print_configs || env().jit_debug))
+    std::fprintf(stderr, "%s\n", format_hc_prenorm_config(config).c_str());
+  return it->second;
 }
 
 }  // namespace
@@ -100,9 +113,8 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
 
   const DeviceContext& ctx = current_device_context();
   const int num_sms = sms_used(options.num_sms, ctx.hw);
-  const HcPrenormConfig config = select_hc_prenorm_config(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
-                                                          num_splits, ctx.hw, num_sms);
-  print_once(config);
+  const HcPrenormConfig& config =
+      config_for(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), num_splits, ctx, num_sms);
 
   HcPrenormParams params{};
   // Boxes of [block_m rows][64 bf16] of A and [N rows][32 fp32] of B: one 128-byte swizzle atom wide each.

@@ -89,3 +89,23 @@ class TestOnGpu:
         d2, s2 = torch.empty_like(d), torch.empty_like(s)
         fn(a, b, d2, s2, num_splits=num_splits)
         assert torch.equal(d, d2) and torch.equal(s, s2)
+
+    def test_each_shape_chooses_and_prints_its_split_once(self):
+        """The configuration is kept per shape: DG_PRINT_CONFIGS prints one line per shape however many calls."""
+        import os
+        import subprocess
+        import sys
+        code = """
+import torch, deep_gemm
+for m in (5, 5, 7, 5):
+    a = torch.randn((m, 1024), dtype=torch.bfloat16, device='cuda')
+    b = torch.randn((8, 1024), dtype=torch.float, device='cuda')
+    deep_gemm.tf32_hc_prenorm_gemm(a, b, torch.empty((m, 8), device='cuda'), torch.empty((m, ), device='cuda'))
+torch.cuda.synchronize()
+"""
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, DG_PRINT_CONFIGS='1'))
+        assert out.returncode == 0, out.stderr
+        lines = [line for line in out.stderr.splitlines() if line.startswith('tf32_hc_prenorm_gemm ')]
+        assert [line.split(' -> ')[0] for line in lines] == ['tf32_hc_prenorm_gemm m=5 n=8 k=1024',
+                                                             'tf32_hc_prenorm_gemm m=7 n=8 k=1024'], out.stderr
