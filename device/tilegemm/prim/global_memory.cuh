@@ -82,9 +82,9 @@ TG_DEVICE void accumulate(float4& sum, const float4& x) {
 
 // What the CTA last_split_arrived() picked does with the splits' partial slices (slice s at first + s·stride): sums
 // them in split order (the same bits on every run) and zeroes each slot it read, leaving the workspace as found.
-// This thread owns kW slots: slot(w) is slot w's offset inside a slice, negative for none; store(w, sum) takes each
-// sum. __ldcg/__stcg stay in program order, so a load behind a store waits for it: the loads of kBatch splits go out
-// before their adds and stores, one L2 round trip per batch of splits rather than one per split.
+// This thread owns kW slots: slot(w) is slot w's offset inside a slice; store(w, sum) takes each sum. __ldcg/__stcg
+// stay in program order, so a load behind a store waits for it: the loads of kBatch splits go out before their adds
+// and stores, one L2 round trip per batch of splits rather than one per split.
 template <int kW, int kBatch, class T, class Slot, class Store>
 TG_DEVICE void sum_split_partials(T* first, int splits, long long stride, const Slot& slot, const Store& store) {
   int offset[kW];
@@ -97,19 +97,18 @@ TG_DEVICE void sum_split_partials(T* first, int splits, long long stride, const 
     for (int b = 0; b < kBatch; ++b)
 #pragma unroll
       for (int w = 0; w < kW; ++w)
-        if (s0 + b < splits && offset[w] >= 0) x[b][w] = __ldcg(first + (s0 + b) * stride + offset[w]);
+        if (s0 + b < splits) x[b][w] = __ldcg(first + (s0 + b) * stride + offset[w]);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
 #pragma unroll
       for (int w = 0; w < kW; ++w) {
-        if (s0 + b >= splits || offset[w] < 0) continue;
+        if (s0 + b >= splits) continue;
         __stcg(first + (s0 + b) * stride + offset[w], T{});
         accumulate(sum[w], x[b][w]);
       }
   }
 #pragma unroll
-  for (int w = 0; w < kW; ++w)
-    if (offset[w] >= 0) store(w, sum[w]);
+  for (int w = 0; w < kW; ++w) store(w, sum[w]);
 }
 
 }  // namespace tilegemm::prim
