@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "tilegemm/errors.hpp"
+#include "tilegemm/mqa_ledger.hpp"
 #include "tilegemm/paged_mqa_logits.hpp"
 #include "tilegemm/paged_mqa_logits_params.hpp"
 
@@ -24,10 +25,9 @@ constexpr int kPagedMaxWarpgroups = 4;
 constexpr int kPagedMaxKvStages = 16;          // per warpgroup; deeper rings only take shared memory
 constexpr int kPagedQStages = 3;               // items in flight: short contexts move on to the next item's Q early
 constexpr double kPagedComputeHeadroom = 2.0;  // compute per block at most half the block's DRAM time
-// Epilogue instructions per accumulator (max, fma; the weight loads, shuffles and store spread over them) and
-// fixed per block (record, barriers, scales, addresses), issued by each of the warpgroup's four warps on its own
-// scheduler, so one instruction per thread is about one cycle.
-constexpr double kPagedEpilogueInstrPerAccumulator = 2.5;
+// Epilogue instructions fixed per block (record, barriers, scales, addresses) besides the ledger's per accumulator
+// (kMqaEpilogueInstrPerAccumulator), issued by each of the warpgroup's four warps on its own scheduler, so one
+// instruction per thread is about one cycle.
 constexpr double kPagedEpilogueFixedInstr = 64;
 
 }  // namespace
@@ -51,7 +51,7 @@ PagedMqaLogitsConfig select_paged_mqa_logits_config(int next_n, int heads, DType
 
   const int n = next_n * heads;  // wgmma N
   c.mma_cycles = 2.0 * paged_mqa::kBlockKv * n * paged_mqa::kHeadDim / hw.flop_per_cycle_fp8;
-  c.epilogue_cycles = kPagedEpilogueInstrPerAccumulator * n / 2 + kPagedEpilogueFixedInstr;
+  c.epilogue_cycles = kMqaEpilogueInstrPerAccumulator * n / 2 + kPagedEpilogueFixedInstr;
   const double block_bytes = paged_mqa::kKvBytes + paged_mqa::kScaleBytes +
                              static_cast<double>(next_n) * paged_mqa::kBlockKv * dtype_bits(logits_dtype) / 8;
   const double sm_bytes_per_cycle = hw.hbm_bytes_per_s() / hw.num_sms / (hw.sm_clock_mhz * 1e6);

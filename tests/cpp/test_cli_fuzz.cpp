@@ -635,6 +635,7 @@ void fuzz(const std::string& suite, std::uint64_t salt, int cases, Make make) {
 const std::vector<std::vector<std::string>>& ledger_bases() {
   static const std::vector<std::vector<std::string>> v = {
       {"ledger", "--m", "64", "--n", "64", "--k", "64"},
+      {"ledger", "--op", "paged_mqa_logits", "--batch", "64", "--context", "4096", "--heads", "32"},
       {"ledger", "--m", "4096", "--n", "7168", "--k", "2048", "--dtype", "fp8", "--sf-a", "1x128", "--sf-b", "128x128",
        "--tile", "128x128x128", "--stages", "4", "--json"},
       {"ledger", "--suite", "decode", "--hw", "h100-sxm"},
@@ -664,6 +665,8 @@ const std::vector<std::vector<std::string>>& plan_bases() {
        "h800"},
       {"plan", "--m", "32", "--n", "1024", "--k", "512", "--gemm-type", "batched", "--num-groups", "2", "--out-dtype",
        "fp32"},
+      {"plan", "--op", "mqa_logits", "--m", "2048", "--n", "8192", "--heads", "32", "--window", "full"},
+      {"plan", "--op", "paged_mqa_logits", "--batch", "256", "--context", "8192", "--next-n", "2", "--json"},
   };
   return v;
 }

@@ -283,3 +283,19 @@ TEST(CliVersion, NamesTheVersionTheCommitAndCuda) {
 }
 
 }  // namespace
+
+// The MQA-logits operators' ledger without their configuration: floors, bound, and options named on bad input.
+TEST(CliLedger, MqaLogitsFloorsAndBound) {
+  const Result r = run_ledger("--op paged_mqa_logits --batch 256 --context 8192 --heads 64 --next-n 2 --hw h100-sxm");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("-> dram-bound"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("partitions"), std::string::npos) << r.out;  // the ledger alone, not the launch
+  const Result j = run_ledger("--op mqa_logits --m 4 --n 6 --heads 64 --head-dim 64 --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto out = nlohmann::json::parse(j.out);
+  // DeepGEMM's test windows [0, i + n - m): rows 0..3 see 2, 3, 4 and 5 tokens.
+  EXPECT_DOUBLE_EQ(out["visible"].get<double>(), 2 + 3 + 4 + 5);
+  EXPECT_DOUBLE_EQ(out["ledger"]["flops"].get<double>(), 2.0 * 14 * 64 * 64);
+  expect_usage_error("--op mqa_logits --m 4 --n 6 --head-dim 96", "--head-dim", "32, 64 or 128");
+  expect_usage_error("--op attention --m 4 --n 6", "--op", "mqa_logits");
+}

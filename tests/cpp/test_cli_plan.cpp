@@ -182,3 +182,26 @@ TEST(CliPlan, WeightOnlyGemmShowsItsPathAndLedger) {
   expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --weight int2", "--weight");
   expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --weight mxfp4 --dtype fp16", "--dtype");
 }
+
+// DeepSeek-V3.2's MQA logits: the launch the heuristics pick and the ledger behind it (floors and bound).
+TEST(CliPlan, MqaLogitsShowTheirConfigAndLedger) {
+  const CliResult prefill = run_plan("--op mqa_logits --m 2048 --n 65536 --heads 32 --window full --hw h200");
+  ASSERT_EQ(prefill.status, 0) << prefill.output;
+  for (const char* expected :
+       {"fp8_mqa_logits seq_len=2048 seq_len_kv=65536 h=32", "block_q=4", "floors: mma", "epilogue", "-> mma-bound"})
+    EXPECT_NE(prefill.output.find(expected), std::string::npos) << expected << "\n" << prefill.output;
+  const CliResult json = run_plan("--op paged_mqa_logits --batch 4096 --context 8192 --next-n 2 --json", false);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["op"], "fp8_paged_mqa_logits");
+  EXPECT_EQ(j["config"]["partitions"], 132);
+  EXPECT_EQ(j["ledger"]["bound"], "dram");
+  // 2 · tokens · next_n · H · D.
+  EXPECT_DOUBLE_EQ(j["ledger"]["flops"].get<double>(), 2.0 * 4096 * 8192 * 2 * 64 * 128);
+  expect_usage_error("--op mqa_logits --m 2048 --n 8192 --heads 48", "--heads");
+  expect_usage_error("--op mqa_logits --m 2048 --n 8192 --window diagonal", "--window");
+  expect_usage_error("--op mqa_logits --m 2048", "--m/--n");
+  expect_usage_error("--op paged_mqa_logits --batch 8", "--context");
+  expect_usage_error("--op paged_mqa_logits --batch 8 --context 64 --next-n 3", "--next-n");
+  expect_usage_error("--op paged_mqa_logits --batch 8 --context 64 --logits fp16", "--logits");
+}

@@ -1,6 +1,7 @@
 // `tilegemm ledger`: the performance ledger of a GEMM (or of the DeepSeek or decode suite) on a hardware model —
 // FLOPs, bytes, intensity, bound class and floors; with a tile: traffic, shared memory, registers,
 // occupancy and waves; with --time-us: achieved TFLOP/s and GB/s against the floors. No GPU needed.
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "command.hpp"
 #include "input_file.hpp"
+#include "mqa_report.hpp"
 #include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_config.hpp"
@@ -41,6 +43,8 @@ struct LedgerArgs {
   std::optional<double> time_us;
   std::string suite;
   bool json = false;
+  std::string op = "gemm";
+  MqaArgs mqa;  // --op mqa_logits / paged_mqa_logits
 };
 
 // "128x128x64" → {128, 128, 64}; `count` numbers separated by 'x', each a positive integer.
@@ -455,7 +459,34 @@ void print_table(const std::vector<Row>& rows, const HardwareModel& hw) {
   }
 }
 
+// The MQA-logits operators' ledger (mqa_report.cpp): --m / --n rows and tokens (prefill), --batch items (decode).
+void run_mqa_ledger(const LedgerArgs& a, const HardwareModel& hw) {
+  const auto as_int = [](const std::optional<std::int64_t>& v, const char* option) -> std::optional<int> {
+    if (!v) return std::nullopt;
+    TILEGEMM_REQUIRE(*v >= 0 && *v <= INT_MAX, option, "a count in [0, 2^31)", fmt::format("{}", *v));
+    return static_cast<int>(*v);
+  };
+  TILEGEMM_REQUIRE(a.batch >= 0 && a.batch <= INT_MAX, "--batch", "an item count in [0, 2^31)",
+                   fmt::format("{}", a.batch));
+  with_option_names({{"num_heads", "--heads"},
+                     {"heads", "--heads"},
+                     {"head_dim", "--head-dim"},
+                     {"next_n", "--next-n"},
+                     {"seq_len", "--m"},
+                     {"visible", "--m/--n"},
+                     {"logits_dtype", "--logits"},
+                     {"batch", "--batch"},
+                     {"hw", "--hw"}},
+                    [&] {
+                      print_mqa_report(a.op, a.mqa, {as_int(a.m, "--m"), as_int(a.n, "--n"), static_cast<int>(a.batch)},
+                                       hw, hw.num_sms, false, a.json);
+                    });
+}
+
 void run_ledger(const LedgerArgs& a) {
+  TILEGEMM_REQUIRE(a.op == "gemm" || a.op == "mqa_logits" || a.op == "paged_mqa_logits", "--op",
+                   "gemm, mqa_logits or paged_mqa_logits", fmt::format("'{}'", a.op));
+  if (a.op != "gemm") return run_mqa_ledger(a, hardware_from(a));
   const std::vector<ProblemShape> shapes = shapes_from(a);
   const OperandDtypes dtypes = dtypes_from(a);
   const HardwareModel hw = hardware_from(a);
@@ -526,6 +557,11 @@ const CommandRegistrar kLedgerRegistrar([](CLI::App& root) {
   cmd->add_option("--suite", a->suite,
                   "Every shape of a suite: deepseek, or decode (the same weights at M = 1, 8, 16, 32)");
   cmd->add_flag("--json", a->json, "Print JSON instead of text");
+  cmd->add_option("--op", a->op,
+                  "gemm, mqa_logits (fp8_mqa_logits: --m query rows, --n KV tokens) or paged_mqa_logits "
+                  "(fp8_paged_mqa_logits: --batch items of --context tokens)")
+      ->capture_default_str();
+  add_mqa_options(cmd, a->mqa);
   cmd->callback([a] { run_ledger(*a); });
 });
 

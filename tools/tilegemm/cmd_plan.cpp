@@ -10,6 +10,7 @@
 
 #include "bench/bench.hpp"
 #include "command.hpp"
+#include "mqa_report.hpp"
 #include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hc_prenorm.hpp"
@@ -39,6 +40,8 @@ struct PlanArgs {
   std::string weight = "int4";  // --op wq
   int group_size = 128;
   bool zeros = false;
+  MqaArgs mqa;    // --op mqa_logits / paged_mqa_logits
+  int batch = 1;  // --op paged_mqa_logits
 };
 
 // --op hc_prenorm: the split of DeepSeek-V3.2's mHC pre-norm GEMM (A bf16 [m, k], B fp32 [n, k]) and the model
@@ -280,17 +283,33 @@ void run_plan(const PlanArgs& args) {
       {"group_size", "--group-size"},
       {"act_dtype", "--dtype"},
       {"zeros", "--zeros"},
+      {"seq_len", "--m"},
+      {"seq_len_kv", "--n"},
+      {"num_heads", "--heads"},
+      {"heads", "--heads"},
+      {"head_dim", "--head-dim"},
+      {"next_n", "--next-n"},
+      {"max_seqlen_k", "--max-seqlen-k"},
+      {"clean_logits", "--no-clean-logits"},
+      {"logits", "--logits"},
+      {"logits_dtype", "--logits"},
+      {"batch", "--batch"},
+      {"partitions", "--num-sms"},
   };
   with_option_names(options, [&] { run_plan_checked(args); });
 }
 
 void run_plan_checked(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
-  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm" || args.op == "wq", "--op", "gemm, hc_prenorm or wq",
-                   args.op);
+  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm" || args.op == "wq" || args.op == "mqa_logits" ||
+                       args.op == "paged_mqa_logits",
+                   "--op", "gemm, hc_prenorm, wq, mqa_logits or paged_mqa_logits", args.op);
   const HardwareModel hw = sm90_hardware_preset(args.hw, "--hw");
   if (args.op == "hc_prenorm") return run_hc_prenorm_plan(args, hw);
   if (args.op == "wq") return run_wq_plan(args, hw);
+  if (args.op == "mqa_logits" || args.op == "paged_mqa_logits")
+    return print_mqa_report(args.op, args.mqa, {args.m, args.n, args.batch}, hw,
+                            args.num_sms > 0 ? args.num_sms : hw.num_sms, true, args.json);
   const std::vector<GemmDesc> descs = descs_from(args);
   nlohmann::json out = nlohmann::json::array();
   if (!args.json && descs.size() > 1)
@@ -349,13 +368,17 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->add_option("--top", args->top, "Also list the best N distinct tile shapes")->capture_default_str();
   cmd->add_option("--op", args->op,
-                  "gemm, hc_prenorm (tf32_hc_prenorm_gemm: A bf16 [m,k], B fp32 [n,k]) or wq (weight-only quantised "
-                  "GEMM: A --dtype bf16/fp16 [m,k], W [n,k] packed as --weight)")
+                  "gemm, hc_prenorm (tf32_hc_prenorm_gemm: A bf16 [m,k], B fp32 [n,k]), wq (weight-only quantised "
+                  "GEMM: A --dtype bf16/fp16 [m,k], W [n,k] packed as --weight), mqa_logits (fp8_mqa_logits: --m "
+                  "query rows, --n KV tokens) or paged_mqa_logits (fp8_paged_mqa_logits: --batch items of --context "
+                  "tokens)")
       ->capture_default_str();
   cmd->add_option("--weight", args->weight, "wq: the weight's format, int4, int8 or mxfp4")->capture_default_str();
   cmd->add_option("--group-size", args->group_size, "wq: int4's group size (32, 64 or 128)")->capture_default_str();
   cmd->add_flag("--zeros", args->zeros, "wq: int4 with zero points (else symmetric, zero point 8)");
   cmd->add_option("--num-splits", args->num_splits, "hc_prenorm: the caller's K split (default: the library's)");
+  cmd->add_option("--batch", args->batch, "paged_mqa_logits: batch items")->capture_default_str();
+  add_mqa_options(cmd, args->mqa);
   cmd->callback([args] { run_plan(*args); });
 });
 
