@@ -16,11 +16,11 @@ namespace tilegemm {
 constexpr double kMqaEpilogueInstrPerAccumulator = 2.5;
 
 struct MqaLedger {
-  double flops = 0;         // 2 · visible (q row, token) pairs · H · D
-  double accumulators = 0;  // visible pairs · H: what the epilogue reduces over the heads
-  double dram_bytes = 0;    // q, KV values and scales, weights read once; logits written
-  double logit_bytes = 0;   // the part of dram_bytes that is logits
-  double kv_stream_bytes = 0;  // KV values and scales brought into the SMs (prefill: once per block of q rows)
+  double flops = 0;              // 2 · visible (q row, token) pairs · H · D
+  double accumulators = 0;       // visible pairs · H: what the epilogue reduces over the heads
+  double dram_bytes = 0;         // q, KV values and scales, weights read once; logits written
+  double logit_bytes = 0;        // the part of dram_bytes that is logits
+  double kv_stream_bytes = 0;    // KV values and scales brought into the SMs (prefill: once per block of q rows)
   double mma_floor_us = 0;       // flops at the fp8 tensor peak
   double epilogue_floor_us = 0;  // accumulators' instructions at every SM's issue rate (4 x 32 lanes a cycle)
   double dram_floor_us = 0;      // dram_bytes at the DRAM bandwidth

@@ -21,8 +21,8 @@ void require_hw(const HardwareModel& hw) {
 }
 
 void require_logits(DType logits_dtype) {
-  TILEGEMM_REQUIRE(logits_dtype == DType::kFloat32 || logits_dtype == DType::kBFloat16, "logits_dtype",
-                   "fp32 or bf16", std::string(dtype_name(logits_dtype)));
+  TILEGEMM_REQUIRE(logits_dtype == DType::kFloat32 || logits_dtype == DType::kBFloat16, "logits_dtype", "fp32 or bf16",
+                   std::string(dtype_name(logits_dtype)));
 }
 
 // The floors of `l`'s FLOPs, accumulators and bytes on `hw`, and the largest of them.
@@ -33,8 +33,8 @@ void finish(MqaLedger& l, const HardwareModel& hw) {
       l.accumulators * kMqaEpilogueInstrPerAccumulator / (kLaneOpsPerCycle * hw.num_sms * clock) * 1e6;
   l.dram_floor_us = l.dram_bytes / hw.hbm_bytes_per_s() * 1e6;
   l.bound = l.mma_floor_us >= l.epilogue_floor_us && l.mma_floor_us >= l.dram_floor_us ? "mma"
-            : l.epilogue_floor_us >= l.dram_floor_us                                    ? "epilogue"
-                                                                                        : "dram";
+            : l.epilogue_floor_us >= l.dram_floor_us                                   ? "epilogue"
+                                                                                       : "dram";
 }
 
 }  // namespace
@@ -94,8 +94,8 @@ MqaLedger paged_mqa_logits_ledger(int batch, int next_n, int heads, double sum_c
   l.accumulators = pairs * heads;
   l.logit_bytes = pairs * dtype_bits(logits_dtype) / 8.0;
   l.kv_stream_bytes = sum_context * kTokenBytes;
-  l.dram_bytes = static_cast<double>(batch) * next_n * heads * (paged_mqa::kHeadDim + 4.0) + l.kv_stream_bytes +
-                 l.logit_bytes;
+  l.dram_bytes =
+      static_cast<double>(batch) * next_n * heads * (paged_mqa::kHeadDim + 4.0) + l.kv_stream_bytes + l.logit_bytes;
   finish(l, hw);
   return l;
 }

@@ -47,22 +47,23 @@ void print_prefill(const MqaArgs& a, const MqaShape& shape, const HardwareModel&
   const DType logits = logits_dtype(a);
   const bool clean = !a.no_clean_logits && a.max_seqlen_k == 0;
   const double visible = mqa_visible_pairs(*shape.seq_len, *shape.seq_len_kv, a.window == "causal");
-  const MqaLedger l = mqa_logits_ledger(*shape.seq_len, *shape.seq_len_kv, a.heads, a.head_dim, visible,
-                                        a.max_seqlen_k, clean, logits, hw);
+  const MqaLedger l = mqa_logits_ledger(*shape.seq_len, *shape.seq_len_kv, a.heads, a.head_dim, visible, a.max_seqlen_k,
+                                        clean, logits, hw);
   std::optional<MqaLogitsConfig> c;
   if (with_config)
-    c = select_mqa_logits_config(*shape.seq_len, *shape.seq_len_kv, a.heads, a.head_dim, a.max_seqlen_k, logits,
-                                 clean, hw, num_sms);
+    c = select_mqa_logits_config(*shape.seq_len, *shape.seq_len_kv, a.heads, a.head_dim, a.max_seqlen_k, logits, clean,
+                                 hw, num_sms);
   if (!json) {
     if (c) fmt::print("{}\n", format_mqa_logits_config(*c));
     return fmt::print("{}\n", ledger_line(l, "(once per block of q rows)"));
   }
-  nlohmann::ordered_json out = {{"op", "fp8_mqa_logits"},     {"hw", hw.name},     {"seq_len", *shape.seq_len},
-                                {"seq_len_kv", *shape.seq_len_kv}, {"heads", a.heads}, {"head_dim", a.head_dim},
-                                {"window", a.window},         {"visible", visible}};
+  nlohmann::ordered_json out = {{"op", "fp8_mqa_logits"},    {"hw", hw.name},
+                                {"seq_len", *shape.seq_len}, {"seq_len_kv", *shape.seq_len_kv},
+                                {"heads", a.heads},          {"head_dim", a.head_dim},
+                                {"window", a.window},        {"visible", visible}};
   if (c)
-    out["config"] = {{"block_q", c->block_q},     {"block_kv", c->block_kv},     {"q_stages", c->q_stages},
-                     {"kv_stages", c->kv_stages}, {"smem_bytes", c->smem_bytes}, {"grid", c->grid},
+    out["config"] = {{"block_q", c->block_q},      {"block_kv", c->block_kv},     {"q_stages", c->q_stages},
+                     {"kv_stages", c->kv_stages},  {"smem_bytes", c->smem_bytes}, {"grid", c->grid},
                      {"clean_grid", c->clean_grid}};
   out["ledger"] = ledger_json(l);
   fmt::print("{}\n", out.dump(2));
@@ -81,13 +82,13 @@ void print_paged(const MqaArgs& a, const MqaShape& shape, const HardwareModel& h
     if (c) fmt::print("{}\n", format_paged_mqa_logits_config(*c));
     return fmt::print("{}\n", ledger_line(l, "(each block once)"));
   }
-  nlohmann::ordered_json out = {{"op", "fp8_paged_mqa_logits"}, {"hw", hw.name},          {"batch", shape.batch},
-                                {"next_n", a.next_n},              {"heads", a.heads},        {"context", *a.context}};
+  nlohmann::ordered_json out = {{"op", "fp8_paged_mqa_logits"}, {"hw", hw.name},    {"batch", shape.batch},
+                                {"next_n", a.next_n},           {"heads", a.heads}, {"context", *a.context}};
   if (c)
-    out["config"] = {{"partitions", c->partitions},   {"math_warpgroups", c->math_warpgroups},
-                     {"kv_stages", c->kv_stages},     {"q_stages", c->q_stages},
-                     {"threads", c->threads},         {"smem_bytes", c->smem_bytes},
-                     {"mma_cycles", c->mma_cycles},   {"epilogue_cycles", c->epilogue_cycles},
+    out["config"] = {{"partitions", c->partitions},  {"math_warpgroups", c->math_warpgroups},
+                     {"kv_stages", c->kv_stages},    {"q_stages", c->q_stages},
+                     {"threads", c->threads},        {"smem_bytes", c->smem_bytes},
+                     {"mma_cycles", c->mma_cycles},  {"epilogue_cycles", c->epilogue_cycles},
                      {"dram_cycles", c->dram_cycles}};
   out["ledger"] = ledger_json(l);
   fmt::print("{}\n", out.dump(2));

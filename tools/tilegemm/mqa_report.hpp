@@ -12,7 +12,7 @@ namespace tilegemm::cli {
 
 struct MqaArgs {
   int heads = 64, head_dim = 128, next_n = 1, max_seqlen_k = 0;
-  std::optional<int> context;      // paged: each batch item's context length (tokens)
+  std::optional<int> context;     // paged: each batch item's context length (tokens)
   std::string window = "causal";  // prefill: DeepGEMM's test windows ("causal") or whole rows ("full")
   std::string logits = "fp32";
   bool no_clean_logits = false;
