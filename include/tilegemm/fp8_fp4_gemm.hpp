@@ -9,6 +9,8 @@
 // K a multiple of 128. The codes are decoded in registers into e4m3 (exactly: every e2m1 value is one) and multiplied
 // on the tensor cores with fp32 accumulation; each 32-k step is scaled by B's scale, each 128-k block by A's.
 // SM90 has no FP4 tensor core: the kernel reads B at half a byte per weight, which is what small M is bound by.
+#include <string>
+
 #include "tilegemm/gemm.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/tensor_view.hpp"
@@ -26,6 +28,25 @@ struct Fp8Fp4GemmConfig {
 // caller's expected rows per expert, and each CTA walks its expert's token blocks (no splits).
 Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareModel& hw, int num_sms, int experts = 0,
                                             bool mx = false);
+
+// One line for DG_PRINT_CONFIGS and `tilegemm plan --op fp8_fp4`.
+std::string format_fp8_fp4_gemm_config(int m, int n, int k, const Fp8Fp4GemmConfig& config);
+
+// The ledger of an M x N x K FP8 x FP4 (or MXFP8) GEMM run in token blocks of `block_m`: its DRAM bytes and the lane
+// instructions the kernel's K loop spends decoding and multiplying, one pass over B per token block. Small M is bound
+// by the slower of the two (the tensor cores are not: mma.sync does the few FLOPs quickly).
+struct Fp8Fp4Ledger {
+  double bytes = 0;      // A and its scales, B and its scales, D: each once
+  double flops = 0;      // 2·M·N·K
+  double issue_ops = 0;  // lane instructions of the K loop over every token block
+  double memory_floor_us = 0, issue_floor_us = 0;
+  const char* bound = "";  // "memory" or "issue"
+};
+// Lane instructions per weight of B and token block of `block_m` tokens.
+double fp8_fp4_ops_per_weight(int block_m, bool mx);
+// `experts` > 1: that many masked experts of m rows each, every one with its own B.
+Fp8Fp4Ledger fp8_fp4_ledger(int m, int n, int k, int block_m, DType d_dtype, bool mx, const HardwareModel& hw,
+                            int experts = 1);
 
 void fp8_fp4_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView& b, const TensorView& sfb,
                      const TensorView& d, const GemmOptions& options = {});

@@ -8,6 +8,10 @@
 
 namespace tilegemm {
 
+// Lane instructions an NVIDIA SM issues per cycle: four schedulers, one warp instruction (32 lanes) each. The issue
+// floors of the kernels that decode weights in registers divide by it.
+constexpr double kLaneOpsPerSmCycle = 4 * 32;
+
 struct HardwareModel {
   std::string name;         // preset name or the device's name
   int num_sms = 0;          // SMs (or AI cores for Ascend)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/print_config.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_fp8_fp4_gemm.hpp"
 #include "kernels/split_workspace.hpp"
@@ -137,6 +138,7 @@ void fp8_fp4_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorVie
   const DeviceContext& ctx = current_device_context();
   const Fp8Fp4GemmConfig c = select_fp8_fp4_gemm_config(static_cast<int>(a.size(0)), static_cast<int>(b.size(0)),
                                                         static_cast<int>(k), ctx.hw, sms_used(options.num_sms, ctx.hw));
+  api::print_config_once([&] { return format_fp8_fp4_gemm_config(a.size(0), b.size(0), k, c); });
   const TensorView sfa3 =
       TensorView::batched(sfa.data, sfa.dtype, 1, sfa.size(0), sfa.size(1), 0, sfa.stride(0), sfa.stride(1));
   const Fp8Fp4GemmParams p = make_params(batched(a), sfa3, batched(b), batched(sfb), batched(d), c, options.stream);
@@ -161,6 +163,7 @@ void m_grouped_fp8_fp4_gemm_nt_masked(const TensorView& a, const TensorView& sfa
   const Fp8Fp4GemmConfig c =
       select_fp8_fp4_gemm_config(expected_m, static_cast<int>(b.size(1)), static_cast<int>(k), ctx.hw,
                                  sms_used(options.num_sms, ctx.hw), static_cast<int>(experts));
+  api::print_config_once([&] { return format_fp8_fp4_gemm_config(expected_m, b.size(1), k, c); });
   Fp8Fp4GemmParams p = make_params(a, sfa, b, sfb, d, c, options.stream);
   p.masked_m = static_cast<const int*>(masked_m.data);
   kernels::launch_sm90_fp8_fp4_gemm(d.dtype, c, p, options.stream);
@@ -182,6 +185,7 @@ void mxfp8_gemm_nt(const TensorView& a, const TensorView& sfa, const TensorView&
   const Fp8Fp4GemmConfig c =
       select_fp8_fp4_gemm_config(static_cast<int>(a.size(0)), static_cast<int>(b.size(0)), static_cast<int>(k), ctx.hw,
                                  sms_used(options.num_sms, ctx.hw), /*experts=*/0, /*mx=*/true);
+  api::print_config_once([&] { return format_fp8_fp4_gemm_config(a.size(0), b.size(0), k, c); });
   const Fp8Fp4GemmParams p =
       make_params(batched(a), batched(sfa), batched(b), batched(sfb), batched(d), c, options.stream);
   kernels::launch_sm90_fp8_fp4_gemm(d.dtype, c, p, options.stream);

@@ -2,19 +2,16 @@
 #include "tilegemm/mqa_logits.hpp"
 
 #include <cstdint>
-#include <cstdio>
-#include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/print_config.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_mqa_logits.hpp"
 #include "kernels/tma_descriptor.hpp"
-#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -50,16 +47,6 @@ void require_mqa_tma_base(const TensorView& v, const char* name) {
   const auto address = reinterpret_cast<std::uintptr_t>(v.data);
   TILEGEMM_REQUIRE(address % 16 == 0, name, "a 16-byte aligned address (the kernel reads it through TMA)",
                    fmt::format("{:#x}", address));
-}
-
-// DG_PRINT_CONFIGS: each configuration once per process.
-void print_mqa_logits_once(const MqaLogitsConfig& c) {
-  if (!env().print_configs && !env().jit_debug) return;
-  static std::mutex mutex;
-  static std::set<std::string> seen;
-  std::string line = format_mqa_logits_config(c);
-  std::lock_guard lock(mutex);
-  if (seen.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 // A [rows, cols] K-major e4m3 view ([cols] per row, D bytes) as a TMA map with boxes [box_rows][cols] and the
@@ -163,7 +150,7 @@ void fp8_mqa_logits(const TensorView& q, const TensorView& kv, const TensorView&
   const MqaLogitsConfig config =
       select_mqa_logits_config(static_cast<int>(seq_len), static_cast<int>(seq_len_kv), static_cast<int>(heads),
                                static_cast<int>(head_dim), max_seqlen_k, logits.dtype, clean_logits, ctx.hw, num_sms);
-  print_mqa_logits_once(config);
+  api::print_config_once([&] { return format_mqa_logits_config(config); });
 
   MqaLogitsParams params{};
   params.tma_q = kernels::encode_tma(mqa_fp8_rows_view(q.data, seq_len * heads, head_dim, mqa_logits::kBlockQH), "q");

@@ -2,16 +2,15 @@
 // and run the dense BF16 GEMM on each.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/print_config.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_wq_gemm.hpp"
 #include "kernels/split_workspace.hpp"
@@ -121,16 +120,6 @@ void require_output(const TensorView& d, std::initializer_list<std::int64_t> sha
   for (int j = 0; j < d.ndim; ++j) require_int_size(d.stride(j), "d");
 }
 
-// DG_PRINT_CONFIGS: each (m, weight, config) once per process.
-void print_once(int m, const WeightLayout& w, const WqGemmConfig& c) {
-  if (!env().print_configs && !env().jit_debug) return;
-  static std::mutex mutex;
-  static std::set<std::string> seen;
-  const std::string line = format_wq_gemm_config(m, w, c);
-  std::lock_guard lock(mutex);
-  if (seen.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
-}
-
 // The plan of (m, weight layout, D dtype, type, experts) on the current device, made once per process: the dense
 // path's model runs the BF16 selector, too slow for every decode step's call.
 WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type, int experts,
@@ -148,7 +137,7 @@ WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type,
     if (const auto it = plans.find(key); it != plans.end()) return it->second;
   }
   const WqGemmConfig config = select_wq_gemm_config(m, l, d_dtype, ctx.hw, num_sms, type, experts);
-  print_once(m, l, config);
+  api::print_config_once([&] { return format_wq_gemm_config(m, l, config); });
   std::lock_guard lock(mutex);
   return plans.emplace(key, config).first->second;
 }

@@ -40,4 +40,11 @@ Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareM
   return c;
 }
 
+std::string format_fp8_fp4_gemm_config(int m, int n, int k, const Fp8Fp4GemmConfig& c) {
+  const std::string grid = c.experts > 0 ? fmt::format("{}x{}", c.grid, c.experts) : fmt::format("{}", c.grid);
+  return fmt::format("{}_gemm m={} n={} k={}{} -> block_m={} stages={} splits={} grid={} smem={}",
+                     c.mx ? "mxfp8" : "fp8_fp4", m, n, k, c.experts > 0 ? fmt::format(" experts={}", c.experts) : "",
+                     c.block_m, c.stages, c.num_splits, grid, c.smem_bytes);
+}
+
 }  // namespace tilegemm

@@ -22,7 +22,6 @@ constexpr double kMmaSyncShare = 0.6;     // mma.sync's share of the wgmma tenso
 constexpr double kDramLatencyUs = 1.0;    // a loaded DRAM round trip: in-flight bytes / latency = bandwidth
 constexpr double kLaunchUs = 2.0;         // launch and pipeline fill of one kernel
 constexpr double kReduceLatencyUs = 1.0;  // the split counter round trip and the partials' first reads
-constexpr double kLaneOpsPerCycle = 4 * 32;
 constexpr int kMaxSplits = 16;
 constexpr int kMaxStages = 8;
 
@@ -82,7 +81,7 @@ double fused_us(const WeightLayout& w, const FusedWork& f, const WqGemmConfig& c
   const double ops_per_weight =
       wq_decode_ops_per_weight(w.format, scale_each, w.act_dtype) + (1.0 + 6.0 * c.block_m / 8) / 32;
   const double weights = static_cast<double>(w.n_pad) * w.k_pad * f.passes;
-  const double issue_s = ops_per_weight * weights / (kLaneOpsPerCycle * busy_sms * clock) * imbalance;
+  const double issue_s = ops_per_weight * weights / (kLaneOpsPerSmCycle * busy_sms * clock) * imbalance;
   const double mma_s =
       2.0 * c.block_m * weights / (hw.flop_per_cycle_bf16 * kMmaSyncShare * busy_sms * clock) * imbalance;
   double us = std::max({memory_s, issue_s, mma_s}) * 1e6 + kLaunchUs;
@@ -150,7 +149,7 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
     desc.d_dtype = d_dtype;
     const GemmConfig dense_config = select_config(desc, hw, num_sms);
     const double dequant_s = (ledger.packed_bytes + ledger.dense_weight_bytes) / hw.hbm_bytes_per_s() +
-                             ledger.decode_ops / (kLaneOpsPerCycle * num_sms * hw.sm_clock_mhz * 1e6);
+                             ledger.decode_ops / (kLaneOpsPerSmCycle * num_sms * hw.sm_clock_mhz * 1e6);
     c.dequant_us = dequant_s * 1e6 + kLaunchUs + estimate_sm90_cost(desc, dense_config, hw).predicted_us;
     c.fused = c.fused_us <= c.dequant_us;
   }

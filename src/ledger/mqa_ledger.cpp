@@ -12,8 +12,6 @@
 namespace tilegemm {
 namespace {
 
-constexpr double kLaneOpsPerCycle = 4 * 32;  // four schedulers per SM, one warp instruction each per cycle
-
 void require_hw(const HardwareModel& hw) {
   TILEGEMM_REQUIRE(hw.num_sms > 0 && hw.hbm_gbps > 0 && hw.sm_clock_mhz > 0 && hw.flop_per_cycle_fp8 > 0, "hw",
                    "a hardware model with SMs, DRAM bandwidth, a clock and fp8 tensor cores",
@@ -30,7 +28,7 @@ void finish(MqaLedger& l, const HardwareModel& hw) {
   const double clock = hw.sm_clock_mhz * 1e6;
   l.mma_floor_us = l.flops / (hw.flop_per_cycle_fp8 * hw.num_sms * clock) * 1e6;
   l.epilogue_floor_us =
-      l.accumulators * kMqaEpilogueInstrPerAccumulator / (kLaneOpsPerCycle * hw.num_sms * clock) * 1e6;
+      l.accumulators * kMqaEpilogueInstrPerAccumulator / (kLaneOpsPerSmCycle * hw.num_sms * clock) * 1e6;
   l.dram_floor_us = l.dram_bytes / hw.hbm_bytes_per_s() * 1e6;
   l.bound = l.mma_floor_us >= l.epilogue_floor_us && l.mma_floor_us >= l.dram_floor_us ? "mma"
             : l.epilogue_floor_us >= l.dram_floor_us                                   ? "epilogue"

@@ -2,14 +2,10 @@
 #include <algorithm>
 
 #include "tilegemm/dtype.hpp"
+#include "tilegemm/hw.hpp"
 #include "tilegemm/weight_quant.hpp"
 
 namespace tilegemm {
-namespace {
-
-constexpr double kLaneOpsPerCycle = 4 * 32;  // four schedulers per SM, one warp instruction each per cycle
-
-}  // namespace
 
 double wq_decode_ops_per_weight(WeightFormat f, bool scale_each, DType act_dtype) {
   // SASS instructions of the fused kernel's loop per mma step (8 weights a lane), counted with cuobjdump in the
@@ -42,7 +38,7 @@ WqLedger wq_ledger(int m, const WeightLayout& w, DType d_dtype, const HardwareMo
   const double bw = hw.hbm_bytes_per_s();
   l.memory_floor_us = (l.packed_bytes + l.act_bytes + l.out_bytes) / bw * 1e6;
   l.dense_memory_floor_us = (l.dense_weight_bytes + l.act_bytes + l.out_bytes) / bw * 1e6;
-  l.decode_floor_us = l.decode_ops / (kLaneOpsPerCycle * hw.num_sms * hw.sm_clock_mhz * 1e6) * 1e6;
+  l.decode_floor_us = l.decode_ops / (kLaneOpsPerSmCycle * hw.num_sms * hw.sm_clock_mhz * 1e6) * 1e6;
   return l;
 }
 

@@ -205,3 +205,24 @@ TEST(CliPlan, MqaLogitsShowTheirConfigAndLedger) {
   expect_usage_error("--op paged_mqa_logits --batch 8 --context 64 --next-n 3", "--next-n");
   expect_usage_error("--op paged_mqa_logits --batch 8 --context 64 --logits fp16", "--logits");
 }
+
+// FP8 x FP4 (and MXFP8): the kernel's token block, stages, split and grid, and the ledger's floors.
+TEST(CliPlan, Fp8Fp4ShowsItsConfigAndLedger) {
+  const CliResult text = run_plan("--op fp8_fp4 --m 1 --n 2112 --k 7168");
+  ASSERT_EQ(text.status, 0) << text.output;
+  for (const char* expected :
+       {"fp8_fp4_gemm m=1 n=2112 k=7168", "block_m=8", "splits=4", "memory floor", "-> memory-bound"})
+    EXPECT_NE(text.output.find(expected), std::string::npos) << expected << "\n" << text.output;
+  const CliResult json =
+      run_plan("--op fp8_fp4 --m 3 --n 4096 --k 7168 --gemm-type m_grouped_masked --num-groups 32 --json", false);
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["experts"], 32);
+  EXPECT_EQ(j["grid"], 64);
+  EXPECT_EQ(j["num_splits"], 1);
+  const CliResult mx = run_plan("--op fp8_fp4 --m 1 --n 2112 --k 7168 --mx");
+  EXPECT_NE(mx.output.find("mxfp8_gemm"), std::string::npos) << mx.output;
+  expect_usage_error("--op fp8_fp4 --m 1 --n 2112 --k 7100", "--k");
+  expect_usage_error("--op fp8_fp4 --m 1 --n 2112 --k 7168 --gemm-type m_grouped_contiguous", "--gemm-type");
+  expect_usage_error("--op fp8_fp4 --m 1 --n 2112 --k 7168 --out-dtype fp16", "--out-dtype");
+}

@@ -1,5 +1,6 @@
 // `tilegemm plan`: the config the heuristics pick for a shape (or a suite of shapes) and the ledger numbers
 // that decided it — on any machine, no GPU needed.
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <set>
@@ -13,6 +14,7 @@
 #include "mqa_report.hpp"
 #include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
+#include "tilegemm/fp8_fp4_gemm.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/heuristics.hpp"
 #include "tilegemm/weight_quant.hpp"
@@ -40,8 +42,9 @@ struct PlanArgs {
   std::string weight = "int4";  // --op wq
   int group_size = 128;
   bool zeros = false;
-  MqaArgs mqa;    // --op mqa_logits / paged_mqa_logits
-  int batch = 1;  // --op paged_mqa_logits
+  MqaArgs mqa;      // --op mqa_logits / paged_mqa_logits
+  int batch = 1;    // --op paged_mqa_logits
+  bool mx = false;  // --op fp8_fp4: MXFP8 instead
 };
 
 // --op hc_prenorm: the split of DeepSeek-V3.2's mHC pre-norm GEMM (A bf16 [m, k], B fp32 [n, k]) and the model
@@ -103,6 +106,47 @@ void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"memory_floor_us", l.memory_floor_us},
                               {"dense_memory_floor_us", l.dense_memory_floor_us},
                               {"decode_floor_us", l.decode_floor_us}};
+  fmt::print("{}\n", out.dump(2));
+}
+
+GemmType parse_gemm_type(const std::string& name);
+
+// --op fp8_fp4: the FP8 x FP4 (or, with --mx, MXFP8) GEMM's token block, stages, split and grid, with its ledger
+// (bytes, the K loop's lane instructions, and the floors they set). Masked experts: --gemm-type m_grouped_masked.
+void run_fp8_fp4_plan(const PlanArgs& args, const HardwareModel& hw) {
+  TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes for --op fp8_fp4", "a size missing");
+  const GemmType type = parse_gemm_type(args.gemm_type);
+  TILEGEMM_REQUIRE(type == GemmType::kNormal || (type == GemmType::kMGroupedMasked && !args.mx), "--gemm-type",
+                   "normal, or m_grouped_masked (FP4 only) with --num-groups experts", args.gemm_type);
+  const int experts = type == GemmType::kMGroupedMasked ? args.num_groups : 0;
+  const DType d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
+  const Fp8Fp4GemmConfig c = select_fp8_fp4_gemm_config(*args.m, *args.n, *args.k, hw,
+                                                        args.num_sms > 0 ? args.num_sms : hw.num_sms, experts, args.mx);
+  const Fp8Fp4Ledger l =
+      fp8_fp4_ledger(*args.m, *args.n, *args.k, c.block_m, d_dtype, args.mx, hw, std::max(experts, 1));
+  if (!args.json)
+    return fmt::print(
+        "{}\nledger: {:.2f} MB, memory floor {:.2f} us, K-loop issue floor {:.2f} us ({:.2f} lane "
+        "instructions a weight per token block) -> {}-bound\n",
+        format_fp8_fp4_gemm_config(*args.m, *args.n, *args.k, c), l.bytes / 1e6, l.memory_floor_us, l.issue_floor_us,
+        fp8_fp4_ops_per_weight(c.block_m, args.mx), l.bound);
+  const nlohmann::json out = {{"op", args.mx ? "mxfp8_gemm_nt" : "fp8_fp4_gemm_nt"},
+                              {"hw", hw.name},
+                              {"m", *args.m},
+                              {"n", *args.n},
+                              {"k", *args.k},
+                              {"experts", experts},
+                              {"block_m", c.block_m},
+                              {"stages", c.stages},
+                              {"num_splits", c.num_splits},
+                              {"grid", c.grid},
+                              {"smem_bytes", c.smem_bytes},
+                              {"bytes", l.bytes},
+                              {"flops", l.flops},
+                              {"issue_ops", l.issue_ops},
+                              {"memory_floor_us", l.memory_floor_us},
+                              {"issue_floor_us", l.issue_floor_us},
+                              {"bound", l.bound}};
   fmt::print("{}\n", out.dump(2));
 }
 
@@ -301,12 +345,13 @@ void run_plan(const PlanArgs& args) {
 
 void run_plan_checked(const PlanArgs& args) {
   TILEGEMM_REQUIRE(args.top >= 0, "--top", "a count >= 0", std::to_string(args.top));
-  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm" || args.op == "wq" || args.op == "mqa_logits" ||
-                       args.op == "paged_mqa_logits",
-                   "--op", "gemm, hc_prenorm, wq, mqa_logits or paged_mqa_logits", args.op);
+  TILEGEMM_REQUIRE(args.op == "gemm" || args.op == "hc_prenorm" || args.op == "wq" || args.op == "fp8_fp4" ||
+                       args.op == "mqa_logits" || args.op == "paged_mqa_logits",
+                   "--op", "gemm, hc_prenorm, wq, fp8_fp4, mqa_logits or paged_mqa_logits", args.op);
   const HardwareModel hw = sm90_hardware_preset(args.hw, "--hw");
   if (args.op == "hc_prenorm") return run_hc_prenorm_plan(args, hw);
   if (args.op == "wq") return run_wq_plan(args, hw);
+  if (args.op == "fp8_fp4") return run_fp8_fp4_plan(args, hw);
   if (args.op == "mqa_logits" || args.op == "paged_mqa_logits")
     return print_mqa_report(args.op, args.mqa, {args.m, args.n, args.batch}, hw,
                             args.num_sms > 0 ? args.num_sms : hw.num_sms, true, args.json);
@@ -369,7 +414,8 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   cmd->add_option("--top", args->top, "Also list the best N distinct tile shapes")->capture_default_str();
   cmd->add_option("--op", args->op,
                   "gemm, hc_prenorm (tf32_hc_prenorm_gemm: A bf16 [m,k], B fp32 [n,k]), wq (weight-only quantised "
-                  "GEMM: A --dtype bf16/fp16 [m,k], W [n,k] packed as --weight), mqa_logits (fp8_mqa_logits: --m "
+                  "GEMM: A --dtype bf16/fp16 [m,k], W [n,k] packed as --weight), fp8_fp4 (A e4m3, B FP4; --mx: MXFP8), "
+                  "mqa_logits (fp8_mqa_logits: --m "
                   "query rows, --n KV tokens) or paged_mqa_logits (fp8_paged_mqa_logits: --batch items of --context "
                   "tokens)")
       ->capture_default_str();
@@ -378,6 +424,7 @@ const CommandRegistrar kPlanRegistrar([](CLI::App& root) {
   cmd->add_flag("--zeros", args->zeros, "wq: int4 with zero points (else symmetric, zero point 8)");
   cmd->add_option("--num-splits", args->num_splits, "hc_prenorm: the caller's K split (default: the library's)");
   cmd->add_option("--batch", args->batch, "paged_mqa_logits: batch items")->capture_default_str();
+  cmd->add_flag("--mx", args->mx, "fp8_fp4: MXFP8 (B e4m3, 1x32 UE8M0 scales on both operands) instead of FP4 B");
   add_mqa_options(cmd, args->mqa);
   cmd->callback([args] { run_plan(*args); });
 });
