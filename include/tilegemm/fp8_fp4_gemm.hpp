@@ -38,7 +38,7 @@ std::string format_fp8_fp4_gemm_config(int m, int n, int k, const Fp8Fp4GemmConf
 struct Fp8Fp4Ledger {
   double bytes = 0;      // A and its scales, B and its scales, D: each once
   double flops = 0;      // 2·M·N·K
-  double issue_ops = 0;  // lane instructions of the K loop over every token block
+  double issue_ops = 0;  // lane instructions of the K loop over every token block (B's rows in whole blocks of 64)
   double memory_floor_us = 0, issue_floor_us = 0;
   const char* bound = "";  // "memory" or "issue"
 };

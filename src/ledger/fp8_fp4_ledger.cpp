@@ -43,7 +43,9 @@ Fp8Fp4Ledger fp8_fp4_ledger(int m, int n, int k, int block_m, DType d_dtype, boo
       e * (dm * dk + a_scales + b_bytes + dn * dk / fp8_fp4::kScaleGroupK * 4 + dm * dn * dtype_bits(d_dtype) / 8);
   l.flops = 2 * e * dm * dn * dk;
   const double passes = e * ((m + block_m - 1) / block_m);
-  l.issue_ops = fp8_fp4_ops_per_weight(block_m, mx) * dn * dk * passes;
+  // The kernel decodes whole blocks of 64 rows of B.
+  const double n_pad = (n + fp8_fp4::kBlockN - 1) / fp8_fp4::kBlockN * static_cast<double>(fp8_fp4::kBlockN);
+  l.issue_ops = fp8_fp4_ops_per_weight(block_m, mx) * n_pad * dk * passes;
   l.memory_floor_us = l.bytes / hw.hbm_bytes_per_s() * 1e6;
   l.issue_floor_us = l.issue_ops / (kLaneOpsPerSmCycle * hw.num_sms * hw.sm_clock_mhz * 1e6) * 1e6;
   l.bound = l.memory_floor_us >= l.issue_floor_us ? "memory" : "issue";
