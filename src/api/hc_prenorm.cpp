@@ -2,7 +2,6 @@
 #include "tilegemm/hc_prenorm.hpp"
 
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,12 +14,12 @@
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/print_config.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_hc_prenorm.hpp"
 #include "kernels/split_workspace.hpp"
 #include "kernels/tma_descriptor.hpp"
 #include "kernels/tma_views.hpp"
-#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -69,11 +68,9 @@ const HcPrenormConfig& config_for(int m, int n, int k, std::optional<int> num_sp
     if (const auto it = kept.find(key); it != kept.end()) return it->second;
   }
   const HcPrenormConfig config = select_hc_prenorm_config(m, n, k, num_splits, ctx.hw, num_sms);
+  api::print_config_once([&] { return format_hc_prenorm_config(config); });
   std::lock_guard lock(mutex);
-  const auto [it, inserted] = kept.emplace(key, config);
-  if (inserted && (env().print_configs || env().jit_debug))
-    std::fprintf(stderr, "%s\n", format_hc_prenorm_config(config).c_str());
-  return it->second;
+  return kept.emplace(key, config).first->second;
 }
 
 }  // namespace

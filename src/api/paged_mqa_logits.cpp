@@ -2,18 +2,14 @@
 #include "tilegemm/paged_mqa_logits.hpp"
 
 #include <cstdint>
-#include <cstdio>
-#include <mutex>
-#include <set>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "api/device_context.hpp"
+#include "api/print_config.hpp"
 #include "api/validate.hpp"
 #include "kernels/sm90_paged_mqa_logits.hpp"
 #include "kernels/tma_descriptor.hpp"
-#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -46,16 +42,6 @@ void paged_require_aligned16(const TensorView& v, const char* name) {
 
 void paged_require_shape(const TensorView& v, const char* name, const std::string& want, bool ok) {
   TILEGEMM_REQUIRE(ok, name, want, shape_str(v));
-}
-
-// DG_PRINT_CONFIGS: each configuration once per process.
-void paged_print_once(const PagedMqaLogitsConfig& c) {
-  if (!env().print_configs && !env().jit_debug) return;
-  static std::mutex mutex;
-  static std::set<std::tuple<int, int, int, int>> seen;
-  std::lock_guard lock(mutex);
-  if (seen.emplace(c.next_n, c.heads, static_cast<int>(c.logits_dtype), c.partitions).second)
-    std::fprintf(stderr, "%s\n", format_paged_mqa_logits_config(c).c_str());
 }
 
 kernels::TmaView paged_tma_view(void* base, DType dtype, std::uint64_t inner, std::uint64_t rows,
@@ -182,7 +168,7 @@ void fp8_paged_mqa_logits(const TensorView& q, const TensorView& kv_cache, const
   const DeviceContext& ctx = current_device_context();
   const PagedMqaLogitsConfig config = select_paged_mqa_logits_config(
       static_cast<int>(next_n), static_cast<int>(heads), logits.dtype, static_cast<int>(schedule.size(0) - 1), ctx.hw);
-  paged_print_once(config);
+  api::print_config_once([&] { return format_paged_mqa_logits_config(config); });
 
   const auto rows = static_cast<std::uint64_t>(batch * next_n);
   const auto n = static_cast<std::uint32_t>(next_n * heads);

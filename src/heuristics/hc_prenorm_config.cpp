@@ -116,9 +116,8 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
 
 std::string format_hc_prenorm_config(const HcPrenormConfig& c) {
   return fmt::format(
-      "tf32_hc_prenorm_gemm m={} n={} k={} -> block_m={} splits={}{} grid={} stages={} smem={} | {:.1f} MB, floor "
-      "{:.1f} "
-      "us, model {:.1f} us",
+      "tf32_hc_prenorm_gemm m={} n={} k={} -> block_m={} splits={}{} grid={} stages={} smem={} | {:.1f} MB, "
+      "floor {:.1f} us, model {:.1f} us",
       c.m, c.n, c.k, c.block_m, c.num_splits,
       c.caller_splits      ? " (caller's)"
       : c.reduce_in_kernel ? " (summed in the kernel)"

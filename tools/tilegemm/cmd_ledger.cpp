@@ -468,19 +468,8 @@ void run_mqa_ledger(const LedgerArgs& a, const HardwareModel& hw) {
   };
   TILEGEMM_REQUIRE(a.batch >= 0 && a.batch <= INT_MAX, "--batch", "an item count in [0, 2^31)",
                    fmt::format("{}", a.batch));
-  with_option_names({{"num_heads", "--heads"},
-                     {"heads", "--heads"},
-                     {"head_dim", "--head-dim"},
-                     {"next_n", "--next-n"},
-                     {"seq_len", "--m"},
-                     {"visible", "--m/--n"},
-                     {"logits_dtype", "--logits"},
-                     {"batch", "--batch"},
-                     {"hw", "--hw"}},
-                    [&] {
-                      print_mqa_report(a.op, a.mqa, {as_int(a.m, "--m"), as_int(a.n, "--n"), static_cast<int>(a.batch)},
-                                       hw, hw.num_sms, false, a.json);
-                    });
+  print_mqa_report(a.op, a.mqa, {as_int(a.m, "--m"), as_int(a.n, "--n"), static_cast<int>(a.batch)}, hw, hw.num_sms,
+                   false, a.json);
 }
 
 void run_ledger(const LedgerArgs& a) {

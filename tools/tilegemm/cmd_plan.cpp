@@ -327,18 +327,6 @@ void run_plan(const PlanArgs& args) {
       {"group_size", "--group-size"},
       {"act_dtype", "--dtype"},
       {"zeros", "--zeros"},
-      {"seq_len", "--m"},
-      {"seq_len_kv", "--n"},
-      {"num_heads", "--heads"},
-      {"heads", "--heads"},
-      {"head_dim", "--head-dim"},
-      {"next_n", "--next-n"},
-      {"max_seqlen_k", "--max-seqlen-k"},
-      {"clean_logits", "--no-clean-logits"},
-      {"logits", "--logits"},
-      {"logits_dtype", "--logits"},
-      {"batch", "--batch"},
-      {"partitions", "--num-sms"},
   };
   with_option_names(options, [&] { run_plan_checked(args); });
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "shared_checks.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/mqa_ledger.hpp"
 #include "tilegemm/mqa_logits.hpp"
@@ -114,9 +115,27 @@ void add_mqa_options(CLI::App* cmd, MqaArgs& a) {
 
 void print_mqa_report(const std::string& op, const MqaArgs& a, const MqaShape& shape, const HardwareModel& hw,
                       int num_sms, bool with_config, bool json) {
-  if (op == "mqa_logits") return print_prefill(a, shape, hw, num_sms, with_config, json);
-  TILEGEMM_REQUIRE(op == "paged_mqa_logits", "--op", "mqa_logits or paged_mqa_logits", fmt::format("'{}'", op));
-  print_paged(a, shape, hw, num_sms, with_config, json);
+  TILEGEMM_REQUIRE(op == "mqa_logits" || op == "paged_mqa_logits", "--op", "mqa_logits or paged_mqa_logits",
+                   fmt::format("'{}'", op));
+  // The library names the fields it checks; name the options that set them instead.
+  with_option_names({{"seq_len", "--m"},
+                     {"seq_len_kv", "--n"},
+                     {"visible", "--m/--n"},
+                     {"num_heads", "--heads"},
+                     {"heads", "--heads"},
+                     {"head_dim", "--head-dim"},
+                     {"next_n", "--next-n"},
+                     {"max_seqlen_k", "--max-seqlen-k"},
+                     {"clean_logits", "--no-clean-logits"},
+                     {"logits", "--logits"},
+                     {"logits_dtype", "--logits"},
+                     {"batch", "--batch"},
+                     {"partitions", "--num-sms"},
+                     {"hw", "--hw"}},
+                    [&] {
+                      if (op == "mqa_logits") return print_prefill(a, shape, hw, num_sms, with_config, json);
+                      print_paged(a, shape, hw, num_sms, with_config, json);
+                    });
 }
 
 }  // namespace tilegemm::cli
