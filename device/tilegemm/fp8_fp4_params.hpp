@@ -12,7 +12,6 @@ namespace fp8_fp4 {
 constexpr int kRowBlock = 16;  // B rows per consumer warp (an mma's M)
 constexpr int kConsumerWarps = 4;
 constexpr int kBlockN = kConsumerWarps * kRowBlock;  // B rows per CTA
-constexpr int kThreads = (kConsumerWarps + 1) * 32;  // + one producer warp
 constexpr int kStageK = 256;                         // k per pipeline stage: 128 bytes of FP4 B per row
 constexpr int kScaleGroupK = 32;                     // B's scale group (one mma.m16n8k32 step)
 constexpr int kScaleBlockK = 128;                    // A's scale block
@@ -40,9 +39,17 @@ TG_HOST_DEVICE constexpr int sfa_offset(int block_m, bool mx) {
 TG_HOST_DEVICE constexpr int stage_bytes(int block_m, bool mx) {
   return (sfa_offset(block_m, mx) + (mx ? block_m * kGroupsPerStage * 4 : 0) + 1023) / 1024 * 1024;
 }
-// 1 KB of slack aligns the base up to 1024 bytes; then the stage barriers and the last-CTA flag.
-TG_HOST_DEVICE constexpr int smem_bytes(int block_m, int stages, bool mx) {
-  return 1024 + stages * stage_bytes(block_m, mx) + stages * 16 + 16;
+// K groups (kernels/k_group_sum.cuh): 1, 2 or 4 sets of consumer warps take turns at the stages; sets 1.. hand their
+// accumulators to set 0 through [set - 1][warp][BLOCK_M / 2 floats][32 lanes] of shared memory.
+TG_HOST_DEVICE constexpr int threads(int k_groups) {
+  return (kConsumerWarps * k_groups + 1) * 32;  // + one producer warp
+}
+TG_HOST_DEVICE constexpr int k_group_scratch_bytes(int block_m, int k_groups) {
+  return (k_groups - 1) * kConsumerWarps * (block_m / 2) * 32 * 4;
+}
+// 1 KB of slack aligns the base up to 1024 bytes; then the stage barriers, the last-CTA flag and the sets' scratch.
+TG_HOST_DEVICE constexpr int smem_bytes(int block_m, int stages, bool mx, int k_groups = 1) {
+  return 1024 + stages * stage_bytes(block_m, mx) + stages * 16 + 16 + k_group_scratch_bytes(block_m, k_groups);
 }
 
 }  // namespace fp8_fp4

@@ -48,7 +48,7 @@ constexpr int kLanes = 32;
 constexpr int kMxGroup = 32;                         // MXFP4's scale group
 constexpr int kConsumerWarps = 4;                    // one 16-row block each
 constexpr int kBlockN = kConsumerWarps * kRowBlock;  // weight rows per CTA
-constexpr int kThreads = (kConsumerWarps + 1) * 32;  // + one producer warp
+constexpr int kMaxKGroups = 4;                       // sets of consumer warps per CTA (threads() below)
 constexpr int kChunksPerStage = 4;                   // BLOCK_K = 256 per pipeline stage
 constexpr int kBlockK = kChunksPerStage * kChunkK;
 constexpr int kDequantWarps = 4;  // the dequantise kernel's fragment blocks per CTA
@@ -89,9 +89,21 @@ TG_HOST_DEVICE constexpr int stage_bytes(WeightFormat f, int group_size, bool ha
           zero_stage_bytes(f, group_size, has_zeros) + 1023) /
          1024 * 1024;
 }
-// 1 KB of slack aligns the base up to 1024 bytes; then the stage barriers and the last-CTA flag.
-TG_HOST_DEVICE constexpr int smem_bytes(WeightFormat f, int group_size, bool has_zeros, int block_m, int stages) {
-  return 1024 + stages * stage_bytes(f, group_size, has_zeros, block_m) + stages * 16 + 16;
+// K groups: a CTA may run 1, 2 or 4 sets of consumer warps (one warp per row block each); set i takes the stages
+// whose ring slot is i modulo the set count, and at the end of a token block sets 1.. hand their accumulators to
+// set 0 through shared memory. More warps per scheduler hide the decode's fixed-latency dependencies.
+TG_HOST_DEVICE constexpr int threads(int k_groups) {
+  return (kConsumerWarps * k_groups + 1) * 32;
+}
+// The accumulators sets 1.. hand over: [set - 1][row block][BLOCK_M / 2 floats][32 lanes].
+TG_HOST_DEVICE constexpr int k_group_scratch_bytes(int block_m, int k_groups) {
+  return (k_groups - 1) * kConsumerWarps * (block_m / 2) * kLanes * 4;
+}
+// 1 KB of slack aligns the base up to 1024 bytes; then the stage barriers, the last-CTA flag and the K groups' scratch.
+TG_HOST_DEVICE constexpr int smem_bytes(WeightFormat f, int group_size, bool has_zeros, int block_m, int stages,
+                                        int k_groups = 1) {
+  return 1024 + stages * stage_bytes(f, group_size, has_zeros, block_m) + stages * 16 + 16 +
+         k_group_scratch_bytes(block_m, k_groups);
 }
 
 }  // namespace wq

@@ -21,7 +21,8 @@ namespace tilegemm {
 // when masked, 0 when dense) and its shared memory.
 struct Fp8Fp4GemmConfig {
   int block_m = 0, stages = 0, num_splits = 1, grid = 0, smem_bytes = 0, experts = 0;
-  bool mx = false;  // MXFP8: B e4m3, 1x32 scales on both operands
+  int k_groups = 1;  // sets of consumer warps taking turns at the stages (fp8_fp4_params.hpp)
+  bool mx = false;   // MXFP8: B e4m3, 1x32 scales on both operands
 };
 
 // The config for M x N x K on `num_sms` SMs of `hw` (shared memory per block from hw). Masked (experts > 0): M is the

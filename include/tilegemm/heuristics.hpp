@@ -53,6 +53,10 @@ constexpr int kSm90Fp8FourBlockStagesMaxBlockN = 32;
 // Whether the BF16 selector offers stages of four 64-wide K atoms (block_k = 256) on its own; the kernel runs them
 // and TILEGEMM_CONFIG_FILTER=block_k=256 forces them.
 constexpr bool kSm90Bf16FourAtomStagesSelected = false;
+// Whether the weight-only selector offers K groups (2 or 4 sets of consumer warps per CTA) on its own; the kernels run
+// them and TILEGEMM_CONFIG_FILTER=k_groups=4 (or 2) forces them, in the weight-only and the FP8 x FP4 / MXFP8 kernels.
+// They wait for a GPU measurement (bench/probes/wq-small-m/k_groups.py) before the model may pick them.
+constexpr bool kWqKGroupsSelected = false;
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

@@ -115,6 +115,7 @@ struct WqGemmConfig {
   int block_m = 0;    // tokens per CTA (fused)
   int stages = 0;
   int num_splits = 1;  // K slices per tile (fused)
+  int k_groups = 1;    // sets of consumer warps per CTA taking turns at the stages (fused; wq_params.hpp)
   int grid = 0;        // CTAs along x (row blocks x token blocks x splits)
   int grid_y = 1;      // masked M-grouped: one row of CTAs per expert
   int smem_bytes = 0;

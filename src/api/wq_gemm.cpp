@@ -120,8 +120,8 @@ void require_output(const TensorView& d, std::initializer_list<std::int64_t> sha
   for (int j = 0; j < d.ndim; ++j) require_int_size(d.stride(j), "d");
 }
 
-// The plan of (m, weight layout, D dtype, type, experts) on the current device, made once per process: the dense
-// path's model runs the BF16 selector, too slow for every decode step's call.
+// The plan of (m, weight layout, D dtype, type, experts, config filter) on the current device, made once per process:
+// the dense path's model runs the BF16 selector, too slow for every decode step's call.
 WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type, int experts,
                      const GemmOptions& options) {
   const DeviceContext& ctx = current_device_context();
@@ -129,7 +129,9 @@ WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type,
   const int key_fields[] = {
       m,           static_cast<int>(l.format), static_cast<int>(l.act_dtype), l.n,     l.k,     l.group_size,
       l.has_zeros, static_cast<int>(d_dtype),  static_cast<int>(type),        experts, num_sms, ctx.device};
-  const std::string key(reinterpret_cast<const char*>(key_fields), sizeof(key_fields));
+  // The config filter (tests, tuning) is part of the key: a changed filter is a new plan.
+  const std::string key =
+      std::string(reinterpret_cast<const char*>(key_fields), sizeof(key_fields)) + env().config_filter;
   static std::mutex mutex;
   static std::map<std::string, WqGemmConfig> plans;
   {

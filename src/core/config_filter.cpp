@@ -13,7 +13,7 @@ constexpr const char* kVariable = "TILEGEMM_CONFIG_FILTER";
 constexpr const char* kExpected =
     "comma-separated field=value pairs, fields block_m, block_n, block_k, stages, math_wg, cluster_m, cluster_n, "
     "raster, "
-    "split_k, values positive integers, each field once";
+    "split_k, k_groups, values positive integers, each field once";
 
 // The config field a filter name refers to, or nullptr for an unknown name.
 const int* field_of(const GemmConfig& c, const std::string& name) {
@@ -28,11 +28,18 @@ const int* field_of(const GemmConfig& c, const std::string& name) {
   if (name == "split_k") return &c.split_k;
   return nullptr;
 }
+
+// Fields only the small-M mma.sync kernels' selectors read (their configs are not GemmConfigs).
+bool small_m_field(const std::string& name) {
+  return name == "k_groups";
+}
 }  // namespace
 
 bool ConfigFilter::matches(const GemmConfig& config) const {
-  for (const auto& [name, value] : terms)
-    if (*field_of(config, name) != value) return false;
+  for (const auto& [name, value] : terms) {
+    const int* field = field_of(config, name);
+    if (field != nullptr && *field != value) return false;
+  }
   return true;
 }
 
@@ -58,7 +65,7 @@ ConfigFilter parse_config_filter(const std::string& text) {
     const std::string term = text.substr(start, end - start);
     const std::size_t eq = term.find('=');
     const std::string name = term.substr(0, eq);
-    if (eq == std::string::npos || field_of(probe, name) == nullptr)
+    if (eq == std::string::npos || (field_of(probe, name) == nullptr && !small_m_field(name)))
       throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
     const std::string digits = term.substr(eq + 1);
     char* stop = nullptr;

@@ -1,15 +1,19 @@
 // The weight-only GEMM's plan: the fused kernel (decode in registers) with its token block, stages and K split, or
 // dequantise-then-dense-GEMM, whichever the model says is faster.
 //   Fused: each pass over the weight (one per token block) is bound by the slowest of the DRAM bytes (packed weight
-//   once, then L2) at the bandwidth the CTAs' stages in flight sustain, the decode's lane instructions and mma.sync's
-//   tensor rate. A split K adds CTAs (more bytes in flight, more SMs) at the price of a partial-tile tail.
+//   once, then L2) at the bandwidth the CTAs' stages in flight sustain and the busy SMs' share of DRAM, the decode's
+//   lane instructions at the rate the resident warps can issue them, and mma.sync's tensor rate. A split K adds CTAs
+//   (more SMs, more warps per SM) at the price of a partial-tile tail; K groups add warps inside a CTA at the price of
+//   a shared-memory sum.
 //   Dequantise: the packed weight read and the 16-bit weight written once, then the dense BF16 GEMM's own model.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
+#include "core/config_filter.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/gemm_config.hpp"
 #include "tilegemm/heuristics.hpp"
@@ -22,6 +26,14 @@ constexpr double kMmaSyncShare = 0.6;     // mma.sync's share of the wgmma tenso
 constexpr double kDramLatencyUs = 1.0;    // a loaded DRAM round trip: in-flight bytes / latency = bandwidth
 constexpr double kLaunchUs = 2.0;         // launch and pipeline fill of one kernel
 constexpr double kReduceLatencyUs = 1.0;  // the split counter round trip and the partials' first reads
+// ncu on an H100 (one consumer warp per scheduler): a decoding warp issues once per 2.9-4.5 cycles, stalled on
+// fixed-latency dependencies, so a scheduler issues every cycle only with about this many such warps.
+constexpr double kWarpCyclesPerIssue = 3.35;
+constexpr double kKGroupSumUs = 0.3;  // sets 1.. hand their sums to set 0: two CTA barriers (a guess until measured)
+// Registers a thread holds (ptxas, sm_90a, with the split sum): up to 96 up to 32 tokens, ~150 at 64.
+constexpr int kRegistersSmallBlock = 96;
+constexpr int kRegistersLargeBlock = 152;
+constexpr int kRegistersPerSm = 65536;
 constexpr int kMaxSplits = 16;
 constexpr int kMaxStages = 8;
 
@@ -35,11 +47,18 @@ double weight_stage_bytes(const WeightLayout& w) {
          wq::zero_stage_bytes(w.format, w.group_size, w.has_zeros);
 }
 
-// CTAs of `smem_bytes` one SM holds.
-int ctas_per_sm(int smem_bytes, const HardwareModel& hw) {
-  const int by_smem = hw.smem_per_sm_bytes / (smem_bytes + hw.smem_reserved_per_block_bytes);
-  const int by_threads = hw.max_threads_per_sm / wq::kThreads;
-  return std::max(1, std::min({by_smem, by_threads, hw.max_blocks_per_sm}));
+// CTAs of `c` one SM holds: shared memory, threads and registers (a launch bound of one CTA caps a thread at what
+// one CTA may use, so a thread holds the fewer of its need and that cap).
+int ctas_per_sm_by_threads(int block_m, int k_groups, const HardwareModel& hw) {
+  const int threads = wq::threads(k_groups);
+  const int need = block_m <= 32 ? kRegistersSmallBlock : kRegistersLargeBlock;
+  const int registers = std::min(need, kRegistersPerSm / threads / 8 * 8);
+  return std::max(
+      1, std::min({hw.max_threads_per_sm / threads, kRegistersPerSm / (registers * threads), hw.max_blocks_per_sm}));
+}
+int ctas_per_sm(const WqGemmConfig& c, const HardwareModel& hw) {
+  const int by_smem = hw.smem_per_sm_bytes / (c.smem_bytes + hw.smem_reserved_per_block_bytes);
+  return std::max(1, std::min(by_smem, ctas_per_sm_by_threads(c.block_m, c.k_groups, hw)));
 }
 
 // The fused kernel's work: CTAs, passes over a weight's rows (one per token block) and DRAM bytes.
@@ -63,43 +82,57 @@ FusedWork fused_work(int m, const WeightLayout& w, const WqLedger& ledger, int b
   return f;
 }
 
-// Modelled microseconds of the fused kernel doing `f` with `splits` K slices.
-double fused_us(const WeightLayout& w, const FusedWork& f, const WqGemmConfig& c, int splits, const HardwareModel& hw,
+// Modelled microseconds of the fused kernel doing `f` with `c` (its splits, K groups, stages).
+double fused_us(const WeightLayout& w, const FusedWork& f, const WqGemmConfig& c, const HardwareModel& hw,
                 int num_sms) {
   const double busy_sms = static_cast<double>(std::min<std::int64_t>(f.ctas, num_sms));
   // Whole CTAs per SM: the busiest SMs hold ceil(ctas / SMs) of them.
   const double per_sm = std::ceil(static_cast<double>(f.ctas) / num_sms);
   const double imbalance = f.ctas >= num_sms ? per_sm * num_sms / static_cast<double>(f.ctas) : 1.0;
   const double clock = hw.sm_clock_mhz * 1e6;
-  // DRAM: what the busy SMs keep in flight (their resident CTAs' stages) per round trip, at most the bandwidth.
-  const double resident = std::min<double>(per_sm, ctas_per_sm(c.smem_bytes, hw));
+  // DRAM: what the busy SMs keep in flight (their resident CTAs' stages) per round trip, at most the busy SMs' share
+  // of the bandwidth (ncu: 64 CTAs on as many SMs drew 46% of an H100's peak).
+  const double resident = std::min<double>(per_sm, ctas_per_sm(c, hw));
   const double in_flight = busy_sms * resident * c.stages * weight_stage_bytes(w);
-  const double bw = std::min(hw.hbm_bytes_per_s(), in_flight / (kDramLatencyUs * 1e-6));
-  const double memory_s = f.dram_bytes / bw;
+  const double bw = std::min(hw.hbm_bytes_per_s() * busy_sms / hw.num_sms, in_flight / (kDramLatencyUs * 1e-6));
+  const double memory_s = f.dram_bytes / bw * imbalance;
+  // Issue: a scheduler holds `resident` CTAs' warps of each set.
+  const double issue_rate = std::min(1.0, resident * c.k_groups / kWarpCyclesPerIssue);
   // Per pass: the decode plus, per n-tile of 8 tokens, 6 lane instructions (2 loads, 4 mmas) per 32 weights.
   const bool scale_each = !(w.format == WeightFormat::kInt4 && w.group_size >= wq::kChunkK && c.block_m <= 16);
   const double ops_per_weight =
       wq_decode_ops_per_weight(w.format, scale_each, w.act_dtype) + (1.0 + 6.0 * c.block_m / 8) / 32;
   const double weights = static_cast<double>(w.n_pad) * w.k_pad * f.passes;
-  const double issue_s = ops_per_weight * weights / (kLaneOpsPerSmCycle * busy_sms * clock) * imbalance;
+  const double issue_s = ops_per_weight * weights / (kLaneOpsPerSmCycle * issue_rate * busy_sms * clock) * imbalance;
   const double mma_s =
       2.0 * c.block_m * weights / (hw.flop_per_cycle_bf16 * kMmaSyncShare * busy_sms * clock) * imbalance;
   double us = std::max({memory_s, issue_s, mma_s}) * 1e6 + kLaunchUs;
-  if (splits > 1) {
+  if (c.num_splits > 1) {
     // The last CTA of a tile reads every split's partial tile.
     const double tile_bytes = 4.0 * wq::kBlockN * c.block_m;
-    us += kReduceLatencyUs + splits * tile_bytes / (hw.hbm_bytes_per_s() / hw.num_sms) * 1e6;
+    us += kReduceLatencyUs + c.num_splits * tile_bytes / (hw.hbm_bytes_per_s() / hw.num_sms) * 1e6;
   }
+  if (c.k_groups > 1) us += kKGroupSumUs;
   return us;
 }
 
-// The deepest ring (at most kMaxStages) that still lets two CTAs share an SM.
-int stages_for(const WeightLayout& w, int block_m, const HardwareModel& hw) {
-  int stages = kMaxStages;
-  while (stages > 2 &&
-         2 * (wq::smem_bytes(w.format, w.group_size, w.has_zeros, block_m, stages) + hw.smem_reserved_per_block_bytes) >
-             hw.smem_per_sm_bytes)
-    --stages;
+// Sets of consumer warps a token block allows: four sets hold a thread to 96 registers (enough up to 32 tokens),
+// two to 224.
+int max_k_groups(int block_m) {
+  return block_m <= 32 ? 4 : 2;
+}
+
+// The deepest ring (at most kMaxStages per pair of sets, a multiple of the K groups) that still lets two CTAs share
+// an SM where registers and threads allow two.
+int stages_for(const WeightLayout& w, int block_m, int k_groups, const HardwareModel& hw) {
+  const int sharing = std::min(2, ctas_per_sm_by_threads(block_m, k_groups, hw));
+  const int step = k_groups;
+  int stages = kMaxStages * std::max(1, k_groups / 2);
+  const auto smem = [&](int s) { return wq::smem_bytes(w.format, w.group_size, w.has_zeros, block_m, s, k_groups); };
+  while (stages - step >= std::max(2, k_groups) &&
+         (sharing * (smem(stages) + hw.smem_reserved_per_block_bytes) > hw.smem_per_sm_bytes ||
+          smem(stages) > hw.smem_per_block_bytes))
+    stages -= step;
   return stages;
 }
 
@@ -119,22 +152,45 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
                    fmt::format("{} ({} SMs asked, {} GB/s)", hw.name, num_sms, hw.hbm_gbps));
   const bool dense = type == GemmType::kNormal;
   const WqLedger ledger = wq_ledger(m, w, d_dtype, hw);
+  // TILEGEMM_CONFIG_FILTER (tests, tuning) may pin block_m, stages, split_k and k_groups; pinning any of them also
+  // pins the fused path.
+  const ConfigFilter& filter = env_config_filter();
+  const int pinned_block_m = filter.value_of("block_m"), pinned_stages = filter.value_of("stages");
+  const int pinned_splits = filter.value_of("split_k"), pinned_groups = filter.value_of("k_groups");
+  const bool pinned = pinned_block_m || pinned_stages || pinned_splits || pinned_groups;
+  // Contiguous: each expert's rows come in whole 128-row blocks, so about M / experts rows per expert.
+  const int block_m = pinned_block_m
+                          ? pinned_block_m
+                          : block_m_for(type == GemmType::kMGroupedContiguous ? std::max(1, m / num_experts) : m);
+  TILEGEMM_REQUIRE(block_m == 8 || block_m == 16 || block_m == 32 || block_m == 64, "TILEGEMM_CONFIG_FILTER",
+                   "block_m 8, 16, 32 or 64 for the weight-only kernel", fmt::format("block_m={}", block_m));
+  const int total_stages = (w.k_pad / wq::kChunkK + wq::kChunksPerStage - 1) / wq::kChunksPerStage;
   WqGemmConfig c;
   c.packed_bytes = ledger.packed_bytes * num_experts;
-  // Contiguous: each expert's rows come in whole 128-row blocks, so about M / experts rows per expert.
-  c.block_m = block_m_for(type == GemmType::kMGroupedContiguous ? std::max(1, m / num_experts) : m);
-  c.stages = stages_for(w, c.block_m, hw);
-  c.smem_bytes = wq::smem_bytes(w.format, w.group_size, w.has_zeros, c.block_m, c.stages);
-  TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
-                   fmt::format("{} bytes per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
-  const int total_stages = (w.k_pad / wq::kChunkK + wq::kChunksPerStage - 1) / wq::kChunksPerStage;
-  const auto work = [&](int splits) { return fused_work(m, w, ledger, c.block_m, splits, type, num_experts); };
-  c.fused_us = fused_us(w, work(1), c, 1, hw, num_sms);
-  for (int s = 2; dense && s <= std::min(kMaxSplits, total_stages); ++s) {
-    const double us = fused_us(w, work(s), c, s, hw, num_sms);
-    if (us < 0.98 * c.fused_us) c.fused_us = us, c.num_splits = s;  // a split must win clearly
+  c.fused_us = -1;
+  for (int groups = 1; groups <= max_k_groups(block_m); groups *= 2) {
+    if (pinned_groups ? groups != pinned_groups : groups > 1 && !kWqKGroupsSelected) continue;
+    const int stages = pinned_stages ? pinned_stages : stages_for(w, block_m, groups, hw);
+    const int smem = wq::smem_bytes(w.format, w.group_size, w.has_zeros, block_m, stages, groups);
+    if (stages < 2 || stages % groups != 0 || smem > hw.smem_per_block_bytes) continue;
+    for (int splits = 1; splits <= (dense ? std::min(kMaxSplits, total_stages) : 1); ++splits) {
+      if (pinned_splits && splits != pinned_splits) continue;
+      WqGemmConfig candidate = c;
+      candidate.block_m = block_m, candidate.stages = stages, candidate.k_groups = groups;
+      candidate.num_splits = splits, candidate.smem_bytes = smem;
+      const FusedWork f = fused_work(m, w, ledger, block_m, splits, type, num_experts);
+      if (f.ctas > std::numeric_limits<int>::max()) continue;
+      candidate.fused_us = fused_us(w, f, candidate, hw, num_sms);
+      // Each step up in splits or sets must win clearly: the simpler kernel keeps near-ties.
+      if (c.fused_us < 0 || candidate.fused_us < 0.98 * c.fused_us) c = candidate;
+    }
   }
-  const FusedWork chosen = work(c.num_splits);
+  TILEGEMM_REQUIRE(
+      c.fused_us >= 0, pinned ? "TILEGEMM_CONFIG_FILTER" : "hw",
+      "a weight-only kernel that fits (stages a multiple of k_groups, K groups 4 up to 32 tokens, 2 up "
+      "to 64, splits for dense GEMMs up to one per stage, two stages in shared memory)",
+      fmt::format("block_m={} on {} ({} bytes of shared memory per block)", block_m, hw.name, hw.smem_per_block_bytes));
+  const FusedWork chosen = fused_work(m, w, ledger, c.block_m, c.num_splits, type, num_experts);
   if (type == GemmType::kMGroupedMasked) {
     c.grid = static_cast<int>(chosen.ctas / num_experts);
     c.grid_y = num_experts;
@@ -143,7 +199,7 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
   }
 
   // The dense path runs the BF16 GEMM: bf16 activations and a bf16 or fp32 D.
-  if (dense && w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
+  if (dense && !pinned && w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
     GemmDesc desc;
     desc.m = m, desc.n = w.n, desc.k = w.k;
     desc.d_dtype = d_dtype;
@@ -162,11 +218,11 @@ std::string format_wq_gemm_config(int m, const WeightLayout& w, const WqGemmConf
                                   : std::string(weight_format_name(w.format));
   const std::string dequant = c.dequant_us > 0 ? fmt::format("{:.1f} us", c.dequant_us) : "n/a";
   return fmt::format(
-      "wq_gemm m={} n={} k={} {} {} -> {} block_m={} stages={} splits={} grid={} smem={} | packed {:.2f} MB, model "
-      "fused {:.1f} us, dequantise+dense {}",
+      "wq_gemm m={} n={} k={} {} {} -> {} block_m={} stages={} splits={} k_groups={} grid={} smem={} | "
+      "packed {:.2f} MB, model fused {:.1f} us, dequantise+dense {}",
       m, w.n, w.k, packing, dtype_name(w.act_dtype), c.fused ? "fused" : "dequantise+dense", c.block_m, c.stages,
-      c.num_splits, c.grid_y > 1 ? fmt::format("{}x{}", c.grid, c.grid_y) : fmt::format("{}", c.grid), c.smem_bytes,
-      c.packed_bytes / 1e6, c.fused_us, dequant);
+      c.num_splits, c.k_groups, c.grid_y > 1 ? fmt::format("{}x{}", c.grid, c.grid_y) : fmt::format("{}", c.grid),
+      c.smem_bytes, c.packed_bytes / 1e6, c.fused_us, dequant);
 }
 
 }  // namespace tilegemm

@@ -3,6 +3,8 @@
 // arguments throw InvalidArgument naming the argument before any CUDA call.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -10,6 +12,7 @@
 #include "expect_invalid.hpp"
 #include "fake_views.hpp"
 #include "kernels/sm90_fp8_fp4_gemm.hpp"
+#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_fp4_gemm.hpp"
@@ -75,7 +78,8 @@ TEST_F(Fp8Fp4Codegen, MaskedExpertsCompile) {
     c.block_m = block_m, c.stages = 6, c.experts = 32;
     const jit::KernelSpec spec = kernels::sm90_fp8_fp4_gemm_spec(DType::kBFloat16, c);
     SCOPED_TRACE(spec.name);
-    EXPECT_NE(spec.source.find(", true, false>(params)"), std::string::npos) << spec.source;  // kMasked, not kMx
+    EXPECT_NE(spec.source.find(", true, false>(\n      params)"), std::string::npos)
+        << spec.source;  // kMasked, not kMx
     ASSERT_NO_THROW(jit::get_kernel(spec));
   }
 }
@@ -90,6 +94,39 @@ TEST_F(Fp8Fp4Codegen, MxFp8VariantsCompile) {
       EXPECT_EQ(spec.entry, "sm90_mxfp8_gemm_impl");
       ASSERT_NO_THROW(jit::get_kernel(spec));
     }
+}
+
+TEST_F(Fp8Fp4Codegen, KGroupVariantsCompileWithoutSpills) {
+  // ptxas (sm_90a) spills past these: four sets over 16 tokens (MXFP8: 8, unsplit), two sets at 32 tokens with the
+  // split sum (FP8 x FP4).
+  set("DG_JIT_PTXAS_CHECK", "1");
+  struct Variant {
+    bool mx;
+    int block_m, groups;
+    bool split_too;
+  };
+  for (const Variant& v : {Variant{false, 8, 4, true},
+                           {false, 16, 4, true},
+                           {false, 16, 2, true},
+                           {false, 32, 2, false},
+                           {true, 8, 4, false},
+                           {true, 16, 2, true},
+                           {true, 32, 2, true}}) {
+    for (int splits : {1, 2}) {
+      if (splits > 1 && !v.split_too) continue;
+      Fp8Fp4GemmConfig c;
+      c.block_m = v.block_m, c.stages = 4, c.num_splits = splits, c.mx = v.mx, c.k_groups = v.groups;
+      const jit::KernelSpec spec = kernels::sm90_fp8_fp4_gemm_spec(DType::kBFloat16, c);
+      SCOPED_TRACE(spec.name);
+      EXPECT_NE(spec.name.find(fmt::format("_g{}_", v.groups)), std::string::npos);
+      EXPECT_NE(spec.source.find(fmt::format("__launch_bounds__({}, 1)", fp8_fp4::threads(v.groups))),
+                std::string::npos);
+      tilegemm::testing::expect_kernel_compiles(spec);
+    }
+  }
+  Fp8Fp4GemmConfig masked;
+  masked.block_m = 16, masked.stages = 4, masked.experts = 32, masked.k_groups = 4;
+  tilegemm::testing::expect_kernel_compiles(kernels::sm90_fp8_fp4_gemm_spec(DType::kBFloat16, masked));
 }
 
 TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
@@ -127,6 +164,38 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
 
 // The ledger: each operand's bytes once, the K loop's lane instructions per weight from the kernel's SASS count (45
 // per 32-k step of a warp's 16 rows at 8 tokens, 11 more per 8 tokens), and the floors they set.
+TEST(Fp8Fp4Config, ConfigFilterPinsKGroupsTokenBlockAndSplits) {
+  const HardwareModel hw = hardware_preset("h200");
+  EXPECT_EQ(select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms).k_groups, 1);  // not picked unpinned
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=4,split_k=3,block_m=16");
+    const Fp8Fp4GemmConfig c = select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms);
+    EXPECT_EQ(c.k_groups, 4);
+    EXPECT_EQ(c.num_splits, 3);
+    EXPECT_EQ(c.block_m, 16);
+    EXPECT_EQ(c.stages % 4, 0);
+    EXPECT_EQ(c.grid, 33 * 3);
+    EXPECT_EQ(c.smem_bytes, fp8_fp4::smem_bytes(16, c.stages, false, 4));
+    EXPECT_GT(c.smem_bytes, fp8_fp4::smem_bytes(16, c.stages, false, 1));  // the sets' scratch
+    EXPECT_NE(format_fp8_fp4_gemm_config(1, 2112, 7168, c).find("splits=3 k_groups=4"), std::string::npos);
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=4,stages=6");
+    expect_invalid([&] { select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms); }, "TILEGEMM_CONFIG_FILTER",
+                   "multiple of k_groups");
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=3");
+    expect_invalid([&] { select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms); }, "TILEGEMM_CONFIG_FILTER",
+                   "k_groups 1, 2 or 4");
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "split_k=29");
+    expect_invalid([&] { select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms); }, "TILEGEMM_CONFIG_FILTER",
+                   "one per 256 k");
+  }
+}
+
 TEST(Fp8Fp4Ledger, BytesInstructionsAndBound) {
   const HardwareModel hw = hardware_preset("h200");
   EXPECT_DOUBLE_EQ(fp8_fp4_ops_per_weight(8, false), 45.0 * 32 / 512);

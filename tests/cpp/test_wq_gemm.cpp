@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "expect_invalid.hpp"
 #include "kernels/sm90_wq_gemm.hpp"
+#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
+#include "tilegemm/heuristics.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/weight_quant.hpp"
 
@@ -55,6 +59,30 @@ TEST_F(WqGemmCodegen, EveryPackingCompilesWithoutSpills) {
     SCOPED_TRACE(dequant.name);
     tilegemm::testing::expect_kernel_compiles(dequant);
   }
+}
+
+TEST_F(WqGemmCodegen, KGroupVariantsCompileWithoutSpills) {
+  // Four sets of consumer warps (17 warps) cap a thread near 96 registers; ptxas used 42-96 (sm_90a), two sets
+  // at 64 tokens 110-147.
+  set("DG_JIT_PTXAS_CHECK", "1");
+  for (const Packing& p : {kPackings[0], kPackings[2], kPackings[4], kPackings[6]}) {
+    const WeightLayout w = layout_of(p, 4096, 4096);
+    for (const auto& [block_m, groups] : {std::pair{8, 4}, {16, 4}, {32, 4}, {16, 2}, {64, 2}}) {
+      for (int splits : {1, 2}) {
+        WqGemmConfig c;
+        c.block_m = block_m, c.stages = 4, c.num_splits = splits, c.k_groups = groups;
+        const jit::KernelSpec spec = kernels::sm90_wq_gemm_spec(w, DType::kBFloat16, c);
+        SCOPED_TRACE(spec.name);
+        EXPECT_NE(spec.name.find(fmt::format("_g{}_", groups)), std::string::npos);
+        EXPECT_NE(spec.source.find(fmt::format("__launch_bounds__({}, 1)", wq::threads(groups))), std::string::npos);
+        tilegemm::testing::expect_kernel_compiles(spec);
+      }
+    }
+  }
+  WqGemmConfig masked;
+  masked.block_m = 16, masked.stages = 4, masked.k_groups = 4;
+  tilegemm::testing::expect_kernel_compiles(kernels::sm90_wq_gemm_spec(
+      layout_of(kPackings[4], 4096, 4096), DType::kBFloat16, masked, GemmType::kMGroupedMasked));
 }
 
 TEST_F(WqGemmCodegen, GroupedVariantsCompile) {
@@ -149,6 +177,64 @@ TEST(WqGemmConfig, GroupedRunFusedWithoutSplitsOneCtaRowPerMaskedExpert) {
   test_util::expect_invalid(
       [&] { select_wq_gemm_config(8, w, DType::kBFloat16, kH200, 132, GemmType::kKGroupedContiguous, 2); }, "type");
   test_util::expect_invalid([&] { select_wq_gemm_config(8, w, DType::kInt8, kH200, 132); }, "d_dtype");
+}
+
+TEST(WqGemmConfig, DecodeSpreadsOverEverySmAtTheResidentWarpsIssueRate) {
+  // ncu (H100): a launch of 64 CTAs, one consumer warp per scheduler, issued once per ~3.35 cycles and drew 46% of
+  // DRAM. The model prices that, so at decode sizes the plan takes splits until every SM streams.
+  const HardwareModel h100 = hardware_preset("h100-sxm");
+  const WeightLayout w = layout_of(kPackings[4], 4096, 7168);  // int8, 64 row blocks
+  test_util::ScopedEnv one_split("TILEGEMM_CONFIG_FILTER", "split_k=1");
+  const WqGemmConfig unsplit = select_wq_gemm_config(1, w, DType::kBFloat16, h100, h100.num_sms);
+  EXPECT_EQ(unsplit.grid, 64);
+  EXPECT_GT(unsplit.fused_us, 17.0);  // measured 19.4 µs; the issue-blind model had said 8.1
+  EXPECT_LT(unsplit.fused_us, 23.0);
+  test_util::ScopedEnv none("TILEGEMM_CONFIG_FILTER", nullptr);
+  const WqGemmConfig decode = select_wq_gemm_config(1, w, DType::kBFloat16, h100, h100.num_sms);
+  EXPECT_GE(decode.grid, h100.num_sms - 4);
+  EXPECT_GT(decode.num_splits, 1);
+  EXPECT_LT(decode.fused_us, 0.75 * unsplit.fused_us);
+  EXPECT_EQ(decode.k_groups, kWqKGroupsSelected ? decode.k_groups : 1);
+}
+
+TEST(WqGemmConfig, ConfigFilterPinsTokenBlockStagesSplitsAndKGroups) {
+  const WeightLayout w = layout_of(kPackings[6], 2112, 7168);  // MXFP4
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=4,split_k=2");
+    const WqGemmConfig c = select_wq_gemm_config(16, w, DType::kBFloat16, kH200, kH200.num_sms);
+    EXPECT_TRUE(c.fused);
+    EXPECT_EQ(c.k_groups, 4);
+    EXPECT_EQ(c.num_splits, 2);
+    EXPECT_EQ(c.stages % 4, 0);
+    EXPECT_EQ(c.smem_bytes, wq::smem_bytes(w.format, w.group_size, w.has_zeros, 16, c.stages, 4));
+    EXPECT_GT(c.smem_bytes, wq::smem_bytes(w.format, w.group_size, w.has_zeros, 16, c.stages, 1));  // the scratch
+    EXPECT_NE(format_wq_gemm_config(16, w, c).find("splits=2 k_groups=4"), std::string::npos);
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "block_m=32,stages=4,k_groups=2");
+    const WqGemmConfig c =
+        select_wq_gemm_config(1, w, DType::kBFloat16, kH200, kH200.num_sms, GemmType::kMGroupedMasked, 8);
+    EXPECT_EQ(c.block_m, 32);
+    EXPECT_EQ(c.stages, 4);
+    EXPECT_EQ(c.k_groups, 2);
+    EXPECT_EQ(c.num_splits, 1);  // grouped GEMMs never split
+  }
+  // Four sets hold a thread to ~96 registers: 64-token blocks take two at most; rings of whole turns.
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=4");
+    test_util::expect_invalid([&] { select_wq_gemm_config(64, w, DType::kBFloat16, kH200, kH200.num_sms); },
+                              "TILEGEMM_CONFIG_FILTER", "K groups 4 up to 32 tokens");
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=4,stages=6");
+    test_util::expect_invalid([&] { select_wq_gemm_config(8, w, DType::kBFloat16, kH200, kH200.num_sms); },
+                              "TILEGEMM_CONFIG_FILTER", "stages a multiple of k_groups");
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "block_m=24");
+    test_util::expect_invalid([&] { select_wq_gemm_config(8, w, DType::kBFloat16, kH200, kH200.num_sms); },
+                              "TILEGEMM_CONFIG_FILTER", "block_m 8, 16, 32 or 64");
+  }
 }
 
 TEST(WqGemmConfig, PrintsItsPlan) {

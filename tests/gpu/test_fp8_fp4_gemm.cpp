@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "../cpp/scoped_env.hpp"
 #include "fp8_harness.hpp"
 #include "tilegemm/fp8_fp4_gemm.hpp"
 #include "tilegemm/reference.hpp"
@@ -25,11 +26,16 @@ struct Fp8Fp4Case {
   int m, n, k;
   DType out;
   bool mn_major_sfa;
+  const char* filter = nullptr;  // TILEGEMM_CONFIG_FILTER for the call (e.g. K groups), or none
 };
 
 std::string case_name(const ::testing::TestParamInfo<Fp8Fp4Case>& info) {
   const Fp8Fp4Case& c = info.param;
-  return fmt::format("m{}_n{}_k{}_{}{}", c.m, c.n, c.k, tilegemm::dtype_name(c.out), c.mn_major_sfa ? "_mn_sfa" : "");
+  std::string pinned = c.filter ? c.filter : "";
+  for (char& ch : pinned)
+    if (ch == '=' || ch == ',') ch = '_';
+  return fmt::format("m{}_n{}_k{}_{}{}{}", c.m, c.n, c.k, tilegemm::dtype_name(c.out), c.mn_major_sfa ? "_mn_sfa" : "",
+                     pinned.empty() ? "" : "_" + pinned);
 }
 
 // The nearest e2m1 code of x (ties to the even mantissa, as DeepGEMM's _quantize_to_fp4_e2m1), |x| <= 6.
@@ -104,6 +110,7 @@ class Fp8Fp4GemmGpu : public ::testing::TestWithParam<Fp8Fp4Case> {};
 TEST_P(Fp8Fp4GemmGpu, MatchesFloat64References) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8Fp4Case c = GetParam();
+  test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", c.filter);
   const std::uint64_t seed = gpu_test::next_seed();
   const auto a = gpu_test::make_quantised(
       0, c.m, c.k, false, seed, /*ue8m0=*/false,
@@ -153,6 +160,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Fp8Fp4GemmGpu,
                                            Fp8Fp4Case{129, 576, 7168, DType::kFloat32, false},
                                            Fp8Fp4Case{1000, 2112, 384, DType::kBFloat16, false}),
                          case_name);
+// K groups: sets of consumer warps taking turns at the stages, with and without splits; one stage of K (sets past
+// the first idle), seven stages (uneven turns), two token blocks.
+INSTANTIATE_TEST_SUITE_P(KGroups, Fp8Fp4GemmGpu,
+                         ::testing::Values(Fp8Fp4Case{1, 2112, 7168, DType::kBFloat16, false, "k_groups=4,split_k=2"},
+                                           Fp8Fp4Case{16, 1000, 256, DType::kFloat32, true, "k_groups=4,split_k=1"},
+                                           Fp8Fp4Case{9, 576, 1792, DType::kBFloat16, false, "k_groups=4,split_k=3"},
+                                           Fp8Fp4Case{30, 4096, 1792, DType::kBFloat16, false, "k_groups=2,block_m=16"},
+                                           Fp8Fp4Case{32, 576, 7168, DType::kFloat32, false, "k_groups=2,split_k=1"}),
+                         case_name);
 
 // [rows, k] quantised to e4m3 per row and 32 k with UE8M0 scales (OCP MX).
 Block32Operand make_mx(int rows, int k, std::uint64_t seed) {
@@ -164,6 +180,7 @@ class MxFp8GemmGpu : public ::testing::TestWithParam<Fp8Fp4Case> {};
 TEST_P(MxFp8GemmGpu, MatchesFloat64References) {
   GPU_TEST_REQUIRE_SM90();
   const Fp8Fp4Case c = GetParam();
+  test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", c.filter);
   const Block32Operand a = make_mx(c.m, c.k, gpu_test::next_seed()), b = make_mx(c.n, c.k, gpu_test::next_seed());
   const DeviceBuffer da(a.codes), dsa(a.scales), db(b.codes), dsb(b.scales);
   using tilegemm::TensorView;
@@ -200,6 +217,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MxFp8GemmGpu,
                                            Fp8Fp4Case{16, 4096, 512, DType::kFloat32, false},
                                            Fp8Fp4Case{33, 1000, 1536, DType::kBFloat16, false},
                                            Fp8Fp4Case{200, 576, 2048, DType::kBFloat16, false}),
+                         case_name);
+INSTANTIATE_TEST_SUITE_P(KGroups, MxFp8GemmGpu,
+                         ::testing::Values(Fp8Fp4Case{1, 2112, 7168, DType::kBFloat16, false, "k_groups=4,split_k=1"},
+                                           Fp8Fp4Case{16, 1000, 1792, DType::kFloat32, false, "k_groups=2,split_k=3"},
+                                           Fp8Fp4Case{40, 576, 2048, DType::kBFloat16, false, "k_groups=2,block_m=32"}),
                          case_name);
 
 // MoE decoding: 4 experts with 0, 1, 17 and M_max valid rows, each its own FP4 weight; rows past masked_m stay

@@ -317,3 +317,76 @@ def test_m_grouped_contiguous_against_float64(name, fmt, act_dtype, group, zeros
     default = wq.m_grouped_gemm_contiguous(a, w, grouped_layout)
     assert default.dtype == act_dtype and tuple(default.shape) == (m, n)
     check(default.double().cpu()[valid], ref[valid], bound[valid], f'{name} contiguous, default out')
+
+
+@pytest.fixture
+def pinned(monkeypatch):
+    """pin('k_groups=4,split_k=2'): the selector keeps only plans with those fields (TILEGEMM_CONFIG_FILTER)."""
+    def pin(text):
+        monkeypatch.setenv('TILEGEMM_CONFIG_FILTER', text)
+        deep_gemm._C.reload_env()
+    yield pin
+    monkeypatch.delenv('TILEGEMM_CONFIG_FILTER', raising=False)
+    deep_gemm._C.reload_env()
+
+
+K_GROUP_FORMATS = [f for f in FORMATS if f[0] in ('int4-g128', 'int4-g32-zeros-fp16', 'int8', 'mxfp4')]
+
+
+@pytest.mark.parametrize('groups,splits', [(2, 1), (4, 1), (2, 3), (4, 2)])
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', K_GROUP_FORMATS, ids=[f[0] for f in K_GROUP_FORMATS])
+def test_k_groups_against_float64(pinned, name, fmt, act_dtype, group, zeros, small_k, groups, splits):
+    # Sets of consumer warps taking turns at the ring's stages, with and without K splits: one stage of K (sets past
+    # the first get none), seven stages (uneven turns) and 16; 1, 16 and (two sets) 33 tokens, ragged N.
+    pinned(f'k_groups={groups},split_k={splits}')
+    for m, n, k in ((1, 200, small_k), (16, 4096, 1792), (1, 4096, 4096), (33, 200, 4096)):
+        if groups == 4 and m > 32 or -(-k // 256) < splits:
+            continue  # four sets take up to 32 tokens; a split takes at least one stage
+        w = random_weight(fmt, act_dtype, group, zeros, n, k).to('cuda')
+        a = torch.randn(m, k, dtype=act_dtype, device='cuda')
+        line, fused = wq.plan(m, w, act_dtype)
+        assert fused and f'splits={splits} k_groups={groups}' in line, line
+        out = wq.gemm(a, w, out=torch.full((m, n), float('nan'), dtype=act_dtype, device='cuda'))
+        bound = a.double().abs().cpu() @ wq.reference_weight(w).abs().T
+        check(out, wq.reference(a, w), bound, f'{name} m={m} n={n} k={k} g{groups} s{splits}')
+        again = wq.gemm(a, w, out=torch.full_like(out, float('nan')))
+        assert torch.equal(out, again), f'{name} m={m} g{groups} s{splits}: two calls differ'
+
+
+@pytest.mark.parametrize('groups', [2, 4])
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', K_GROUP_FORMATS, ids=[f[0] for f in K_GROUP_FORMATS])
+def test_k_groups_grouped_against_float64(pinned, name, fmt, act_dtype, group, zeros, small_k, groups):
+    # Masked: 16-token blocks walked per expert (the sets' scratch reused from one block to the next). Contiguous:
+    # 32-token blocks, one expert each.
+    n, k, m_max = 200, 1792, 64
+    counts = [0, 1, 17, m_max]
+    w = random_experts(fmt, act_dtype, group, zeros, len(counts), n, k)
+    a = torch.randn(len(counts), m_max, k, dtype=act_dtype, device='cuda')
+    masked_m = torch.tensor(counts, dtype=torch.int32, device='cuda')
+    ref = wq.reference_grouped_masked(a, w, masked_m)
+    valid = torch.arange(m_max)[None, :] < torch.tensor(counts)[:, None]
+    bound = torch.stack([a.double().abs().cpu()[e] @ wabs.T for e, wabs in enumerate(expert_weights_abs(w))])
+    pinned(f'k_groups={groups},block_m=16')
+    assert f'k_groups={groups}' in wq.plan(16, w, act_dtype, grouping='masked')[0]
+    out = wq.m_grouped_gemm_masked(a, w, masked_m, 16, out=torch.full((len(counts), m_max, n), float('nan'),
+                                                                     dtype=act_dtype, device='cuda'))
+    got = out.double().cpu()
+    check(got[valid], ref[valid], bound[valid], f'{name} masked g{groups}')
+    assert bool(got[~valid].isnan().all()), f'{name} masked g{groups}: rows past masked_m written'
+
+    align = deep_gemm.get_mk_alignment_for_contiguous_layout()
+    layout = []
+    for e, r in enumerate([1, 130, 64]):
+        layout += [e] * r + [-1] * (-(-r // align) * align - r)
+    grouped_layout = torch.tensor(layout, dtype=torch.int32, device='cuda')
+    a2 = torch.randn(len(layout), k, dtype=act_dtype, device='cuda')
+    pinned(f'k_groups={groups},block_m=32')
+    assert f'k_groups={groups}' in wq.plan(len(layout), w, act_dtype, grouping='contiguous')[0]
+    out2 = wq.m_grouped_gemm_contiguous(a2, w, grouped_layout)
+    valid2 = torch.tensor(layout) >= 0
+    experts = torch.tensor(layout)
+    bound2 = torch.zeros(len(layout), n, dtype=torch.float64)
+    for e, wabs in enumerate(expert_weights_abs(w)):
+        bound2[experts == e] = a2.double().abs().cpu()[experts == e] @ wabs.T
+    ref2 = wq.reference_grouped_contiguous(a2, w, grouped_layout)
+    check(out2.double().cpu()[valid2], ref2[valid2], bound2[valid2], f'{name} contiguous g{groups}')

@@ -835,7 +835,7 @@ def test_grouped_plans_on_a_preset():
     # count; the packed bytes are every expert's.
     line, fused = wq.plan(16, g, hw='h100-sxm', grouping='masked')
     assert line.startswith('wq_gemm m=16 n=256 k=512 int4 g128 bf16 -> fused block_m=16 ') and fused
-    assert ' splits=1 grid=4x8 ' in line and 'dequantise+dense n/a' in line  # 4 row blocks x 8 experts
+    assert ' splits=1 k_groups=1 grid=4x8 ' in line and 'dequantise+dense n/a' in line  # 4 row blocks x 8 experts
     pair = wq.stack(ws[:2])
     two, _ = wq.plan(16, pair, hw='h100-sxm', grouping='masked')
     assert ' grid=4x2 ' in two
@@ -844,14 +844,14 @@ def test_grouped_plans_on_a_preset():
     assert ' block_m=8 ' in wq.plan(1, g, hw='h100-sxm', grouping='masked')[0]
     # Contiguous: m is every expert's rows; token blocks of about m / experts rows, each a pass over one expert.
     line, fused = wq.plan(1024, g, hw='h100-sxm', grouping='contiguous')
-    assert ' block_m=64 ' in line and ' splits=1 grid=64 ' in line and fused  # 16 token blocks x 4 row blocks
+    assert ' block_m=64 ' in line and ' splits=1 k_groups=1 grid=64 ' in line and fused  # 16 token blocks x 4 row blocks
     assert ' block_m=16 ' in wq.plan(128, g, hw='h100-sxm', grouping='contiguous')[0]
     # Grouped plans never split K nor dequantise, where the single weight's plan does.
     w = wq.pack_int4(*int4_case(1024, 4096, 128, False, BF16))
     dense = wq.plan(1, w, hw='h100-sxm')[0]
     assert ' splits=1 ' not in dense
     one = wq.plan(1, w, hw='h100-sxm', grouping='masked')[0]
-    assert ' splits=1 grid=16 ' in one and 'dequantise+dense n/a' in one
+    assert ' splits=1 k_groups=1 grid=16 ' in one and 'dequantise+dense n/a' in one
     raises(ValueError, 'grouping', wq.plan, 16, g, hw='h100-sxm', grouping='ragged')
     raises(TypeError, 'grouping', wq.plan, 16, g, hw='h100-sxm', grouping=1)
     raises(ValueError, 'grouping', wq.plan, 16, g, hw='h100-sxm')

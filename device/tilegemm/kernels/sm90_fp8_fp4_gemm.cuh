@@ -14,6 +14,7 @@
 // kMx runs MXFP8 instead: B e4m3 (two [64][128] boxes a stage, read like A, no decode) and A scaled per 32 k too (a
 // [BLOCK_M][8] box a stage), so each step's products take the product of the two scales.
 #include "tilegemm/fp8_fp4_params.hpp"
+#include "tilegemm/kernels/k_group_sum.cuh"
 #include "tilegemm/kernels/transposed_tile_store.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/dequant.cuh"
@@ -25,13 +26,17 @@
 
 namespace tilegemm {
 
-// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype (bf16 or fp32). kReduce: K split over CTAs
+// kBlockM: tokens per CTA (8..64). kStages: ring depth. kKGroups: sets of consumer warps taking turns at the ring's
+// slots (k_group_sum.cuh). kOut: D's dtype (bf16 or fp32). kReduce: K split over CTAs
 // (dense only). kMasked: M-grouped masked over experts. kMx: MXFP8 (B e4m3, 1x32 scales on both operands).
-template <int kBlockM, int kStages, DType kOut, bool kReduce, bool kMasked = false, bool kMx = false>
+template <int kBlockM, int kStages, int kKGroups, DType kOut, bool kReduce, bool kMasked = false, bool kMx = false>
 TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   using namespace fp8_fp4;
   static_assert(kBlockM % 8 == 0 && kBlockM >= 8 && kBlockM <= kMaxBlockM, "BLOCK_M is 8..64 tokens, whole n-tiles");
   static_assert(kStages >= 2, "the ring needs at least two stages");
+  static_assert(kKGroups == 1 || kKGroups == 2 || kKGroups == 4, "1, 2 or 4 sets of consumer warps");
+  // A slot shared by two sets would let one wait on a fill two phases ahead, which a parity wait reads as done.
+  static_assert(kStages % kKGroups == 0, "each ring slot serves one set of consumer warps");
   static_assert(kOut == DType::kBFloat16 || kOut == DType::kFloat32, "D is bf16 or fp32");
   static_assert(!(kReduce && kMasked), "splits are summed in the kernel for dense GEMMs only");
   constexpr int kNTiles = kBlockM / 8;
@@ -41,7 +46,11 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   // Boxes land whole (out of bounds: zeros).
   constexpr u32 kStageTx = 2 * kABox + kBlockN * b_row_bytes(kMx) + kBlockN * kGroupsPerStage * 4 +
                            (kMx ? kBlockM * kGroupsPerStage * 4 : 0);
-  constexpr u32 kConsumerBarrier = 1;  // named barrier over the consumer warps (0 is __syncthreads)
+  constexpr u32 kConsumerBarrier = 1;  // named barrier over set 0's consumer warps (0 is __syncthreads)
+  constexpr u32 kKGroupBarrier = 2;    // named barrier over every consumer warp (the sets' sum)
+  constexpr int kComputeWarps = kConsumerWarps * kKGroups;
+  using SetSum = KGroupSum<kConsumerWarps, kKGroups, kNTiles>;
+  static_assert(SetSum::kScratchBytes == k_group_scratch_bytes(kBlockM, kKGroups), "the host sizes the scratch");
   // e2m1x8_to_e4m3x8 decodes B at 2^-6 of its value; A's scale carries the 2^6 back (MXFP8's B is not decoded).
   constexpr float kDecodeScale = kMx ? 1.0f : 64.0f;
 
@@ -50,6 +59,7 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   u8* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
   auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(smem + kStages * kStageBytes);
   int* last_flag = reinterpret_cast<int*>(barriers + 1);
+  float* set_scratch = reinterpret_cast<float*>(reinterpret_cast<u8*>(last_flag) + 16);
 
   const int warp = static_cast<int>(warp_uniform(threadIdx.x / 32));
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -80,7 +90,7 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   const int m_last = kMasked ? m_end : m_first + 1;  // dense: exactly the one block at m_first
   const float* sfa_e = p.sfa + expert * p.sfa_expert_stride;
 
-  if (warp == kConsumerWarps) {  // producer: one lane issues every stage's copies
+  if (warp == kComputeWarps) {  // producer: one lane issues every stage's copies
     if (prim::elect_one_sync()) {
       prim::PipelineState<kStages> st;
       for (int m0 = m_first; m0 < m_last; m0 += kBlockM) {
@@ -106,10 +116,11 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
     return;
   }
 
-  // Consumers. Lane (g, t): B rows r_lo = 16·warp + g and r_lo + 8 of the CTA's 64; token 8j + g of n-tile j as the
-  // mma's B, and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
+  // Consumers: warp `rbw` of set `set`. Lane (g, t): B rows r_lo = 16·rbw + g and r_lo + 8 of the CTA's 64; token 8j +
+  // g of n-tile j as the mma's B, and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
   const int g = lane / 4, t = lane % 4;
-  const int r_lo = warp * kRowBlock + g, r_hi = r_lo + 8;
+  const int set = warp / kConsumerWarps, rbw = warp % kConsumerWarps;
+  const int r_lo = rbw * kRowBlock + g, r_hi = r_lo + 8;
   prim::PipelineState<kStages> st;
   for (int m0 = m_first; m0 < m_last; m0 += kBlockM) {
     float acc[kNTiles][4] = {};
@@ -123,6 +134,7 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
         sfa_rows[j][e] = !kMx && m < m_end ? sfa_e + m * p.sfa_stride_m : nullptr;
       }
     for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+      if (!SetSum::owns(st.index, set)) continue;  // another set's stage
       barriers->consumer_wait(st);
       const u8* stage = smem + st.index * kStageBytes;
       const u8* b_box = stage + kBOffset;
@@ -188,8 +200,9 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
       if (lane == 0) barriers->consumer_release(st.index);
     }
 
+    if (!SetSum::sum(acc, set_scratch, set, rbw, lane, kKGroupBarrier)) continue;  // set 0 stores the tile
     void* d = static_cast<char*>(p.d) + expert * p.d_expert_bytes;
-    const TransposedTileStore<kBlockM, kConsumerWarps, kOut> out{d, p.ldd, m0, m_end, n0, p.n, warp, lane};
+    const TransposedTileStore<kBlockM, kConsumerWarps, kOut> out{d, p.ldd, m0, m_end, n0, p.n, rbw, lane};
     if constexpr (!kReduce)
       out.store(acc);
     else

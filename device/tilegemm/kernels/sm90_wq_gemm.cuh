@@ -11,6 +11,8 @@
 // 64 k (two for int8) and, per n-tile, two 16-byte words of its token's activations covering the same 16 k
 // (the K order the packer chose, so the products pair up), decodes four steps of A registers and issues the mmas.
 // Splits > 1 write fp32 partial tiles; the last CTA of a tile adds them in split order and writes D.
+// K groups (k_group_sum.cuh): kKGroups sets of four consumer warps take turns at the ring's slots.
+#include "tilegemm/kernels/k_group_sum.cuh"
 #include "tilegemm/kernels/transposed_tile_store.cuh"
 #include "tilegemm/kernels/wq_decode.cuh"
 #include "tilegemm/prim/common.cuh"
@@ -26,16 +28,18 @@ namespace tilegemm {
 
 namespace wq {
 
-enum class Barrier : u32 { kConsumers = 1 };  // named barrier over the consumer warps (0 is __syncthreads)
+// Named barriers (0 is __syncthreads): set 0's consumer warps (the store), every consumer warp (the K groups' sum).
+enum class Barrier : u32 { kConsumers = 1, kKGroups = 2 };
 
 }  // namespace wq
 
 // kFormat / kGroup / kHasZeros: the weight's packing (kGroup 0 for int8). kHalf: A is fp16 (else bf16).
-// kBlockM: tokens per CTA (8..64). kStages: ring depth. kOut: D's dtype. kReduce: splits summed in the kernel (dense
-// only). kType: dense (kNormal), or M-grouped over experts: contiguous (each token block's expert from
-// grouped_layout) or masked (blockIdx.y's expert, its token blocks walked by the CTA up to masked_m).
-template <WeightFormat kFormat, int kGroup, bool kHasZeros, bool kHalf, int kBlockM, int kStages, DType kOut,
-          bool kReduce, GemmType kType = GemmType::kNormal>
+// kBlockM: tokens per CTA (8..64). kStages: ring depth. kKGroups: sets of consumer warps (1, 2, 4). kOut: D's dtype.
+// kReduce: splits summed in the kernel (dense only). kType: dense (kNormal), or M-grouped over experts: contiguous
+// (each token block's expert from grouped_layout) or masked (blockIdx.y's expert, its token blocks walked by the CTA up
+// to masked_m).
+template <WeightFormat kFormat, int kGroup, bool kHasZeros, bool kHalf, int kBlockM, int kStages, int kKGroups,
+          DType kOut, bool kReduce, GemmType kType = GemmType::kNormal>
 TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   using namespace wq;
   constexpr bool kInt4 = kFormat == WeightFormat::kInt4, kInt8 = kFormat == WeightFormat::kInt8;
@@ -47,6 +51,9 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   static_assert(!kHasZeros || kInt4, "only int4 weights have zero points");
   static_assert(kBlockM % 8 == 0 && kBlockM >= 8 && kBlockM <= 64, "BLOCK_M is 8..64 tokens, whole n-tiles");
   static_assert(kStages >= 2, "the ring needs at least two stages");
+  static_assert(kKGroups == 1 || kKGroups == 2 || kKGroups == 4, "1, 2 or 4 sets of consumer warps");
+  // A slot shared by two sets would let one wait on a fill two phases ahead, which a parity wait reads as done.
+  static_assert(kStages % kKGroups == 0, "each ring slot serves one set of consumer warps");
   static_assert(kOut == DType::kBFloat16 || kOut == DType::kFloat16 || kOut == DType::kFloat32, "D is 16- or 32-bit");
   static_assert(kType == GemmType::kNormal || kType == GemmType::kMGroupedContiguous || kMasked,
                 "dense, M-grouped contiguous or M-grouped masked");
@@ -67,12 +74,16 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   // int4 groups of >= 64 k cover a whole chunk: its products sum unscaled in fp32 and are scaled once (fewer
   // multiplies than scaling each decoded weight while the accumulators are few).
   constexpr bool kScaleOnAccum = kInt4 && kGroup >= kChunkK && kBlockM <= 16;
+  constexpr int kComputeWarps = kConsumerWarps * kKGroups;
+  using SetSum = KGroupSum<kConsumerWarps, kKGroups, kNTiles>;
+  static_assert(SetSum::kScratchBytes == k_group_scratch_bytes(kBlockM, kKGroups), "the host sizes the scratch");
 
   extern __shared__ u8 smem_raw[];
   // Aligned by an offset (not an integer round trip) so the compiler still knows these are shared-memory loads.
   u8* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
   auto* barriers = reinterpret_cast<prim::StageBarriers<kStages>*>(smem + kStages * kStageBytes);
   int* last_flag = reinterpret_cast<int*>(barriers + 1);
+  float* set_scratch = reinterpret_cast<float*>(reinterpret_cast<u8*>(last_flag) + 16);  // [set - 1][warp][float][lane]
 
   const int warp = static_cast<int>(warp_uniform(threadIdx.x / 32));
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -111,7 +122,7 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
   void* d = static_cast<char*>(p.d) + expert * p.d_group_bytes;
   const int a_batch = kMasked ? expert : 0;
 
-  if (warp == kConsumerWarps) {  // producer: one lane issues every stage's copies
+  if (warp == kComputeWarps) {  // producer: one lane issues every stage's copies
     if (prim::elect_one_sync()) {
       const int rbs = min(kConsumerWarps, row_blocks - first_rb);  // row blocks of this CTA inside the weight
       prim::PipelineState<kStages> st;
@@ -149,24 +160,26 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
     return;
   }
 
-  // Consumers. Lane (g, t): rows g and g + 8 of this warp's row block, k [16t, 16t + 16) of every chunk, token
-  // 8j + g of n-tile j (as the mma's B) and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
+  // Consumers: warp `rbw` of set `set`. Lane (g, t): rows g and g + 8 of this warp's row block, k [16t, 16t + 16) of
+  // every chunk, token 8j + g of n-tile j (as the mma's B) and tokens 8j + 2t, 8j + 2t + 1 of its accumulators.
   const int g = lane / 4, t = lane % 4;
-  const bool active = first_rb + warp < row_blocks;  // warps past the last row block only keep the ring turning
+  const int set = warp / kConsumerWarps, rbw = warp % kConsumerWarps;
+  const bool active = first_rb + rbw < row_blocks;  // warps past the last row block only keep the ring turning
   // Per-row factors: int8's channel scales, MXFP4's exponent shift (channel scales have n_pad entries per expert).
-  const int row_lo = (first_rb + warp) * kRowBlock + g, row_hi = row_lo + 8;
+  const int row_lo = (first_rb + rbw) * kRowBlock + g, row_hi = row_lo + 8;
   const float f_lo = active ? row_factor<kFormat>(channel, p.exp_shift, row_lo) : 0.f;
   const float f_hi = active ? row_factor<kFormat>(channel, p.exp_shift, row_hi) : 0.f;
   prim::PipelineState<kStages> st;
   for (int m0 = m_first; m0 < m_end; m0 += kBlockM) {
     float acc[kNTiles][4] = {};
     for (int ks = stage_begin; ks < stage_end; ++ks, st.advance()) {
+      if (!SetSum::owns(st.index, set)) continue;  // another set's stage
       barriers->consumer_wait(st);
       const int chunks = min(kChunksPerStage, p.k_chunks - ks * kChunksPerStage);
       const u8* stage = smem + st.index * kStageBytes;
-      const u8* codes = stage + kActBytes + warp * kCodesPerRb;
-      const u8* scales = stage + kScaleOffset + warp * kScalesPerRb;
-      const u8* zeros = stage + kZeroOffset + warp * kZerosPerRb;
+      const u8* codes = stage + kActBytes + rbw * kCodesPerRb;
+      const u8* scales = stage + kScaleOffset + rbw * kScalesPerRb;
+      const u8* zeros = stage + kZeroOffset + rbw * kZerosPerRb;
 #pragma unroll
       for (int c = 0; c < kChunksPerStage; ++c) {
         if (!active || c >= chunks) break;
@@ -206,11 +219,13 @@ TG_DEVICE void sm90_wq_gemm(const WqGemmParams& p) {
       if (lane == 0) barriers->consumer_release(st.index);
     }
 
+    if (!SetSum::sum(acc, set_scratch, set, rbw, lane, static_cast<u32>(Barrier::kKGroups)))
+      continue;  // set 0 stores the tile
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) acc[j][0] *= f_lo, acc[j][1] *= f_lo, acc[j][2] *= f_hi, acc[j][3] *= f_hi;
 
     const TransposedTileStore<kBlockM, kConsumerWarps, kOut> out{d,   p.ldd, m0,  m_end, first_rb * kRowBlock,
-                                                                 p.n, warp,  lane};
+                                                                 p.n, rbw,   lane};
     if constexpr (!kReduce) {
       if (active) out.store(acc);
     } else {
