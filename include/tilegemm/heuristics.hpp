@@ -53,10 +53,16 @@ constexpr int kSm90Fp8FourBlockStagesMaxBlockN = 32;
 // Whether the BF16 selector offers stages of four 64-wide K atoms (block_k = 256) on its own; the kernel runs them
 // and TILEGEMM_CONFIG_FILTER=block_k=256 forces them.
 constexpr bool kSm90Bf16FourAtomStagesSelected = false;
-// Whether the weight-only selector offers K groups (2 or 4 sets of consumer warps per CTA) on its own; the kernels run
-// them and TILEGEMM_CONFIG_FILTER=k_groups=4 (or 2) forces them, in the weight-only and the FP8 x FP4 / MXFP8 kernels.
-// They wait for a GPU measurement (bench/probes/wq-small-m/k_groups.py) before the model may pick them.
-constexpr bool kWqKGroupsSelected = false;
+// K groups (2 or 4 sets of consumer warps per CTA) the selectors offer on their own: dense weight-only GEMMs and
+// FP8 x FP4 (not MXFP8) of at most this many tokens a block, where they were measured;
+// TILEGEMM_CONFIG_FILTER=k_groups=N forces them anywhere the kernels run them. NOTE (H200, kernel time,
+// bench/reports/wq-k-groups/): at M = 1 and 16 on DeepSeek-sized weights the best plans all had 2 or 4 sets (int8
+// 16x4096x7168: one set 19.8 us, four 15.6; int4 g128 1x4096x7168 16.7 -> 10.5 with two sets and 2 splits); FP8 x FP4
+// at 1 and 16 tokens 9-14% faster with four sets, MXFP8 within 3%.
+constexpr int kSmallMKGroupsMaxBlockM = 16;
+// Splits of the small-M mma.sync kernels stop where a second CTA would share an SM. NOTE (H200, kernel time): a
+// second CTA per SM cost 8-100% (int8 16x4096x7168, 2 splits on 128 SMs 16.4 us, 4 splits on 256 CTAs 23.2; int4 g128
+// 16x2112x7168, 4 splits 13.1 us, 8 splits 26.1).
 
 // The numbers that decided a candidate's rank. Times are in microseconds.
 struct CostBreakdown {

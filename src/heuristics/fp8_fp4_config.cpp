@@ -8,6 +8,7 @@
 #include "tilegemm/errors.hpp"
 #include "tilegemm/fp8_fp4_gemm.hpp"
 #include "tilegemm/fp8_fp4_params.hpp"
+#include "tilegemm/heuristics.hpp"
 
 namespace tilegemm {
 namespace {
@@ -26,7 +27,8 @@ Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareM
   Fp8Fp4GemmConfig c;
   c.mx = mx;
   c.block_m = pinned_block_m ? pinned_block_m : m >= fp8_fp4::kMaxBlockM ? fp8_fp4::kMaxBlockM : (m + 7) / 8 * 8;
-  c.k_groups = pinned_groups ? pinned_groups : 1;
+  // Four sets of consumer warps where they were measured (dense, FP4 B, small token blocks: heuristics.hpp).
+  c.k_groups = pinned_groups ? pinned_groups : experts == 0 && !mx && c.block_m <= kSmallMKGroupsMaxBlockM ? 4 : 1;
   TILEGEMM_REQUIRE(c.block_m % 8 == 0 && c.block_m >= 8 && c.block_m <= fp8_fp4::kMaxBlockM &&
                        (c.k_groups == 1 || c.k_groups == 2 || c.k_groups == 4),
                    "TILEGEMM_CONFIG_FILTER", "block_m a multiple of 8 up to 64 and k_groups 1, 2 or 4",

@@ -169,7 +169,8 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
   c.packed_bytes = ledger.packed_bytes * num_experts;
   c.fused_us = -1;
   for (int groups = 1; groups <= max_k_groups(block_m); groups *= 2) {
-    if (pinned_groups ? groups != pinned_groups : groups > 1 && !kWqKGroupsSelected) continue;
+    if (pinned_groups ? groups != pinned_groups : groups > 1 && !(dense && block_m <= kSmallMKGroupsMaxBlockM))
+      continue;
     const int stages = pinned_stages ? pinned_stages : stages_for(w, block_m, groups, hw);
     const int smem = wq::smem_bytes(w.format, w.group_size, w.has_zeros, block_m, stages, groups);
     if (stages < 2 || stages % groups != 0 || smem > hw.smem_per_block_bytes) continue;
@@ -180,6 +181,7 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
       candidate.num_splits = splits, candidate.smem_bytes = smem;
       const FusedWork f = fused_work(m, w, ledger, block_m, splits, type, num_experts);
       if (f.ctas > std::numeric_limits<int>::max()) continue;
+      if (!pinned_splits && splits > 1 && f.ctas > num_sms) break;  // a second CTA per SM: slower (heuristics.hpp)
       candidate.fused_us = fused_us(w, f, candidate, hw, num_sms);
       // Each step up in splits or sets must win clearly: the simpler kernel keeps near-ties.
       if (c.fused_us < 0 || candidate.fused_us < 0.98 * c.fused_us) c = candidate;

@@ -137,7 +137,8 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
   EXPECT_EQ(c.num_splits, 4);
   EXPECT_EQ(c.grid, 33 * 4);
   EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
-  EXPECT_EQ(c.smem_bytes, fp8_fp4::smem_bytes(c.block_m, c.stages, false));
+  EXPECT_EQ(c.k_groups, 4);
+  EXPECT_EQ(c.smem_bytes, fp8_fp4::smem_bytes(c.block_m, c.stages, false, 4));
   // 112 row tiles already fill the machine: no split. M = 100 takes two 64-token blocks.
   c = select_fp8_fp4_gemm_config(100, 7168, 2048, hw, hw.num_sms);
   EXPECT_EQ(c.block_m, 64);
@@ -166,7 +167,11 @@ TEST(Fp8Fp4Config, TokenBlocksStagesAndSplitsFillTheMachine) {
 // per 32-k step of a warp's 16 rows at 8 tokens, 11 more per 8 tokens), and the floors they set.
 TEST(Fp8Fp4Config, ConfigFilterPinsKGroupsTokenBlockAndSplits) {
   const HardwareModel hw = hardware_preset("h200");
-  EXPECT_EQ(select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms).k_groups, 1);  // not picked unpinned
+  // Unpinned: four sets for dense FP4 B up to 16 tokens (measured there), one for MXFP8, masked and 64 tokens.
+  EXPECT_EQ(select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms).k_groups, 4);
+  EXPECT_EQ(select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms, 0, true).k_groups, 1);
+  EXPECT_EQ(select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms, 8).k_groups, 1);
+  EXPECT_EQ(select_fp8_fp4_gemm_config(64, 2112, 7168, hw, hw.num_sms).k_groups, 1);
   {
     test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "k_groups=4,split_k=3,block_m=16");
     const Fp8Fp4GemmConfig c = select_fp8_fp4_gemm_config(1, 2112, 7168, hw, hw.num_sms);

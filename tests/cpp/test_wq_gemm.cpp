@@ -194,7 +194,7 @@ TEST(WqGemmConfig, DecodeSpreadsOverEverySmAtTheResidentWarpsIssueRate) {
   EXPECT_GE(decode.grid, h100.num_sms - 4);
   EXPECT_GT(decode.num_splits, 1);
   EXPECT_LT(decode.fused_us, 0.75 * unsplit.fused_us);
-  EXPECT_EQ(decode.k_groups, kWqKGroupsSelected ? decode.k_groups : 1);
+  EXPECT_LE(decode.grid, h100.num_sms);  // a second CTA per SM was slower (heuristics.hpp)
 }
 
 TEST(WqGemmConfig, ConfigFilterPinsTokenBlockStagesSplitsAndKGroups) {
