@@ -48,7 +48,6 @@ constexpr int kLanes = 32;
 constexpr int kMxGroup = 32;                         // MXFP4's scale group
 constexpr int kConsumerWarps = 4;                    // one 16-row block each
 constexpr int kBlockN = kConsumerWarps * kRowBlock;  // weight rows per CTA
-constexpr int kMaxKGroups = 4;                       // sets of consumer warps per CTA (threads() below)
 constexpr int kChunksPerStage = 4;                   // BLOCK_K = 256 per pipeline stage
 constexpr int kBlockK = kChunksPerStage * kChunkK;
 constexpr int kDequantWarps = 4;  // the dequantise kernel's fragment blocks per CTA
@@ -89,9 +88,8 @@ TG_HOST_DEVICE constexpr int stage_bytes(WeightFormat f, int group_size, bool ha
           zero_stage_bytes(f, group_size, has_zeros) + 1023) /
          1024 * 1024;
 }
-// K groups: a CTA may run 1, 2 or 4 sets of consumer warps (one warp per row block each); set i takes the stages
-// whose ring slot is i modulo the set count, and at the end of a token block sets 1.. hand their accumulators to
-// set 0 through shared memory. More warps per scheduler hide the decode's fixed-latency dependencies.
+// K groups (kernels/k_group_sum.cuh): 1, 2 or 4 sets of consumer warps (one warp per row block each) take turns at
+// the stages; more warps per scheduler hide the decode's fixed-latency dependencies.
 TG_HOST_DEVICE constexpr int threads(int k_groups) {
   return (kConsumerWarps * k_groups + 1) * 32;
 }

@@ -4,7 +4,8 @@ float64 weights; strided operands, torch's current stream, set_num_sms, the dens
 (the fused kernel always; the dense path under DG_DETERMINISTIC=1). MoE
 experts: m_grouped_gemm_masked (0, 1, 17 and M_max valid rows) and m_grouped_gemm_contiguous (experts of 1, 130 and 64
 rows, each padded to the alignment) of every format against the float64 grouped references, rows past masked_m left
-unwritten, and one expert's view of a grouped weight through gemm() and dequantize().
+unwritten, and one expert's view of a grouped weight through gemm() and dequantize(). K groups (2 and 4 sets of
+consumer warps, pinned with TILEGEMM_CONFIG_FILTER) with and without K splits, dense and grouped.
 
 Each case draws fresh random inputs (never zeros: a kernel that dropped a term must show it). The bar: DeepGEMM's
 calc_diff < 1e-4, and every element within |got - ref| <= 2^-7 (|a| @ |W|.T) + 2^-8 |ref| (the weight decoded to
