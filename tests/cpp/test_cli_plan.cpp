@@ -177,6 +177,7 @@ TEST(CliPlan, WeightOnlyGemmShowsItsPathAndLedger) {
   EXPECT_EQ(j["weight"], "mxfp4");
   EXPECT_EQ(j["group_size"], 32);
   EXPECT_EQ(j["path"], "dequantise+dense");
+  EXPECT_EQ(j["k_groups"], 1);
   EXPECT_LT(j["dequant_us"].get<double>(), j["fused_us"].get<double>());
   expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --group-size 48", "--group-size: expected 32, 64 or 128");
   expect_usage_error("--op wq --m 1 --n 4096 --k 4096 --weight int2", "--weight");
@@ -220,6 +221,7 @@ TEST(CliPlan, Fp8Fp4ShowsItsConfigAndLedger) {
   EXPECT_EQ(j["experts"], 32);
   EXPECT_EQ(j["grid"], 64);
   EXPECT_EQ(j["num_splits"], 1);
+  EXPECT_EQ(j["k_groups"], 1);  // masked experts run one set of consumer warps
   const CliResult mx = run_plan("--op fp8_fp4 --m 1 --n 2112 --k 7168 --mx");
   EXPECT_NE(mx.output.find("mxfp8_gemm"), std::string::npos) << mx.output;
   expect_usage_error("--op fp8_fp4 --m 1 --n 2112 --k 7100", "--k");

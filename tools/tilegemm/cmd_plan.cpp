@@ -47,12 +47,17 @@ struct PlanArgs {
   bool mx = false;  // --op fp8_fp4: MXFP8 instead
 };
 
+// The SMs a plan spreads over: --num-sms, or every SM of the preset.
+int plan_sms(const PlanArgs& args, const HardwareModel& hw) {
+  return args.num_sms > 0 ? args.num_sms : hw.num_sms;
+}
+
 // --op hc_prenorm: the split of DeepSeek-V3.2's mHC pre-norm GEMM (A bf16 [m, k], B fp32 [n, k]) and the model
 // behind it.
 void run_hc_prenorm_plan(const PlanArgs& args, const HardwareModel& hw) {
   TILEGEMM_REQUIRE(args.m && args.n && args.k, "--m/--n/--k", "all three sizes for --op hc_prenorm", "a size missing");
-  const HcPrenormConfig c = select_hc_prenorm_config(*args.m, *args.n, *args.k, args.num_splits, hw,
-                                                     args.num_sms > 0 ? args.num_sms : hw.num_sms);
+  const HcPrenormConfig c =
+      select_hc_prenorm_config(*args.m, *args.n, *args.k, args.num_splits, hw, plan_sms(args, hw));
   if (!args.json) return fmt::print("{}\n", format_hc_prenorm_config(c));
   const nlohmann::json out = {{"op", "tf32_hc_prenorm_gemm"},
                               {"hw", hw.name},
@@ -80,7 +85,7 @@ void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
   const WeightLayout w =
       make_weight_layout(format, *args.n, *args.k, group, args.zeros, parse_dtype(args.dtype, "--dtype"));
   const DType d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
-  const WqGemmConfig c = select_wq_gemm_config(*args.m, w, d_dtype, hw, args.num_sms > 0 ? args.num_sms : hw.num_sms);
+  const WqGemmConfig c = select_wq_gemm_config(*args.m, w, d_dtype, hw, plan_sms(args, hw));
   const WqLedger l = wq_ledger(*args.m, w, d_dtype, hw);
   if (!args.json)
     return fmt::print("{}\nledger: packed floor {:.2f} us, 16-bit weight floor {:.2f} us, decode {:.2f} us\n",
@@ -98,6 +103,7 @@ void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"block_m", c.block_m},
                               {"stages", c.stages},
                               {"num_splits", c.num_splits},
+                              {"k_groups", c.k_groups},
                               {"grid", c.grid},
                               {"smem_bytes", c.smem_bytes},
                               {"packed_bytes", c.packed_bytes},
@@ -109,7 +115,14 @@ void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
   fmt::print("{}\n", out.dump(2));
 }
 
-GemmType parse_gemm_type(const std::string& name);
+GemmType parse_gemm_type(const std::string& name) {
+  for (GemmType t : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
+                     GemmType::kKGroupedContiguous})
+    if (gemm_type_name(t) == name) return t;
+  throw InvalidArgument("--gemm-type",
+                        "one of normal, batched, m_grouped_contiguous, m_grouped_masked, k_grouped_contiguous",
+                        fmt::format("'{}'", name));
+}
 
 // --op fp8_fp4: the FP8 x FP4 (or, with --mx, MXFP8) GEMM's token block, stages, split and grid, with its ledger
 // (bytes, the K loop's lane instructions, and the floors they set). Masked experts: --gemm-type m_grouped_masked.
@@ -120,8 +133,8 @@ void run_fp8_fp4_plan(const PlanArgs& args, const HardwareModel& hw) {
                    "normal, or m_grouped_masked (FP4 only) with --num-groups experts", args.gemm_type);
   const int experts = type == GemmType::kMGroupedMasked ? args.num_groups : 0;
   const DType d_dtype = parse_dtype(args.out_dtype, "--out-dtype");
-  const Fp8Fp4GemmConfig c = select_fp8_fp4_gemm_config(*args.m, *args.n, *args.k, hw,
-                                                        args.num_sms > 0 ? args.num_sms : hw.num_sms, experts, args.mx);
+  const Fp8Fp4GemmConfig c =
+      select_fp8_fp4_gemm_config(*args.m, *args.n, *args.k, hw, plan_sms(args, hw), experts, args.mx);
   const Fp8Fp4Ledger l =
       fp8_fp4_ledger(*args.m, *args.n, *args.k, c.block_m, d_dtype, args.mx, hw, std::max(experts, 1));
   if (!args.json)
@@ -139,6 +152,7 @@ void run_fp8_fp4_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"block_m", c.block_m},
                               {"stages", c.stages},
                               {"num_splits", c.num_splits},
+                              {"k_groups", c.k_groups},
                               {"grid", c.grid},
                               {"smem_bytes", c.smem_bytes},
                               {"bytes", l.bytes},
@@ -148,15 +162,6 @@ void run_fp8_fp4_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"issue_floor_us", l.issue_floor_us},
                               {"bound", l.bound}};
   fmt::print("{}\n", out.dump(2));
-}
-
-GemmType parse_gemm_type(const std::string& name) {
-  for (GemmType t : {GemmType::kNormal, GemmType::kBatched, GemmType::kMGroupedContiguous, GemmType::kMGroupedMasked,
-                     GemmType::kKGroupedContiguous})
-    if (gemm_type_name(t) == name) return t;
-  throw InvalidArgument("--gemm-type",
-                        "one of normal, batched, m_grouped_contiguous, m_grouped_masked, k_grouped_contiguous",
-                        fmt::format("'{}'", name));
 }
 
 // --m is rows per group (per batch); a contiguous desc holds the rows of all groups.
@@ -341,8 +346,7 @@ void run_plan_checked(const PlanArgs& args) {
   if (args.op == "wq") return run_wq_plan(args, hw);
   if (args.op == "fp8_fp4") return run_fp8_fp4_plan(args, hw);
   if (args.op == "mqa_logits" || args.op == "paged_mqa_logits")
-    return print_mqa_report(args.op, args.mqa, {args.m, args.n, args.batch}, hw,
-                            args.num_sms > 0 ? args.num_sms : hw.num_sms, true, args.json);
+    return print_mqa_report(args.op, args.mqa, {args.m, args.n, args.batch}, hw, plan_sms(args, hw), true, args.json);
   const std::vector<GemmDesc> descs = descs_from(args);
   nlohmann::json out = nlohmann::json::array();
   if (!args.json && descs.size() > 1)
