@@ -80,6 +80,11 @@ ConfigFilter parse_config_filter(const std::string& text) {
   return filter;
 }
 
+SmallMPins small_m_pins(const ConfigFilter& filter) {
+  return {filter.value_of("block_m"), filter.value_of("stages"), filter.value_of("split_k"),
+          filter.value_of("k_groups")};
+}
+
 const ConfigFilter& env_config_filter() {
   // Re-parsed whenever reload_env() changed the settings.
   static std::mutex mutex;

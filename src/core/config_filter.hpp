@@ -27,6 +27,13 @@ struct ConfigFilter {
 // field, a missing or non-positive value, or a repeated field. An empty string is an empty filter.
 ConfigFilter parse_config_filter(const std::string& text);
 
+// What a filter pins of a small-M mma.sync kernel's config (weight-only, FP8 x FP4): 0 where it pins nothing.
+struct SmallMPins {
+  int block_m = 0, stages = 0, split_k = 0, k_groups = 0;
+  bool any() const { return block_m || stages || split_k || k_groups; }
+};
+SmallMPins small_m_pins(const ConfigFilter& filter);
+
 // The process-wide filter from env().config_filter.
 const ConfigFilter& env_config_filter();
 

@@ -21,20 +21,18 @@ Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareM
   TILEGEMM_REQUIRE(m > 0 && n > 0 && k > 0 && k % fp8_fp4::kScaleBlockK == 0, "k",
                    "positive sizes with K a multiple of 128", fmt::format("m {}, n {}, k {}", m, n, k));
   // TILEGEMM_CONFIG_FILTER (tests, tuning) may pin block_m, stages, split_k and k_groups.
-  const ConfigFilter& filter = env_config_filter();
-  const int pinned_block_m = filter.value_of("block_m"), pinned_stages = filter.value_of("stages");
-  const int pinned_splits = filter.value_of("split_k"), pinned_groups = filter.value_of("k_groups");
+  const SmallMPins pin = small_m_pins(env_config_filter());
   Fp8Fp4GemmConfig c;
   c.mx = mx;
-  c.block_m = pinned_block_m ? pinned_block_m : m >= fp8_fp4::kMaxBlockM ? fp8_fp4::kMaxBlockM : (m + 7) / 8 * 8;
+  c.block_m = pin.block_m ? pin.block_m : m >= fp8_fp4::kMaxBlockM ? fp8_fp4::kMaxBlockM : (m + 7) / 8 * 8;
   // Four sets of consumer warps where they were measured (dense, FP4 B, small token blocks: heuristics.hpp).
-  c.k_groups = pinned_groups ? pinned_groups : experts == 0 && !mx && c.block_m <= kSmallMKGroupsMaxBlockM ? 4 : 1;
+  c.k_groups = pin.k_groups ? pin.k_groups : experts == 0 && !mx && c.block_m <= kSmallMKGroupsMaxBlockM ? 4 : 1;
   TILEGEMM_REQUIRE(c.block_m % 8 == 0 && c.block_m >= 8 && c.block_m <= fp8_fp4::kMaxBlockM &&
                        (c.k_groups == 1 || c.k_groups == 2 || c.k_groups == 4),
                    "TILEGEMM_CONFIG_FILTER", "block_m a multiple of 8 up to 64 and k_groups 1, 2 or 4",
                    fmt::format("block_m={} k_groups={}", c.block_m, c.k_groups));
-  c.stages = pinned_stages ? pinned_stages : kFp8Fp4MaxStages;
-  while (!pinned_stages && c.stages > std::max(2, c.k_groups) &&
+  c.stages = pin.stages ? pin.stages : kFp8Fp4MaxStages;
+  while (!pin.stages && c.stages > std::max(2, c.k_groups) &&
          fp8_fp4::smem_bytes(c.block_m, c.stages, mx, c.k_groups) > hw.smem_per_block_bytes)
     c.stages -= c.k_groups;
   c.smem_bytes = fp8_fp4::smem_bytes(c.block_m, c.stages, mx, c.k_groups);
@@ -51,8 +49,7 @@ Fp8Fp4GemmConfig select_fp8_fp4_gemm_config(int m, int n, int k, const HardwareM
   const int tiles = n_blocks * ((m + c.block_m - 1) / c.block_m);
   const int stages_of_k = (k + fp8_fp4::kStageK - 1) / fp8_fp4::kStageK;
   // At least two stages per split, so each CTA still overlaps a load with its math.
-  c.num_splits =
-      pinned_splits ? pinned_splits : std::clamp(num_sms / std::max(tiles, 1), 1, std::max(1, stages_of_k / 2));
+  c.num_splits = pin.split_k ? pin.split_k : std::clamp(num_sms / std::max(tiles, 1), 1, std::max(1, stages_of_k / 2));
   TILEGEMM_REQUIRE(c.num_splits <= stages_of_k, "TILEGEMM_CONFIG_FILTER", "split_k up to one per 256 k",
                    fmt::format("split_k={} for K = {}", c.num_splits, k));
   c.grid = tiles * c.num_splits;

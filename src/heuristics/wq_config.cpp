@@ -154,14 +154,10 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
   const WqLedger ledger = wq_ledger(m, w, d_dtype, hw);
   // TILEGEMM_CONFIG_FILTER (tests, tuning) may pin block_m, stages, split_k and k_groups; pinning any of them also
   // pins the fused path.
-  const ConfigFilter& filter = env_config_filter();
-  const int pinned_block_m = filter.value_of("block_m"), pinned_stages = filter.value_of("stages");
-  const int pinned_splits = filter.value_of("split_k"), pinned_groups = filter.value_of("k_groups");
-  const bool pinned = pinned_block_m || pinned_stages || pinned_splits || pinned_groups;
+  const SmallMPins pin = small_m_pins(env_config_filter());
   // Contiguous: each expert's rows come in whole 128-row blocks, so about M / experts rows per expert.
-  const int block_m = pinned_block_m
-                          ? pinned_block_m
-                          : block_m_for(type == GemmType::kMGroupedContiguous ? std::max(1, m / num_experts) : m);
+  const int block_m =
+      pin.block_m ? pin.block_m : block_m_for(type == GemmType::kMGroupedContiguous ? std::max(1, m / num_experts) : m);
   TILEGEMM_REQUIRE(block_m == 8 || block_m == 16 || block_m == 32 || block_m == 64, "TILEGEMM_CONFIG_FILTER",
                    "block_m 8, 16, 32 or 64 for the weight-only kernel", fmt::format("block_m={}", block_m));
   const int total_stages = (w.k_pad / wq::kChunkK + wq::kChunksPerStage - 1) / wq::kChunksPerStage;
@@ -169,39 +165,33 @@ WqGemmConfig select_wq_gemm_config(int m, const WeightLayout& w, DType d_dtype, 
   c.packed_bytes = ledger.packed_bytes * num_experts;
   c.fused_us = -1;
   for (int groups = 1; groups <= max_k_groups(block_m); groups *= 2) {
-    if (pinned_groups ? groups != pinned_groups : groups > 1 && !(dense && block_m <= kSmallMKGroupsMaxBlockM))
-      continue;
-    const int stages = pinned_stages ? pinned_stages : stages_for(w, block_m, groups, hw);
+    if (pin.k_groups ? groups != pin.k_groups : groups > 1 && !(dense && block_m <= kSmallMKGroupsMaxBlockM)) continue;
+    const int stages = pin.stages ? pin.stages : stages_for(w, block_m, groups, hw);
     const int smem = wq::smem_bytes(w.format, w.group_size, w.has_zeros, block_m, stages, groups);
     if (stages < 2 || stages % groups != 0 || smem > hw.smem_per_block_bytes) continue;
     for (int splits = 1; splits <= (dense ? std::min(kMaxSplits, total_stages) : 1); ++splits) {
-      if (pinned_splits && splits != pinned_splits) continue;
+      if (pin.split_k && splits != pin.split_k) continue;
+      const FusedWork f = fused_work(m, w, ledger, block_m, splits, type, num_experts);
+      if (f.ctas > std::numeric_limits<int>::max()) continue;
+      if (!pin.split_k && splits > 1 && f.ctas > num_sms) break;  // a second CTA per SM: slower (heuristics.hpp)
       WqGemmConfig candidate = c;
       candidate.block_m = block_m, candidate.stages = stages, candidate.k_groups = groups;
       candidate.num_splits = splits, candidate.smem_bytes = smem;
-      const FusedWork f = fused_work(m, w, ledger, block_m, splits, type, num_experts);
-      if (f.ctas > std::numeric_limits<int>::max()) continue;
-      if (!pinned_splits && splits > 1 && f.ctas > num_sms) break;  // a second CTA per SM: slower (heuristics.hpp)
+      // Masked: one row of CTAs per expert.
+      candidate.grid = static_cast<int>(type == GemmType::kMGroupedMasked ? f.ctas / num_experts : f.ctas);
+      candidate.grid_y = type == GemmType::kMGroupedMasked ? num_experts : 1;
       candidate.fused_us = fused_us(w, f, candidate, hw, num_sms);
       // Each step up in splits or sets must win clearly: the simpler kernel keeps near-ties.
       if (c.fused_us < 0 || candidate.fused_us < 0.98 * c.fused_us) c = candidate;
     }
   }
   TILEGEMM_REQUIRE(
-      c.fused_us >= 0, pinned ? "TILEGEMM_CONFIG_FILTER" : "hw",
+      c.fused_us >= 0, pin.any() ? "TILEGEMM_CONFIG_FILTER" : "hw",
       "a weight-only kernel that fits (stages a multiple of k_groups, K groups 4 up to 32 tokens, 2 up "
       "to 64, splits for dense GEMMs up to one per stage, two stages in shared memory)",
       fmt::format("block_m={} on {} ({} bytes of shared memory per block)", block_m, hw.name, hw.smem_per_block_bytes));
-  const FusedWork chosen = fused_work(m, w, ledger, c.block_m, c.num_splits, type, num_experts);
-  if (type == GemmType::kMGroupedMasked) {
-    c.grid = static_cast<int>(chosen.ctas / num_experts);
-    c.grid_y = num_experts;
-  } else {
-    c.grid = static_cast<int>(chosen.ctas);
-  }
-
   // The dense path runs the BF16 GEMM: bf16 activations and a bf16 or fp32 D.
-  if (dense && !pinned && w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
+  if (dense && !pin.any() && w.act_dtype == DType::kBFloat16 && d_dtype != DType::kFloat16) {
     GemmDesc desc;
     desc.m = m, desc.n = w.n, desc.k = w.k;
     desc.d_dtype = d_dtype;
