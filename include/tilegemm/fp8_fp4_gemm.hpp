@@ -43,8 +43,9 @@ struct Fp8Fp4Ledger {
   double memory_floor_us = 0, issue_floor_us = 0;
   const char* bound = "";  // "memory" or "issue"
 };
-// Lane instructions per weight of B and token block of `block_m` tokens.
-double fp8_fp4_ops_per_weight(int block_m, bool mx);
+// Lane instructions per weight of B and token block of `block_m` tokens (MXFP8's B loads and conversions count as
+// FP4's decode does).
+double fp8_fp4_ops_per_weight(int block_m);
 // `experts` > 1: that many masked experts of m rows each, every one with its own B.
 Fp8Fp4Ledger fp8_fp4_ledger(int m, int n, int k, int block_m, DType d_dtype, bool mx, const HardwareModel& hw,
                             int experts = 1);

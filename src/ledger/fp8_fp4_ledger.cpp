@@ -16,8 +16,7 @@ constexpr double kWeightsPerWarpStep = fp8_fp4::kRowBlock * fp8_fp4::kScaleGroup
 
 }  // namespace
 
-double fp8_fp4_ops_per_weight(int block_m, bool mx) {
-  (void)mx;
+double fp8_fp4_ops_per_weight(int block_m) {
   TILEGEMM_REQUIRE(block_m >= 8 && block_m <= fp8_fp4::kMaxBlockM && block_m % 8 == 0, "block_m",
                    fmt::format("8 to {} tokens in whole n-tiles of 8", fp8_fp4::kMaxBlockM),
                    fmt::format("{}", block_m));
@@ -45,7 +44,7 @@ Fp8Fp4Ledger fp8_fp4_ledger(int m, int n, int k, int block_m, DType d_dtype, boo
   const double passes = e * ((m + block_m - 1) / block_m);
   // The kernel decodes whole blocks of 64 rows of B.
   const double n_pad = (n + fp8_fp4::kBlockN - 1) / fp8_fp4::kBlockN * static_cast<double>(fp8_fp4::kBlockN);
-  l.issue_ops = fp8_fp4_ops_per_weight(block_m, mx) * n_pad * dk * passes;
+  l.issue_ops = fp8_fp4_ops_per_weight(block_m) * n_pad * dk * passes;
   l.memory_floor_us = l.bytes / hw.hbm_bytes_per_s() * 1e6;
   l.issue_floor_us = l.issue_ops / (kLaneOpsPerSmCycle * hw.num_sms * hw.sm_clock_mhz * 1e6) * 1e6;
   l.bound = l.memory_floor_us >= l.issue_floor_us ? "memory" : "issue";

@@ -203,15 +203,15 @@ TEST(Fp8Fp4Config, ConfigFilterPinsKGroupsTokenBlockAndSplits) {
 
 TEST(Fp8Fp4Ledger, BytesInstructionsAndBound) {
   const HardwareModel hw = hardware_preset("h200");
-  EXPECT_DOUBLE_EQ(fp8_fp4_ops_per_weight(8, false), 45.0 * 32 / 512);
-  EXPECT_DOUBLE_EQ(fp8_fp4_ops_per_weight(64, false), (34.0 + 11 * 8) * 32 / 512);
+  EXPECT_DOUBLE_EQ(fp8_fp4_ops_per_weight(8), 45.0 * 32 / 512);
+  EXPECT_DOUBLE_EQ(fp8_fp4_ops_per_weight(64), (34.0 + 11 * 8) * 32 / 512);
   const Fp8Fp4Ledger l = fp8_fp4_ledger(1, 2112, 7168, 8, DType::kBFloat16, false, hw);
   // A 1 x 7168 e4m3 + its 56 scales, B 2112 x 3584 bytes + 2112 x 224 scales, D 1 x 2112 bf16.
   EXPECT_DOUBLE_EQ(l.bytes, 7168 + 56 * 4 + 2112.0 * 3584 + 2112.0 * 224 * 4 + 2112 * 2);
-  EXPECT_DOUBLE_EQ(l.issue_ops, fp8_fp4_ops_per_weight(8, false) * 2112 * 7168);
+  EXPECT_DOUBLE_EQ(l.issue_ops, fp8_fp4_ops_per_weight(8) * 2112 * 7168);
   // A ragged N decodes its last block of 64 rows whole.
   EXPECT_DOUBLE_EQ(fp8_fp4_ledger(1, 2113, 7168, 8, DType::kBFloat16, false, hw).issue_ops,
-                   fp8_fp4_ops_per_weight(8, false) * 2176 * 7168);
+                   fp8_fp4_ops_per_weight(8) * 2176 * 7168);
   EXPECT_STREQ(l.bound, "memory");
   // 64 tokens: the K loop outlasts B's read.
   EXPECT_STREQ(fp8_fp4_ledger(64, 2112, 7168, 64, DType::kBFloat16, false, hw).bound, "issue");
@@ -221,7 +221,7 @@ TEST(Fp8Fp4Ledger, BytesInstructionsAndBound) {
   EXPECT_DOUBLE_EQ(fp8_fp4_ledger(1, 2112, 7168, 8, DType::kBFloat16, false, hw, 4).bytes, 4 * l.bytes);
   expect_invalid([&] { fp8_fp4_ledger(1, 2112, 7000, 8, DType::kBFloat16, false, hw); }, "k", "multiple of 128");
   expect_invalid([&] { fp8_fp4_ledger(1, 2112, 7168, 8, DType::kFloat16, false, hw); }, "d_dtype", "bf16 or fp32");
-  expect_invalid([&] { fp8_fp4_ops_per_weight(12, false); }, "block_m", "whole n-tiles");
+  expect_invalid([&] { fp8_fp4_ops_per_weight(12); }, "block_m", "whole n-tiles");
 }
 
 namespace {

@@ -142,7 +142,7 @@ void run_fp8_fp4_plan(const PlanArgs& args, const HardwareModel& hw) {
         "{}\nledger: {:.2f} MB, memory floor {:.2f} us, K-loop issue floor {:.2f} us ({:.2f} lane "
         "instructions a weight per token block) -> {}-bound\n",
         format_fp8_fp4_gemm_config(*args.m, *args.n, *args.k, c), l.bytes / 1e6, l.memory_floor_us, l.issue_floor_us,
-        fp8_fp4_ops_per_weight(c.block_m, args.mx), l.bound);
+        fp8_fp4_ops_per_weight(c.block_m), l.bound);
   const nlohmann::json out = {{"op", args.mx ? "mxfp8_gemm_nt" : "fp8_fp4_gemm_nt"},
                               {"hw", hw.name},
                               {"m", *args.m},
