@@ -289,25 +289,30 @@ def test_m_grouped_masked_against_float64(name, fmt, act_dtype, group, zeros, sm
         assert bool((err <= want.abs() * ulp + tiny).all()), f'{name} dequantize(w.expert({e}))'
 
 
-@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])
-def test_m_grouped_contiguous_against_float64(name, fmt, act_dtype, group, zeros, small_k):
-    n, k = 200, small_k
+def contiguous_case(w, rows, act_dtype):
+    """Fresh activations for experts 0.. of ``w`` taking ``rows`` rows each, every expert's rows padded with -1 rows to
+    the alignment: (a, grouped_layout, the float64 reference, the valid rows, the error bound's |a| @ |W|.T)."""
     align = deep_gemm.get_mk_alignment_for_contiguous_layout()
-    rows = [1, 130, 64]  # each expert's rows padded with -1 rows to the alignment
     layout = []
     for e, r in enumerate(rows):
         layout += [e] * r + [-1] * (-(-r // align) * align - r)
-    m = len(layout)
-    w = random_experts(fmt, act_dtype, group, zeros, len(rows), n, k)
-    a = torch.randn(m, k, dtype=act_dtype, device='cuda')
+    a = torch.randn(len(layout), w.k, dtype=act_dtype, device='cuda')
     grouped_layout = torch.tensor(layout, dtype=torch.int32, device='cuda')
-    ref = wq.reference_grouped_contiguous(a, w, grouped_layout)
     experts = torch.tensor(layout)
-    valid = experts >= 0
     a_abs = a.double().abs().cpu()
-    bound = torch.zeros(m, n, dtype=torch.float64)
+    bound = torch.zeros(len(layout), w.n, dtype=torch.float64)
     for e, wabs in enumerate(expert_weights_abs(w)):
         bound[experts == e] = a_abs[experts == e] @ wabs.T
+    return a, grouped_layout, wq.reference_grouped_contiguous(a, w, grouped_layout), experts >= 0, bound
+
+
+@pytest.mark.parametrize('name,fmt,act_dtype,group,zeros,small_k', FORMATS, ids=[f[0] for f in FORMATS])
+def test_m_grouped_contiguous_against_float64(name, fmt, act_dtype, group, zeros, small_k):
+    n, k = 200, small_k
+    rows = [1, 130, 64]
+    w = random_experts(fmt, act_dtype, group, zeros, len(rows), n, k)
+    a, grouped_layout, ref, valid, bound = contiguous_case(w, rows, act_dtype)
+    m = a.shape[0]
     for out_dtype in (act_dtype, FP32):
         label = f'{name} contiguous {rows} (M {m}) n={n} k={k} -> {out_dtype}'
         assert wq.plan(m, w, out_dtype, grouping='contiguous')[1]
@@ -375,19 +380,8 @@ def test_k_groups_grouped_against_float64(pinned, name, fmt, act_dtype, group, z
     check(got[valid], ref[valid], bound[valid], f'{name} masked g{groups}')
     assert bool(got[~valid].isnan().all()), f'{name} masked g{groups}: rows past masked_m written'
 
-    align = deep_gemm.get_mk_alignment_for_contiguous_layout()
-    layout = []
-    for e, r in enumerate([1, 130, 64]):
-        layout += [e] * r + [-1] * (-(-r // align) * align - r)
-    grouped_layout = torch.tensor(layout, dtype=torch.int32, device='cuda')
-    a2 = torch.randn(len(layout), k, dtype=act_dtype, device='cuda')
+    a2, grouped_layout, ref2, valid2, bound2 = contiguous_case(w, [1, 130, 64], act_dtype)
     pinned(f'k_groups={groups},block_m=32')
-    assert f'k_groups={groups}' in wq.plan(len(layout), w, act_dtype, grouping='contiguous')[0]
+    assert f'k_groups={groups}' in wq.plan(a2.shape[0], w, act_dtype, grouping='contiguous')[0]
     out2 = wq.m_grouped_gemm_contiguous(a2, w, grouped_layout)
-    valid2 = torch.tensor(layout) >= 0
-    experts = torch.tensor(layout)
-    bound2 = torch.zeros(len(layout), n, dtype=torch.float64)
-    for e, wabs in enumerate(expert_weights_abs(w)):
-        bound2[experts == e] = a2.double().abs().cpu()[experts == e] @ wabs.T
-    ref2 = wq.reference_grouped_contiguous(a2, w, grouped_layout)
     check(out2.double().cpu()[valid2], ref2[valid2], bound2[valid2], f'{name} contiguous g{groups}')
