@@ -76,6 +76,18 @@ void run_hc_prenorm_plan(const PlanArgs& args, const HardwareModel& hw) {
   fmt::print("{}\n", out.dump(2));
 }
 
+// `out` with the launch of a small-M mma.sync kernel's config (weight-only, FP8 x FP4): both configs name them alike.
+template <class SmallMConfig>
+nlohmann::json with_launch_fields(nlohmann::json out, const SmallMConfig& c) {
+  out.update({{"block_m", c.block_m},
+              {"stages", c.stages},
+              {"num_splits", c.num_splits},
+              {"k_groups", c.k_groups},
+              {"grid", c.grid},
+              {"smem_bytes", c.smem_bytes}});
+  return out;
+}
+
 // --op wq: the weight-only quantised GEMM's path (decoded in registers, or dequantised + dense), token block, stages
 // and split, with the ledger's model times of both paths.
 void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
@@ -100,19 +112,13 @@ void run_wq_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"group_size", w.group_size},
                               {"zeros", w.has_zeros},
                               {"path", c.fused ? "fused" : "dequantise+dense"},
-                              {"block_m", c.block_m},
-                              {"stages", c.stages},
-                              {"num_splits", c.num_splits},
-                              {"k_groups", c.k_groups},
-                              {"grid", c.grid},
-                              {"smem_bytes", c.smem_bytes},
                               {"packed_bytes", c.packed_bytes},
                               {"fused_us", c.fused_us},
                               {"dequant_us", c.dequant_us},
                               {"memory_floor_us", l.memory_floor_us},
                               {"dense_memory_floor_us", l.dense_memory_floor_us},
                               {"decode_floor_us", l.decode_floor_us}};
-  fmt::print("{}\n", out.dump(2));
+  fmt::print("{}\n", with_launch_fields(out, c).dump(2));
 }
 
 GemmType parse_gemm_type(const std::string& name) {
@@ -149,19 +155,13 @@ void run_fp8_fp4_plan(const PlanArgs& args, const HardwareModel& hw) {
                               {"n", *args.n},
                               {"k", *args.k},
                               {"experts", experts},
-                              {"block_m", c.block_m},
-                              {"stages", c.stages},
-                              {"num_splits", c.num_splits},
-                              {"k_groups", c.k_groups},
-                              {"grid", c.grid},
-                              {"smem_bytes", c.smem_bytes},
                               {"bytes", l.bytes},
                               {"flops", l.flops},
                               {"issue_ops", l.issue_ops},
                               {"memory_floor_us", l.memory_floor_us},
                               {"issue_floor_us", l.issue_floor_us},
                               {"bound", l.bound}};
-  fmt::print("{}\n", out.dump(2));
+  fmt::print("{}\n", with_launch_fields(out, c).dump(2));
 }
 
 // --m is rows per group (per batch); a contiguous desc holds the rows of all groups.
