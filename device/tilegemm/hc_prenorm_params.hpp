@@ -17,6 +17,8 @@ constexpr int kConsumerWarps = 4;  // one 32-wide K slice of each stage per warp
 constexpr int kThreads = (kConsumerWarps + 1) * 32;
 constexpr int kSliceK = kBlockK / kConsumerWarps;  // 32 fp32 = one 128-byte swizzle row of B
 constexpr int kABoxK = 64;                         // 64 bf16 = one 128-byte swizzle row of A
+// Library splits are summed in clusters of up to 8 CTAs (the portable cluster size, which every GPC can hold).
+constexpr int kMaxCluster = 8;
 
 TG_HOST_DEVICE constexpr int a_box_bytes(int block_m) {
   return block_m * kABoxK * 2;
@@ -53,10 +55,12 @@ struct HcPrenormParams {
   int m;
   int k_blocks;    // ceil(K / BLOCK_K)
   int num_splits;  // K slices per row block; CTA (row block, split) = (blockIdx.x / splits, blockIdx.x % splits)
-  // Splits reduced inside the kernel (num_splits chosen by the library): each CTA writes its partial sums to
-  // `partials` ([row blocks][splits][block_m][N + 1], the last column sqr_sum) and the last CTA of a row block to
-  // arrive on `counters[row block]` (zero before the launch) adds them in split order, writes D and sqr_sum and sets
-  // the counter back to zero. Null when every CTA writes its own slice of D (one split, or the caller's splits).
+  // Splits reduced inside the kernel (num_splits chosen by the library, a multiple of the kernel's cluster size C):
+  // a cluster's CTAs sum their tiles in distributed shared memory, CTA r of it the words of share r. With more than
+  // one cluster per row block, each CTA writes its share's sum to `partials` ([row blocks][clusters][block_m][N + 1],
+  // the last column sqr_sum) and the last cluster to arrive on `counters[row block][r]` (zero before the launch)
+  // adds share r over the clusters, writes it to D and sqr_sum and sets the counter back to zero. Null when every
+  // CTA writes its own slice of D (one split, or the caller's splits) or one cluster holds a row block's splits.
   float* partials;
   int* counters;
 };

@@ -23,7 +23,8 @@ struct HcPrenormConfig {
   int block_m = 64;               // rows of A per CTA: 16 or 64, whichever the model finds faster
   int num_splits = 1;             // K slices per row block
   bool caller_splits = false;     // num_splits came from the caller (partials in D's slices)
-  bool reduce_in_kernel = false;  // the library's splits > 1: summed by the last CTA of each row block
+  bool reduce_in_kernel = false;  // the library's splits > 1, summed in the kernel
+  int cluster = 1;                // CTAs per cluster, summing their splits in distributed shared memory first
   int stages = 0;
   int smem_bytes = 0;
   int grid = 0;             // CTAs: row blocks × splits
@@ -41,9 +42,9 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
 std::string format_hc_prenorm_config(const HcPrenormConfig& config);
 
 // The model's microseconds for one call in row blocks of `block_m` (16 or 64) rows and `splits` K slices, summed in
-// the kernel or not: what select_hc_prenorm_config compares.
+// the kernel or not (in clusters of `cluster` CTAs, which divides splits): what select_hc_prenorm_config compares.
 double hc_prenorm_model_us(int m, int n, int k, int block_m, int splits, bool reduce_in_kernel, const HardwareModel& hw,
-                           int num_sms);
+                           int num_sms, int cluster = 1);
 
 // deep_gemm.precompile: the distinct kernels the calls of every M in `ms` with (n, k, num_splits) launch on `hw` with
 // `num_sms` SMs (0, or more than hw has: all of hw's, as the call), in first-use order: the configuration and the

@@ -20,6 +20,7 @@
 #include "kernels/split_workspace.hpp"
 #include "kernels/tma_descriptor.hpp"
 #include "kernels/tma_views.hpp"
+#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 
 namespace tilegemm {
@@ -59,10 +60,11 @@ void require_outputs(const TensorView& d, const TensorView& sqr_sum, std::int64_
 // ConfigSelector keeps theirs; the first choice prints with DG_PRINT_CONFIGS.
 const HcPrenormConfig& config_for(int m, int n, int k, std::optional<int> num_splits, const DeviceContext& ctx,
                                   int num_sms) {
-  using Key = std::tuple<int, int, int, int, int, int>;  // device, m, n, k, the caller's splits (0: none), SMs
+  // device, m, n, k, the caller's splits (0: none), SMs, and TILEGEMM_CONFIG_FILTER's pins
+  using Key = std::tuple<int, int, int, int, int, int, std::string>;
   static std::mutex mutex;
   static std::map<Key, HcPrenormConfig> kept;  // node-based: references stay valid as it grows
-  const Key key{ctx.device, m, n, k, num_splits.value_or(0), num_sms};
+  const Key key{ctx.device, m, n, k, num_splits.value_or(0), num_sms, env().config_filter};
   {
     std::lock_guard lock(mutex);
     if (const auto it = kept.find(key); it != kept.end()) return it->second;
@@ -127,14 +129,16 @@ void tf32_hc_prenorm_gemm(const TensorView& a, const TensorView& b, const Tensor
   params.m = static_cast<int>(m);
   params.k_blocks = static_cast<int>((k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK);
   params.num_splits = config.num_splits;
-  if (config.reduce_in_kernel) {
-    // [row blocks] counters in the zeroed split workspace (the kernel sets them back to zero), and the partial tiles
-    // [row blocks][splits][block_m][N + 1] in the stream's scratch: every split writes its own before any is read,
-    // so they need no zeroing, before or after.
+  if (config.reduce_in_kernel && config.num_splits > config.cluster) {
+    // [row blocks][cluster] counters in the zeroed split workspace (the kernel sets them back to zero), and the
+    // clusters' sums [row blocks][clusters][block_m][N + 1] in the stream's scratch: every cluster writes its own
+    // before any is read, so they need no zeroing, before or after.
     const std::size_t row_blocks = static_cast<std::size_t>(config.grid / config.num_splits);
-    const std::size_t partial_bytes = static_cast<std::size_t>(config.grid) * static_cast<std::size_t>(config.block_m) *
+    const std::size_t clusters = static_cast<std::size_t>(config.num_splits / config.cluster);
+    const std::size_t partial_bytes = row_blocks * clusters * static_cast<std::size_t>(config.block_m) *
                                       static_cast<std::size_t>(n + 1) * sizeof(float);
-    params.counters = static_cast<int*>(kernels::split_workspace(row_blocks * sizeof(int), options.stream));
+    params.counters = static_cast<int*>(
+        kernels::split_workspace(row_blocks * static_cast<std::size_t>(config.cluster) * sizeof(int), options.stream));
     params.partials = static_cast<float*>(kernels::stream_scratch(partial_bytes, options.stream));
   }
   kernels::launch_sm90_hc_prenorm(config, params, options.stream);

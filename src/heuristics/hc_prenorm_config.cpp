@@ -4,14 +4,17 @@
 //   boxes of N rows: at small M that, not the bytes, is what a stage costs). A wave of `active` CTAs lasts as long
 //   as the slower of its CTAs' streams and the wave's A bytes at the DRAM bandwidth, plus a CTA's fixed cost
 //   (launch, epilogue) and its pipeline fill, which scales with the stage time. Splits the library chooses are summed
-//   by the last CTA of each row block, which copies as many partial tiles as its stage ring holds per L2 round trip
-//   (sm90_tf32_hc_prenorm_gemm.cuh).
+//   in the kernel (sm90_tf32_hc_prenorm_gemm.cuh): inside a cluster through distributed shared memory (two cluster
+//   barriers and one round of remote loads), and across a row block's clusters by the last to arrive on each share of
+//   the tile, which copies the clusters' sums of its share in one L2 round trip after its arrival's.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include <fmt/format.h>
 
+#include "core/config_filter.hpp"
+#include "tilegemm/env.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/hc_prenorm_params.hpp"
@@ -32,6 +35,12 @@ constexpr double kDramEfficiency = 0.8;  // of the datasheet bandwidth, for the 
 // them and adds them.
 constexpr double kReduceLatencyUs = 1.3;
 constexpr double kReduceBytesPerUs = 21e3;
+// A cluster's sum in distributed shared memory: two cluster barriers and one round of remote loads (not yet measured:
+// a few L2-free round trips across the GPC).
+constexpr double kClusterSumUs = 0.5;
+// The largest cluster the selector takes unpinned: 1 until the cluster sums' kernel times have been measured on a
+// GPU (TILEGEMM_CONFIG_FILTER's cluster_m reaches up to hc_prenorm::kMaxCluster meanwhile).
+constexpr int kUnpinnedMaxCluster = 1;
 constexpr int kMaxLibrarySplits = 64;
 // 16-row blocks up to 256 rows: the model does not price B's reads from L2 (once per row block), and from there on
 // 64-row blocks fill the SMs with four times fewer of them.
@@ -47,12 +56,13 @@ int stages_that_fit(int n, int block_m, const HardwareModel& hw) {
 }  // namespace
 
 double hc_prenorm_model_us(int m, int n, int k, int block_m, int splits, bool reduce, const HardwareModel& hw,
-                           int num_sms) {
+                           int num_sms, int cluster) {
   const int rows = std::min(m, block_m);
   const std::int64_t row_blocks = (m + block_m - 1) / block_m;
   const std::int64_t ctas = row_blocks * splits;
-  const std::int64_t waves = (ctas + num_sms - 1) / num_sms;
-  const std::int64_t active = std::min<std::int64_t>(ctas, num_sms);
+  const std::int64_t resident = std::max(1, num_sms / cluster) * cluster;  // whole clusters
+  const std::int64_t waves = (ctas + resident - 1) / resident;
+  const std::int64_t active = std::min<std::int64_t>(ctas, resident);
   const int k_blocks = (k + hc_prenorm::kBlockK - 1) / hc_prenorm::kBlockK;
   const int stages = (k_blocks + splits - 1) / splits;  // the longest slice
   const int box_rows = 2 * block_m + hc_prenorm::kConsumerWarps * n;
@@ -62,8 +72,11 @@ double hc_prenorm_model_us(int m, int n, int k, int block_m, int splits, bool re
   const double fill_us = std::min<double>(stages, kFillStages) * stage_us;
   double us = static_cast<double>(waves) * (std::max(stream_us, dram_us) + fill_us + kCtaFixedUs);
   if (reduce && splits > 1) {  // the partial tiles hold the row block's rows of A only (4 floats a word)
-    const int words = (rows * (n + 1) + 3) / 4;
-    us += kReduceLatencyUs + static_cast<double>(splits) * words * 16 / kReduceBytesPerUs;
+    const int words = (rows * (n + 1) + 3) / 4, clusters = splits / cluster;
+    if (cluster > 1) us += kClusterSumUs;
+    if (clusters > 1)
+      us +=
+          kReduceLatencyUs + static_cast<double>(clusters) * ((words + cluster - 1) / cluster) * 16 / kReduceBytesPerUs;
   }
   return us;
 }
@@ -82,25 +95,47 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
   if (num_splits)
     TILEGEMM_REQUIRE(*num_splits >= 1 && (static_cast<std::int64_t>(m) + 15) / 16 * *num_splits <= INT32_MAX,
                      "num_splits", "a split count >= 1 (None: chosen by the library)", fmt::format("{}", *num_splits));
-  // The row block and the split the model finds fastest; a library split must win clearly (it costs a workspace).
+  // The row block, split and cluster the model finds fastest; a library split must win clearly (it costs a
+  // workspace). TILEGEMM_CONFIG_FILTER (tests, tuning) may pin block_m, and for the library's split split_k and
+  // cluster_m.
+  const ConfigFilter& filter = env_config_filter();
+  const int pin_block_m = filter.value_of("block_m"), pin_splits = filter.value_of("split_k");
+  const int pin_cluster = filter.value_of("cluster_m");
+  TILEGEMM_REQUIRE(pin_block_m == 0 || pin_block_m == hc_prenorm::kSmallBlockM || pin_block_m == hc_prenorm::kBlockM,
+                   "TILEGEMM_CONFIG_FILTER", "block_m 16 or 64 for tf32_hc_prenorm_gemm",
+                   fmt::format("block_m={}", pin_block_m));
+  const bool cluster_ok = pin_cluster <= hc_prenorm::kMaxCluster && (pin_cluster & (pin_cluster - 1)) == 0 &&
+                          (pin_splits == 0 || pin_splits % std::max(pin_cluster, 1) == 0);
+  TILEGEMM_REQUIRE(cluster_ok, "TILEGEMM_CONFIG_FILTER",
+                   "cluster_m 1, 2, 4 or 8 dividing split_k for tf32_hc_prenorm_gemm",
+                   fmt::format("cluster_m={} split_k={}", pin_cluster, pin_splits));
   double best = 0;
   bool chosen = false;
   for (const int block_m : {hc_prenorm::kSmallBlockM, hc_prenorm::kBlockM}) {
-    if (block_m == hc_prenorm::kSmallBlockM && m > kSmallBlockMaxM) continue;
-    const auto consider = [&](int splits, bool reduce) {
-      const double us = hc_prenorm_model_us(m, n, k, block_m, splits, reduce, hw, num_sms);
+    if (pin_block_m ? block_m != pin_block_m : block_m == hc_prenorm::kSmallBlockM && m > kSmallBlockMaxM) continue;
+    const auto consider = [&](int splits, bool reduce, int cluster) {
+      const double us = hc_prenorm_model_us(m, n, k, block_m, splits, reduce, hw, num_sms, cluster);
       if (chosen && us >= (reduce ? 0.98 : 1.0) * best) return;
       chosen = true, best = us, c.block_m = block_m, c.num_splits = splits, c.reduce_in_kernel = reduce;
+      c.cluster = cluster;
     };
     if (num_splits) {
-      consider(*num_splits, false);
+      consider(*num_splits, false, 1);
       continue;
     }
-    consider(1, false);
-    for (int s = 2; s <= std::min(k_blocks, kMaxLibrarySplits); ++s) consider(s, true);
+    if (pin_splits <= 1 && pin_cluster <= 1) consider(1, false, 1);
+    for (int s = 2; s <= std::max(pin_splits, std::min(k_blocks, kMaxLibrarySplits)); ++s) {
+      if (pin_splits && s != pin_splits) continue;
+      for (int cluster = 1; cluster <= std::min(s, hc_prenorm::kMaxCluster); cluster *= 2)
+        if (s % cluster == 0 && (pin_cluster ? cluster == pin_cluster : cluster <= kUnpinnedMaxCluster))
+          consider(s, true, cluster);
+    }
   }
+  TILEGEMM_REQUIRE(chosen, "TILEGEMM_CONFIG_FILTER", "pins tf32_hc_prenorm_gemm can run with",
+                   fmt::format("{} (m={} k={})", env().config_filter, m, k));
   c.caller_splits = num_splits.has_value();
   const std::int64_t row_blocks = (static_cast<std::int64_t>(m) + c.block_m - 1) / c.block_m;
+  const int clusters = c.num_splits / c.cluster;
   c.stages = stages_that_fit(n, c.block_m, hw);
   c.smem_bytes = hc_prenorm::smem_bytes(n, c.stages, c.block_m);
   TILEGEMM_REQUIRE(c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two pipeline stages in shared memory",
@@ -108,7 +143,7 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
   c.grid = static_cast<int>(row_blocks * c.num_splits);
   const int slices = c.caller_splits ? c.num_splits : 1;
   c.bytes = 2.0 * m * k + 4.0 * n * k + 4.0 * slices * m * (n + 1);
-  if (c.reduce_in_kernel) c.bytes += 2.0 * c.num_splits * m * (n + 1) * 4;  // partials of A's rows, out and back
+  if (c.reduce_in_kernel && clusters > 1) c.bytes += 2.0 * clusters * m * (n + 1) * 4;  // clusters' sums, out and back
   c.floor_us = c.bytes / hw.hbm_bytes_per_s() * 1e6;
   c.predicted_us = best;
   return c;
@@ -120,7 +155,7 @@ std::string format_hc_prenorm_config(const HcPrenormConfig& c) {
       "floor {:.1f} us, model {:.1f} us",
       c.m, c.n, c.k, c.block_m, c.num_splits,
       c.caller_splits      ? " (caller's)"
-      : c.reduce_in_kernel ? " (summed in the kernel)"
+      : c.reduce_in_kernel ? fmt::format(" (summed in the kernel, clusters of {})", c.cluster)
                            : "",
       c.grid, c.stages, c.smem_bytes, c.bytes / 1e6, c.floor_us, c.predicted_us);
 }

@@ -7,8 +7,8 @@
 
 namespace tilegemm::kernels {
 
-// The kernel of (N, stages, splits summed in the kernel or not, rows of A per CTA).
-jit::KernelSpec sm90_hc_prenorm_spec(int n, int stages, bool reduce_in_kernel, int block_m);
+// The kernel of (N, stages, splits summed in the kernel or not, rows of A per CTA, CTAs per cluster).
+jit::KernelSpec sm90_hc_prenorm_spec(int n, int stages, bool reduce_in_kernel, int block_m, int cluster);
 
 // The kernel `config`'s launch runs: the one launch_sm90_hc_prenorm JITs and hc_prenorm_kernel_specs precompiles.
 jit::KernelSpec sm90_hc_prenorm_spec(const HcPrenormConfig& config);

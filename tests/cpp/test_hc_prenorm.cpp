@@ -3,14 +3,18 @@
 // bad argument is named before any CUDA call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "expect_invalid.hpp"
 #include "kernels/sm90_hc_prenorm.hpp"
+#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 #include "tilegemm/hw.hpp"
@@ -27,8 +31,10 @@ TEST_F(HcPrenormCodegen, KernelsCompileWithoutSpillsUnderDeepGemmsName) {
   for (int m : {4096, 13}) {  // 64- and 16-row blocks
     for (int n : {8, 24, 32}) {
       const HcPrenormConfig c = select_hc_prenorm_config(m, n, 7168, std::nullopt, hw, hw.num_sms);
-      for (bool reduce : {false, true}) {
-        const jit::KernelSpec spec = kernels::sm90_hc_prenorm_spec(n, c.stages, reduce, c.block_m);
+      // Unsummed, and summed in clusters of 1 to 8 CTAs.
+      for (int cluster : {0, 1, 2, 4, 8}) {
+        const jit::KernelSpec spec =
+            kernels::sm90_hc_prenorm_spec(n, c.stages, cluster > 0, c.block_m, std::max(cluster, 1));
         SCOPED_TRACE(spec.name);
         // DeepGEMM's test times the kernel with bench_kineto(..., 'tf32_hc_prenorm_gemm').
         EXPECT_NE(spec.entry.find("tf32_hc_prenorm_gemm"), std::string::npos);
@@ -107,6 +113,52 @@ TEST(HcPrenormConfig, ModelMatchesTheMeasuredKernelTimes) {
   }
 }
 
+// Library splits can be summed in clusters: a cluster holding all of a row block's splits needs no round trip
+// through L2 (no workspace), which the model prices; a pinned cluster divides the splits, and the caller's splits are
+// never clustered.
+TEST(HcPrenormConfig, ClusterSumsSkipTheL2RoundTrip) {
+  const HardwareModel hw = hardware_preset("h200");
+  EXPECT_LT(hc_prenorm_model_us(13, 24, 7168, 16, 8, true, hw, hw.num_sms, 8),
+            hc_prenorm_model_us(13, 24, 7168, 16, 8, true, hw, hw.num_sms, 1));
+  EXPECT_LT(hc_prenorm_model_us(137, 24, 7168, 16, 16, true, hw, hw.num_sms, 8),
+            hc_prenorm_model_us(137, 24, 7168, 16, 16, true, hw, hw.num_sms, 1));
+  test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "cluster_m=8");
+  for (int m : {13, 137}) {
+    const HcPrenormConfig c = select_hc_prenorm_config(m, 24, 28672, std::nullopt, hw, hw.num_sms);
+    SCOPED_TRACE(format_hc_prenorm_config(c));
+    EXPECT_TRUE(c.reduce_in_kernel);
+    EXPECT_EQ(c.cluster, 8);
+    EXPECT_EQ(c.num_splits % 8, 0);
+    EXPECT_NE(format_hc_prenorm_config(c).find("clusters of 8"), std::string::npos);
+  }
+  EXPECT_EQ(select_hc_prenorm_config(13, 24, 7168, 16, hw, hw.num_sms).cluster, 1);
+}
+
+// TILEGEMM_CONFIG_FILTER pins the row block, the library's split and its cluster (tests and probes), and names
+// itself for a pin the kernel cannot run.
+TEST(HcPrenormConfig, FilterPinsBlockSplitAndCluster) {
+  const HardwareModel hw = hardware_preset("h200");
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "block_m=64,split_k=16,cluster_m=4");
+    const HcPrenormConfig c = select_hc_prenorm_config(13, 24, 7168, std::nullopt, hw, hw.num_sms);
+    EXPECT_EQ(c.block_m, 64);
+    EXPECT_EQ(c.num_splits, 16);
+    EXPECT_EQ(c.cluster, 4);
+    EXPECT_TRUE(c.reduce_in_kernel);
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "split_k=6,cluster_m=1");
+    const HcPrenormConfig c = select_hc_prenorm_config(13, 24, 7168, std::nullopt, hw, hw.num_sms);
+    EXPECT_EQ(c.num_splits, 6);
+    EXPECT_EQ(c.cluster, 1);
+  }
+  for (const char* bad : {"cluster_m=3", "split_k=6,cluster_m=4", "cluster_m=16", "block_m=32"}) {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", bad);
+    test_util::expect_invalid([&] { select_hc_prenorm_config(13, 24, 7168, std::nullopt, hw, hw.num_sms); },
+                              "TILEGEMM_CONFIG_FILTER", "tf32_hc_prenorm_gemm");
+  }
+}
+
 // At small M a CTA takes 16 rows (its TMA boxes hold no rows past M, and a stage costs its box rows); past 256 rows
 // always 64 (four times fewer reads of B). In between the choice is the model's, and the config reports it.
 TEST(HcPrenormConfig, SmallMTakesSixteenRowBlocks) {
@@ -118,8 +170,9 @@ TEST(HcPrenormConfig, SmallMTakesSixteenRowBlocks) {
     if (m > 256) EXPECT_EQ(c.block_m, 64);
     EXPECT_EQ(c.grid, (m + c.block_m - 1) / c.block_m * c.num_splits);
     EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
-    EXPECT_NEAR(c.predicted_us,
-                hc_prenorm_model_us(m, 24, 7168, c.block_m, c.num_splits, c.reduce_in_kernel, hw, hw.num_sms), 1e-9);
+    EXPECT_NEAR(
+        c.predicted_us,
+        hc_prenorm_model_us(m, 24, 7168, c.block_m, c.num_splits, c.reduce_in_kernel, hw, hw.num_sms, c.cluster), 1e-9);
   }
 }
 

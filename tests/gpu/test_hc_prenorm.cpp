@@ -1,6 +1,7 @@
 // tf32_hc_prenorm_gemm on the GPU against a float64 reference: D = A·Bᵀ (TF32 products) and sqr_sum = Σ A², with the
-// library's split (summed in the kernel), the caller's splits (one slice each) and ragged K (TMA zero fill). Outputs
-// start poisoned inside guard bands: every element of D and sqr_sum must be written and nothing around them.
+// library's split (summed in the kernel, in clusters of CTAs or by the last CTA), the caller's splits (one slice each)
+// and ragged K (TMA zero fill). Outputs start poisoned inside guard bands: every element of D and sqr_sum must be
+// written and nothing around them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "../cpp/scoped_env.hpp"
 #include "gpu_harness.hpp"
 #include "tilegemm/hc_prenorm.hpp"
 
@@ -21,10 +23,14 @@ using tilegemm::TensorView;
 struct HcCase {
   int m, n, k;
   std::optional<int> splits;
+  const char* filter = "";  // TILEGEMM_CONFIG_FILTER: the library's split and cluster pinned
 };
 
 std::string case_name(const HcCase& c) {
-  return fmt::format("m{}_n{}_k{}_{}", c.m, c.n, c.k, c.splits ? fmt::format("s{}", *c.splits) : "auto");
+  std::string pins = c.filter;
+  std::replace(pins.begin(), pins.end(), '=', '_'), std::replace(pins.begin(), pins.end(), ',', '_');
+  return fmt::format("m{}_n{}_k{}_{}{}", c.m, c.n, c.k, c.splits ? fmt::format("s{}", *c.splits) : "auto",
+                     pins.empty() ? "" : "_" + pins);
 }
 
 // The largest error TF32 products may add to a dot product: B's fp32 value loses mantissa bits below 2^-10 of it
@@ -36,6 +42,7 @@ class HcPrenormGpu : public ::testing::TestWithParam<HcCase> {};
 TEST_P(HcPrenormGpu, MatchesFloat64Reference) {
   GPU_TEST_REQUIRE_SM90();
   const HcCase c = GetParam();
+  test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", c.filter);
   const int slices = c.splits.value_or(1);
   // A's rows padded to test the row stride (a multiple of 8 elements: TMA's 16 bytes).
   GuardedTensor a(DType::kBFloat16, 0, c.m, c.k, c.k + 64), b(DType::kFloat32, 0, c.n, c.k);
@@ -93,12 +100,19 @@ TEST_P(HcPrenormGpu, MatchesFloat64Reference) {
 }
 
 // DeepGEMM's test shapes (N = 24) at K 7168/7680, its caller's split of 16, and shapes off its grid: N 8/16/32, K
-// not a multiple of the 128-wide stage, M = 1, more caller splits than K blocks (those slices hold zeros).
+// not a multiple of the 128-wide stage, M = 1, more caller splits than K blocks (those slices hold zeros). Pinned
+// library splits: one cluster per row block, several clusters (the workspace sum), a CTA whose share of a 3-word tile
+// is empty, a short last row block, and clusters of one.
 INSTANTIATE_TEST_SUITE_P(Shapes, HcPrenormGpu,
                          ::testing::Values(HcCase{13, 24, 7168, std::nullopt}, HcCase{137, 24, 7680, std::nullopt},
                                            HcCase{4096, 24, 7168, std::nullopt}, HcCase{137, 24, 7168, 16},
                                            HcCase{1, 32, 4096, std::nullopt}, HcCase{200, 8, 1000, std::nullopt},
-                                           HcCase{300, 16, 2048, 3}, HcCase{64, 24, 256, 4}),
+                                           HcCase{300, 16, 2048, 3}, HcCase{64, 24, 256, 4},
+                                           HcCase{137, 24, 7680, std::nullopt, "block_m=16,split_k=8,cluster_m=8"},
+                                           HcCase{13, 24, 7168, std::nullopt, "block_m=16,split_k=32,cluster_m=8"},
+                                           HcCase{1, 8, 4096, std::nullopt, "block_m=16,split_k=16,cluster_m=4"},
+                                           HcCase{200, 8, 1000, std::nullopt, "block_m=64,split_k=4,cluster_m=2"},
+                                           HcCase{13, 32, 28672, std::nullopt, "block_m=16,split_k=24,cluster_m=1"}),
                          [](const auto& info) { return case_name(info.param); });
 
 }  // namespace

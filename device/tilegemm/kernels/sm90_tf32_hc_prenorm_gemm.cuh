@@ -9,8 +9,11 @@
 // rows (so no two warps read the same B), converts its A elements to fp32 in registers, adds their squares and feeds
 // them to mma.sync m16n8k8 TF32 with B from shared memory. At the end the warps' partial sums meet in shared
 // memory. With one split the CTA writes D and sqr_sum; with the caller's splits it writes its slice
-// [split][M][N]; with splits the library chose (kReduce) it writes a partial tile to a workspace and the last
-// CTA of its row block adds the partials in split order (deterministic) and writes the result.
+// [split][M][N]. Splits the library chose (kReduce) are summed in the kernel, in a fixed order (the same bits on
+// every run): the kCluster CTAs of a cluster (consecutive splits of one row block) put their tiles in shared memory
+// and CTA r adds share r of the tile's words over the cluster through distributed shared memory; where a row block
+// has more splits than one cluster, each CTA writes its share's sum to a workspace and the last of the clusters to
+// arrive on that share adds the clusters' sums in cluster order. A cluster of one is the plain last-CTA sum.
 //
 // K order inside an mma: a dot product does not care in which order the K elements meet, only that A and B
 // agree. Lane (g, t) loads the 8 consecutive A elements 8t..8t+7 of its rows (one 16-byte load) and uses
@@ -41,13 +44,16 @@ TG_DEVICE uint4 round_to_tf32(uint4 v) {
 }  // namespace hc_prenorm
 
 // kN: B's rows (8, 16, 24 or 32). kStages: depth of the TMA ring. kReduce: splits summed in the kernel.
-// kBlockRows: a CTA's rows of A (16 or 64, HcPrenormConfig::block_m).
-template <int kN, int kStages, bool kReduce, int kBlockRows>
+// kBlockRows: a CTA's rows of A (16 or 64, HcPrenormConfig::block_m). kCluster: CTAs per cluster (1, 2, 4 or 8; the
+// launch's cluster dimension), splits summed through distributed shared memory first.
+template <int kN, int kStages, bool kReduce, int kBlockRows, int kCluster>
 TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
   using namespace hc_prenorm;
   static_assert(kN >= 8 && kN <= 32 && kN % 8 == 0, "N must be 8, 16, 24 or 32 (B rows, one mma n-tile per 8)");
   static_assert(kStages >= 2, "the ring needs at least two stages");
   static_assert(kBlockRows == kBlockM || kBlockRows == kSmallBlockM, "a row block is 64 or 16 rows");
+  static_assert(kCluster == 1 || (kReduce && kCluster <= kMaxCluster && (kCluster & (kCluster - 1)) == 0),
+                "a cluster of 2, 4 or 8 CTAs sums library splits");
   constexpr int kMTiles = kBlockRows / 16;
   constexpr int kNTiles = kN / 8;
   constexpr int kABoxBytes = a_box_bytes(kBlockRows);
@@ -95,6 +101,11 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
         for (int w = 0; w < kConsumerWarps; ++w)
           prim::tma_load_3d(&p.tma_b, full, stage + 2 * kABoxBytes + w * kBBoxBytes, k0 + w * kSliceK, 0, 0);
       }
+    }
+    if constexpr (kCluster > 1) {  // the consumers' two cluster barriers count every thread that has not exited
+      __syncwarp();
+      prim::cluster_sync();
+      prim::cluster_sync();
     }
     return;
   }
@@ -199,50 +210,101 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     // One split, or the caller's splits: this CTA's slice of D (slice 0 when there is one).
     for (int e = static_cast<int>(threadIdx.x); e < kTileElems; e += kConsumerThreads) store(e, tile_value(e), split);
   } else {
-    // Partial tiles are [rows][N + 1] floats moved as float4 words; only the words of the row block's rows of A
-    // (all of them but in the last block) are written and summed.
+    // Tiles are [rows][N + 1] floats moved as float4 words; only the words of the row block's rows of A (all of them
+    // but in the last block) are summed. CTA `rank` of its cluster owns words [share_begin, share_end).
     const int words = (min(kBlockRows, p.m - m0) * (kN + 1) + 3) / 4;
     constexpr int kWords = kTileElems / 4, kWordsPerThread = (kWords + kConsumerThreads - 1) / kConsumerThreads;
-    // Row block r's splits lie from r·splits·kWords, split s at s·words: a short last block packs its partials.
-    float4* first = reinterpret_cast<float4*>(p.partials) + static_cast<long long>(row_block) * p.num_splits * kWords;
-    float4* partial = first + static_cast<long long>(split) * words;
-    for (int q = static_cast<int>(threadIdx.x); q < words; q += kConsumerThreads)
-      partial[q] = make_float4(tile_value(4 * q), tile_value(4 * q + 1), tile_value(4 * q + 2), tile_value(4 * q + 3));
-    if (!prim::last_split_arrived(&p.counters[row_block], p.num_splits, last_flag,
-                                  static_cast<u32>(Barrier::kConsumers), kConsumerThreads))
+    const int tid = static_cast<int>(threadIdx.x);
+    const int rank = split % kCluster, cluster = split / kCluster, clusters = p.num_splits / kCluster;
+    const int share_begin = rank * words / kCluster, share_end = (rank + 1) * words / kCluster;
+    const int share = share_end - share_begin;
+    float4 sum[kWordsPerThread] = {};
+    if constexpr (kCluster == 1) {
+#pragma unroll
+      for (int w = 0; w < kWordsPerThread; ++w) {
+        const int q = tid + w * kConsumerThreads;
+        if (q < words)
+          sum[w] = make_float4(tile_value(4 * q), tile_value(4 * q + 1), tile_value(4 * q + 2), tile_value(4 * q + 3));
+      }
+    } else {
+      // The tile into the stage ring (every stage consumed), visible to the cluster at the barrier; then this CTA's
+      // share summed over the cluster's tiles in rank order, every remote load issued before the first add. The
+      // second barrier keeps each CTA's shared memory alive until the whole cluster has read it.
+      auto* tile = reinterpret_cast<float4*>(smem);
+      static_assert(kStages * kStageBytes >= kWords * 16, "a tile fits the stage ring");
+      for (int q = tid; q < words; q += kConsumerThreads)
+        tile[q] = make_float4(tile_value(4 * q), tile_value(4 * q + 1), tile_value(4 * q + 2), tile_value(4 * q + 3));
+      prim::cluster_sync();
+#pragma unroll
+      for (int w = 0; w < kWordsPerThread; ++w) {
+        const int q = share_begin + tid + w * kConsumerThreads;
+        if (q >= share_end) continue;
+        float4 x[kCluster];
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) x[r] = prim::ld_shared_cluster_f4(tile + q, static_cast<u32>(r));
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) prim::accumulate(sum[w], x[r]);
+      }
+      prim::cluster_sync();
+      if (clusters == 1) {
+#pragma unroll
+        for (int w = 0; w < kWordsPerThread; ++w) {
+          const int q = share_begin + tid + w * kConsumerThreads;
+          if (q >= share_end) continue;
+          store(4 * q, sum[w].x, 0), store(4 * q + 1, sum[w].y, 0), store(4 * q + 2, sum[w].z, 0);
+          store(4 * q + 3, sum[w].w, 0);
+        }
+        return;
+      }
+    }
+    // Several clusters: this CTA's share of its cluster's sum goes to the workspace ([row blocks][clusters][words],
+    // a short last block packing its sums), and the last cluster to arrive on the share adds them in cluster order.
+    // It copies as many as the stage ring (idle now) holds with cp.async, one L2 round trip whatever their count, and
+    // sums from shared memory. Every cluster wrote its share before counting its arrival: nothing stale is read. A
+    // share can be empty (a tile of fewer words than the cluster has CTAs): the same rank is empty in every cluster,
+    // so its counter is never touched.
+    if (share == 0) return;
+    float4* first = reinterpret_cast<float4*>(p.partials) + static_cast<long long>(row_block) * clusters * kWords;
+#pragma unroll
+    for (int w = 0; w < kWordsPerThread; ++w) {
+      const int q = tid + w * kConsumerThreads;
+      if (q < share) first[static_cast<long long>(cluster) * words + share_begin + q] = sum[w];
+    }
+    int* counter = &p.counters[row_block * kCluster + rank];
+    if (!prim::last_split_arrived(counter, clusters, last_flag, static_cast<u32>(Barrier::kConsumers),
+                                  kConsumerThreads))
       return;
-    // The last CTA adds the splits' tiles in split order. They lie back to back ([splits][words]), so it copies as
-    // many as the stage ring (idle now) holds into it with cp.async, one L2 round trip whatever their count, and sums
-    // from shared memory. Every split wrote its whole tile before counting its arrival: nothing stale is read.
     auto* landed = reinterpret_cast<float4*>(smem);
     constexpr int kLandingWords = kStages * kStageBytes / 16;
     static_assert(kLandingWords >= kWords, "a partial tile fits the stage ring");
-    const int tid = static_cast<int>(threadIdx.x), per_round = kLandingWords / words;
-    float4 sum[kWordsPerThread] = {};
-    for (int s0 = 0; s0 < p.num_splits; s0 += per_round) {
-      const int splits = min(per_round, p.num_splits - s0), count = splits * words;
-      const float4* src = first + static_cast<long long>(s0) * words;
-      for (int i = tid; i < count; i += kConsumerThreads) prim::cp_async_16(landed + i, src + i, true);
+    const int per_round = kLandingWords / share;
+#pragma unroll
+    for (int w = 0; w < kWordsPerThread; ++w) sum[w] = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int c0 = 0; c0 < clusters; c0 += per_round) {
+      const int count = min(per_round, clusters - c0) * share;
+      for (int i = tid; i < count; i += kConsumerThreads)
+        prim::cp_async_16(landed + i, first + static_cast<long long>(c0 + i / share) * words + share_begin + i % share,
+                          true);
       prim::cp_async_commit();
       prim::cp_async_wait<0>();
       prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);
 #pragma unroll
       for (int w = 0; w < kWordsPerThread; ++w) {
         const int q = tid + w * kConsumerThreads;
-        if (q < words)
-          for (int s = 0; s < splits; ++s) prim::accumulate(sum[w], landed[s * words + q]);
+        if (q < share)
+          for (int c = 0; c < count / share; ++c) prim::accumulate(sum[w], landed[c * share + q]);
       }
       prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);  // before the next round
     }
 #pragma unroll
     for (int w = 0; w < kWordsPerThread; ++w) {
-      const int q = tid + w * kConsumerThreads;
-      if (q >= words) continue;
+      const int q = share_begin + tid + w * kConsumerThreads;
+      if (q >= share_end) continue;
       store(4 * q, sum[w].x, 0), store(4 * q + 1, sum[w].y, 0), store(4 * q + 2, sum[w].z, 0);
       store(4 * q + 3, sum[w].w, 0);
     }
     // The next launch on this stream finds the counter at zero again: no memset per call.
-    if (threadIdx.x == 0) prim::st_relaxed_gpu(&p.counters[row_block], 0);
+    if (threadIdx.x == 0) prim::st_relaxed_gpu(counter, 0);
   }
 }
 

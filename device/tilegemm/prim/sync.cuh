@@ -175,4 +175,17 @@ TG_DEVICE void mbarrier_arrive_cluster(u64* bar, u32 rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
+// mapa.shared::cluster.u32 + ld.shared::cluster.v4.f32: the float4 at the same shared-memory offset as `ptr` in CTA
+// `rank` of the cluster (distributed shared memory; that CTA must not have exited).                 sm_90
+TG_DEVICE float4 ld_shared_cluster_f4(const void* ptr, u32 rank) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(ptr)), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
 }  // namespace tilegemm::prim
