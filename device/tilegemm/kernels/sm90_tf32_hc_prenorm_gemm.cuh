@@ -218,7 +218,16 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
     const int rank = split % kCluster, cluster = split / kCluster, clusters = p.num_splits / kCluster;
     const int share_begin = rank * words / kCluster, share_end = (rank + 1) * words / kCluster;
     const int share = share_end - share_begin;
-    float4 sum[kWordsPerThread] = {};
+    float4 sum[kWordsPerThread] = {};  // this thread's words of the share: share_begin + tid + w·threads
+    const auto store_share = [&] {
+#pragma unroll
+      for (int w = 0; w < kWordsPerThread; ++w) {
+        const int q = share_begin + tid + w * kConsumerThreads;
+        if (q >= share_end) continue;
+        store(4 * q, sum[w].x, 0), store(4 * q + 1, sum[w].y, 0), store(4 * q + 2, sum[w].z, 0);
+        store(4 * q + 3, sum[w].w, 0);
+      }
+    };
     if constexpr (kCluster == 1) {
 #pragma unroll
       for (int w = 0; w < kWordsPerThread; ++w) {
@@ -247,13 +256,7 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
       }
       prim::cluster_sync();
       if (clusters == 1) {
-#pragma unroll
-        for (int w = 0; w < kWordsPerThread; ++w) {
-          const int q = share_begin + tid + w * kConsumerThreads;
-          if (q >= share_end) continue;
-          store(4 * q, sum[w].x, 0), store(4 * q + 1, sum[w].y, 0), store(4 * q + 2, sum[w].z, 0);
-          store(4 * q + 3, sum[w].w, 0);
-        }
+        store_share();
         return;
       }
     }
@@ -296,13 +299,7 @@ TG_DEVICE void sm90_tf32_hc_prenorm_gemm(const HcPrenormParams& p) {
       }
       prim::named_barrier_sync(static_cast<u32>(Barrier::kConsumers), kConsumerThreads);  // before the next round
     }
-#pragma unroll
-    for (int w = 0; w < kWordsPerThread; ++w) {
-      const int q = share_begin + tid + w * kConsumerThreads;
-      if (q >= share_end) continue;
-      store(4 * q, sum[w].x, 0), store(4 * q + 1, sum[w].y, 0), store(4 * q + 2, sum[w].z, 0);
-      store(4 * q + 3, sum[w].w, 0);
-    }
+    store_share();
     // The next launch on this stream finds the counter at zero again: no memset per call.
     if (threadIdx.x == 0) prim::st_relaxed_gpu(counter, 0);
   }
