@@ -19,7 +19,9 @@ SHAPES = ((13, 24, 7168), (13, 24, 7680), (13, 24, 28672), (137, 24, 7168), (137
           (4096, 24, 7168), (4096, 24, 28672), (8192, 24, 28672))
 PLANS = ('default', 'cluster_m=1', 'split_k=8,cluster_m=8', 'split_k=16,cluster_m=8', 'split_k=16,cluster_m=4',
          'split_k=32,cluster_m=8', 'split_k=64,cluster_m=8', 'split_k=24,cluster_m=8')
-QUICK_PLANS = ('default', 'cluster_m=1')
+# --quick: the selector's plan against one and two clusters of eight, at DeepGEMM's small test M.
+QUICK_PLANS = ('default', 'split_k=8,cluster_m=8', 'split_k=16,cluster_m=8')
+QUICK_SHAPES = ((13, 24, 7168), (13, 24, 28672), (137, 24, 7168))
 PEER_SPLITS = (None, 16, 32)
 
 
@@ -51,11 +53,12 @@ def call(lib, a, b, m, n, splits):
 
 def main():
     args = [x for x in sys.argv[1:] if not x.startswith('--')]
-    plans = QUICK_PLANS if '--quick' in sys.argv else PLANS
+    quick = '--quick' in sys.argv
+    plans, shapes = (QUICK_PLANS, QUICK_SHAPES) if quick else (PLANS, SHAPES)
     peer = load_peer(args[0]) if args else None
     flush = timing.Flusher(torch)
     print('| shape | plan | lib | err D | err sq | kernel us | events us |\n|---|---|---|---:|---:|---:|---:|', flush=True)
-    for m, n, k in SHAPES:
+    for m, n, k in shapes:
         a = torch.randn(m, k, device='cuda', dtype=torch.bfloat16)
         b = torch.randn(n, k, device='cuda', dtype=torch.float32)
         runs = [('ours', plan, None) for plan in plans]
