@@ -158,6 +158,8 @@ TEST(CliPlan, HcPrenormShowsTheSplitAndItsModel) {
   EXPECT_EQ(j["op"], "tf32_hc_prenorm_gemm");
   EXPECT_GT(j["num_splits"].get<int>(), 1);
   EXPECT_TRUE(j["reduce_in_kernel"].get<bool>());
+  EXPECT_EQ(j["block_m"], 16);
+  EXPECT_EQ(j["num_splits"].get<int>() % j["cluster"].get<int>(), 0);  // the launch's clusters divide the splits
   EXPECT_EQ(nlohmann::json::parse(
                 run_plan("--op hc_prenorm --m 13 --n 24 --k 7168 --num-splits 16 --json", false).output)["num_splits"],
             16);
