@@ -4,6 +4,7 @@
 // and 1x32 fp32 scales per row (DeepGEMM's recipe (1, 32); UE8M0-valued or not). The same kernel runs MXFP8 (`mx`):
 // B e4m3 [N, K] and both operands scaled per 32 k. Shared by the host launch and the kernel. Plain data only.
 #include "tilegemm/gemm_params.hpp"  // TmaDescriptor, TG_HOST_DEVICE
+#include "tilegemm/k_groups.hpp"
 
 namespace tilegemm {
 
@@ -39,17 +40,14 @@ TG_HOST_DEVICE constexpr int sfa_offset(int block_m, bool mx) {
 TG_HOST_DEVICE constexpr int stage_bytes(int block_m, bool mx) {
   return (sfa_offset(block_m, mx) + (mx ? block_m * kGroupsPerStage * 4 : 0) + 1023) / 1024 * 1024;
 }
-// K groups (kernels/k_group_sum.cuh): 1, 2 or 4 sets of consumer warps take turns at the stages; sets 1.. hand their
-// accumulators to set 0 through [set - 1][warp][BLOCK_M / 2 floats][32 lanes] of shared memory.
+// K groups (tilegemm/k_groups.hpp): 1, 2 or 4 sets of consumer warps take turns at the stages.
 TG_HOST_DEVICE constexpr int threads(int k_groups) {
-  return (kConsumerWarps * k_groups + 1) * 32;  // + one producer warp
-}
-TG_HOST_DEVICE constexpr int k_group_scratch_bytes(int block_m, int k_groups) {
-  return (k_groups - 1) * kConsumerWarps * (block_m / 2) * 32 * 4;
+  return k_group_threads(kConsumerWarps, k_groups);
 }
 // 1 KB of slack aligns the base up to 1024 bytes; then the stage barriers, the last-CTA flag and the sets' scratch.
 TG_HOST_DEVICE constexpr int smem_bytes(int block_m, int stages, bool mx, int k_groups = 1) {
-  return 1024 + stages * stage_bytes(block_m, mx) + stages * 16 + 16 + k_group_scratch_bytes(block_m, k_groups);
+  return 1024 + stages * stage_bytes(block_m, mx) + stages * 16 + 16 +
+         k_group_scratch_bytes(kConsumerWarps, block_m, k_groups);
 }
 
 }  // namespace fp8_fp4

@@ -35,6 +35,7 @@
 //   zeros     int4 with zero points: u8 [n_pad / 16][k_pad / group][16] (0..15); absent otherwise
 //   channel   int8: fp32 [n_pad] per-row scales
 #include "tilegemm/gemm_params.hpp"  // TmaDescriptor, TG_HOST_DEVICE
+#include "tilegemm/k_groups.hpp"
 
 namespace tilegemm {
 
@@ -88,20 +89,16 @@ TG_HOST_DEVICE constexpr int stage_bytes(WeightFormat f, int group_size, bool ha
           zero_stage_bytes(f, group_size, has_zeros) + 1023) /
          1024 * 1024;
 }
-// K groups (kernels/k_group_sum.cuh): 1, 2 or 4 sets of consumer warps (one warp per row block each) take turns at
+// K groups (tilegemm/k_groups.hpp): 1, 2 or 4 sets of consumer warps (one warp per row block each) take turns at
 // the stages; more warps per scheduler hide the decode's fixed-latency dependencies.
 TG_HOST_DEVICE constexpr int threads(int k_groups) {
-  return (kConsumerWarps * k_groups + 1) * 32;
-}
-// The accumulators sets 1.. hand over: [set - 1][row block][BLOCK_M / 2 floats][32 lanes].
-TG_HOST_DEVICE constexpr int k_group_scratch_bytes(int block_m, int k_groups) {
-  return (k_groups - 1) * kConsumerWarps * (block_m / 2) * kLanes * 4;
+  return k_group_threads(kConsumerWarps, k_groups);
 }
 // 1 KB of slack aligns the base up to 1024 bytes; then the stage barriers, the last-CTA flag and the K groups' scratch.
 TG_HOST_DEVICE constexpr int smem_bytes(WeightFormat f, int group_size, bool has_zeros, int block_m, int stages,
                                         int k_groups = 1) {
   return 1024 + stages * stage_bytes(f, group_size, has_zeros, block_m) + stages * 16 + 16 +
-         k_group_scratch_bytes(block_m, k_groups);
+         k_group_scratch_bytes(kConsumerWarps, block_m, k_groups);
 }
 
 }  // namespace wq

@@ -60,11 +60,11 @@ void require_outputs(const TensorView& d, const TensorView& sqr_sum, std::int64_
 // ConfigSelector keeps theirs; the first choice prints with DG_PRINT_CONFIGS.
 const HcPrenormConfig& config_for(int m, int n, int k, std::optional<int> num_splits, const DeviceContext& ctx,
                                   int num_sms) {
-  // device, m, n, k, the caller's splits (0: none), SMs, and TILEGEMM_CONFIG_FILTER's pins
-  using Key = std::tuple<int, int, int, int, int, int, std::string>;
+  // device, m, n, k, the caller's splits (0: none), SMs, and the settings' generation (TILEGEMM_CONFIG_FILTER pins)
+  using Key = std::tuple<int, int, int, int, int, int, unsigned>;
   static std::mutex mutex;
   static std::map<Key, HcPrenormConfig> kept;  // node-based: references stay valid as it grows
-  const Key key{ctx.device, m, n, k, num_splits.value_or(0), num_sms, env().config_filter};
+  const Key key{ctx.device, m, n, k, num_splits.value_or(0), num_sms, env().generation};
   {
     std::lock_guard lock(mutex);
     if (const auto it = kept.find(key); it != kept.end()) return it->second;

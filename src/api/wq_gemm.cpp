@@ -120,18 +120,27 @@ void require_output(const TensorView& d, std::initializer_list<std::int64_t> sha
   for (int j = 0; j < d.ndim; ++j) require_int_size(d.stride(j), "d");
 }
 
-// The plan of (m, weight layout, D dtype, type, experts, config filter) on the current device, made once per process:
-// the dense path's model runs the BF16 selector, too slow for every decode step's call.
+// The plan of (m, weight layout, D dtype, type, experts) on the current device under the current settings (a
+// reload_env, e.g. of TILEGEMM_CONFIG_FILTER, makes new plans), made once: the dense path's model runs the BF16
+// selector, too slow for every decode step's call.
 WqGemmConfig planned(int m, const WeightLayout& l, DType d_dtype, GemmType type, int experts,
                      const GemmOptions& options) {
   const DeviceContext& ctx = current_device_context();
   const int num_sms = sms_used(options.num_sms, ctx.hw);
-  const int key_fields[] = {
-      m,           static_cast<int>(l.format), static_cast<int>(l.act_dtype), l.n,     l.k,     l.group_size,
-      l.has_zeros, static_cast<int>(d_dtype),  static_cast<int>(type),        experts, num_sms, ctx.device};
-  // The config filter (tests, tuning) is part of the key: a changed filter is a new plan.
-  const std::string key =
-      std::string(reinterpret_cast<const char*>(key_fields), sizeof(key_fields)) + env().config_filter;
+  const int key_fields[] = {m,
+                            static_cast<int>(l.format),
+                            static_cast<int>(l.act_dtype),
+                            l.n,
+                            l.k,
+                            l.group_size,
+                            l.has_zeros,
+                            static_cast<int>(d_dtype),
+                            static_cast<int>(type),
+                            experts,
+                            num_sms,
+                            ctx.device,
+                            static_cast<int>(env().generation)};
+  const std::string key(reinterpret_cast<const char*>(key_fields), sizeof(key_fields));
   static std::mutex mutex;
   static std::map<std::string, WqGemmConfig> plans;
   {

@@ -2,7 +2,8 @@
 // TILEGEMM_CONFIG_FILTER: pins some fields of the selected config for tests and tuning experiments
 // ("block_m=128,block_n=256,stages=3,cluster_m=2"). The selector keeps only legal candidates that match.
 // `raster` is not enumerated (each tile shape gets one derived raster group), so it sets the group instead.
-// `k_groups` pins the weight-only kernel's sets of consumer warps; GemmConfig selectors ignore it.
+// `k_groups` pins the weight-only and FP8 x FP4 kernels' sets of consumer warps; GemmConfig selectors ignore it.
+// tf32_hc_prenorm_gemm reads block_m, and split_k and cluster_m for the library's split.
 #include <initializer_list>
 #include <string>
 #include <string_view>

@@ -3,6 +3,7 @@
 // kConsumerWarps consumer warps, set i decoding the stages in ring slots i, i + kKGroups, ... At the end of a token
 // block the sets' accumulators meet in shared memory: sets 1.. store theirs, set 0 adds them in set order (the same
 // sum on every run) and goes on to store the tile while the other sets start the next token block.
+#include "tilegemm/k_groups.hpp"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/sync.cuh"
 
@@ -13,7 +14,7 @@ struct KGroupSum {
   static constexpr int kLanes = 32, kAccFloats = kNTiles * 4;
   static constexpr int kSetFloats = kConsumerWarps * kAccFloats * kLanes;  // one set's accumulators
   // Shared memory the sum needs: [set - 1][warp][float][lane] (lane-fastest: no bank conflicts).
-  static constexpr int kScratchBytes = (kKGroups - 1) * kSetFloats * 4;
+  static constexpr int kScratchBytes = k_group_scratch_bytes(kConsumerWarps, kNTiles * 8, kKGroups);
 
   // Whether slot `index` of a ring of a multiple of kKGroups stages belongs to set `set`.
   TG_DEVICE static bool owns(u32 index, int set) { return kKGroups == 1 || static_cast<int>(index) % kKGroups == set; }

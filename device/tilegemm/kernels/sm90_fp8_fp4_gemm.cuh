@@ -50,7 +50,6 @@ TG_DEVICE void sm90_fp8_fp4_gemm(const Fp8Fp4GemmParams& p) {
   constexpr u32 kKGroupBarrier = 2;    // named barrier over every consumer warp (the sets' sum)
   constexpr int kComputeWarps = kConsumerWarps * kKGroups;
   using SetSum = KGroupSum<kConsumerWarps, kKGroups, kNTiles>;
-  static_assert(SetSum::kScratchBytes == k_group_scratch_bytes(kBlockM, kKGroups), "the host sizes the scratch");
   // e2m1x8_to_e4m3x8 decodes B at 2^-6 of its value; A's scale carries the 2^6 back (MXFP8's B is not decoded).
   constexpr float kDecodeScale = kMx ? 1.0f : 64.0f;
 
