@@ -42,6 +42,9 @@ struct GemmDesc {
   int k_group_maps = 0;
   // FP8 1D2D dense: D's columns remapped per head (fp8_gemm_1d2d_skip_head_mid); a kernel variant.
   HeadSplits head_splits;
+  // Set only by swapped_problem (heuristics.hpp): this is a BF16 GEMM with A and B exchanged, so D is stored
+  // transposed to it — D's rows are this desc's n columns, each m wide.
+  bool d_transposed = false;
 };
 
 // FP8 descs run the block-scaled SM90 FP8 family: 1D2D (per-block B scales) with bf16 D, 1D1D (per-token B
@@ -64,6 +67,9 @@ struct GemmConfig {
   int split_k = 1;                                // split-K: K slices per tile (1 for the other schemes)
   GemmScheme scheme = GemmScheme::kDataParallel;  // how work is cut across CTAs (gemm_params.hpp)
   int smem_bytes = 0;                             // dynamic shared memory the kernel needs
+  // The kernel runs swapped_problem(desc): Dᵀ = B·Aᵀ, the weights' rows on the 64-row wgmma side (ragged M); the
+  // block sizes above are that problem's (block_m along the original N).
+  bool swap_ab = false;
   int num_threads() const { return 128 * (num_math_warpgroups + 1); }
   int rows_per_math_warpgroup() const { return block_m / num_math_warpgroups; }  // each owns its rows of the tile
 };

@@ -110,6 +110,15 @@ void validate_desc(const GemmDesc& desc);
 // validate_desc runs it for a desc with head splits; the API also before it checks d's width against them.
 void validate_head_splits(const HeadSplits& heads, std::int64_t n);
 
+// Swap AB (GemmConfig::swap_ab). A plain BF16 GEMM with bf16 D may run as Dᵀ = B·Aᵀ: ragged M (65, 129, 257 tokens)
+// then fills the wgmma's free N side instead of a third of a 128-row block. sm90_swap_ab_runs says whether the BF16
+// kernel can run `desc` so; swapped_problem is the problem it then runs (m and n, A's and B's majors exchanged,
+// d_transposed set); kernel_problem is the one a (desc, config) pair launches (desc itself unless config.swap_ab and
+// desc is not already swapped).
+bool sm90_swap_ab_runs(const GemmDesc& desc);
+GemmDesc swapped_problem(const GemmDesc& desc);
+GemmDesc kernel_problem(const GemmDesc& desc, const GemmConfig& config);
+
 // Shared memory the SM90 BF16 kernel asks for with this config:
 // stages × (block_m + block_n) × block_k × sizeof(A) + block_m × block_n × sizeof(D) + 1024.
 int sm90_bf16_smem_bytes(const GemmDesc& desc, const GemmConfig& config);

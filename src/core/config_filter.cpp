@@ -13,7 +13,7 @@ constexpr const char* kVariable = "TILEGEMM_CONFIG_FILTER";
 constexpr const char* kExpected =
     "comma-separated field=value pairs, fields block_m, block_n, block_k, stages, math_wg, cluster_m, cluster_n, "
     "raster, "
-    "split_k, k_groups, values positive integers, each field once";
+    "split_k, k_groups, values positive integers, and swap_ab=0 or 1, each field once";
 
 // The config field a filter name refers to, or nullptr for an unknown name.
 const int* field_of(const GemmConfig& c, const std::string& name) {
@@ -33,14 +33,27 @@ const int* field_of(const GemmConfig& c, const std::string& name) {
 bool small_m_field(const std::string& name) {
   return name == "k_groups";
 }
+
+// GemmConfig::swap_ab, the one flag a filter pins: 0 (plain) or 1 (swapped).
+constexpr std::string_view kSwapAbField = "swap_ab";
 }  // namespace
 
 bool ConfigFilter::matches(const GemmConfig& config) const {
   for (const auto& [name, value] : terms) {
+    if (name == kSwapAbField) {
+      if (static_cast<int>(config.swap_ab) != value) return false;
+      continue;
+    }
     const int* field = field_of(config, name);
     if (field != nullptr && *field != value) return false;
   }
   return true;
+}
+
+std::optional<int> ConfigFilter::pinned(std::string_view name) const {
+  for (const auto& [field, value] : terms)
+    if (field == name) return value;
+  return std::nullopt;
 }
 
 bool ConfigFilter::names(std::initializer_list<std::string_view> fields) const {
@@ -65,12 +78,14 @@ ConfigFilter parse_config_filter(const std::string& text) {
     const std::string term = text.substr(start, end - start);
     const std::size_t eq = term.find('=');
     const std::string name = term.substr(0, eq);
-    if (eq == std::string::npos || (field_of(probe, name) == nullptr && !small_m_field(name)))
+    const bool flag = name == kSwapAbField;
+    if (eq == std::string::npos || (field_of(probe, name) == nullptr && !small_m_field(name) && !flag))
       throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
     const std::string digits = term.substr(eq + 1);
     char* stop = nullptr;
     const long value = std::strtol(digits.c_str(), &stop, 10);
-    if (digits.empty() || *stop != '\0' || value <= 0 || value > 1 << 20)
+    const bool in_range = flag ? value == 0 || value == 1 : value > 0 && value <= 1 << 20;
+    if (digits.empty() || *stop != '\0' || !in_range)
       throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
     for (const auto& seen : filter.terms)
       if (seen.first == name) throw InvalidArgument(kVariable, kExpected, "'" + text + "' (" + name + " twice)");

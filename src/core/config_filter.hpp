@@ -3,8 +3,10 @@
 // ("block_m=128,block_n=256,stages=3,cluster_m=2"). The selector keeps only legal candidates that match.
 // `raster` is not enumerated (each tile shape gets one derived raster group), so it sets the group instead.
 // `k_groups` pins the weight-only and FP8 x FP4 kernels' sets of consumer warps; GemmConfig selectors ignore it.
-// tf32_hc_prenorm_gemm reads block_m, and split_k and cluster_m for the library's split.
+// tf32_hc_prenorm_gemm reads block_m, and split_k and cluster_m for the library's split. swap_ab=1 (or 0) asks for
+// a BF16 GEMM run with A and B exchanged (or not; GemmConfig::swap_ab).
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +24,8 @@ struct ConfigFilter {
   bool names(std::initializer_list<std::string_view> fields) const;
   // The value the filter pins `name` to, or 0 when it does not name it.
   int value_of(std::string_view name) const;
+  // The value the filter pins `name` to, or nullopt when it does not name it (swap_ab=0 pins a value of 0).
+  std::optional<int> pinned(std::string_view name) const;
 };
 
 // Parses "field=value[,field=value...]"; throws InvalidArgument naming TILEGEMM_CONFIG_FILTER on an unknown

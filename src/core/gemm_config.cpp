@@ -35,6 +35,7 @@ std::string to_string(const GemmDesc& desc) {
   if (desc.with_c) s += " with_c";
   if (desc.head_splits.any())
     s += fmt::format(" head_splits={}/{}/{}", desc.head_splits.left, desc.head_splits.mid, desc.head_splits.right);
+  if (desc.d_transposed) s += " d_transposed";
   return s;
 }
 
@@ -46,6 +47,7 @@ std::string to_string(const GemmConfig& config) {
   s += fmt::format(" swizzle={}/{}/{} sms={} raster={} split_k={} smem={}", config.swizzle_a_bytes,
                    config.swizzle_b_bytes, config.swizzle_d_bytes, config.num_sms, config.raster_group, config.split_k,
                    config.smem_bytes);
+  if (config.swap_ab) s += " swap_ab";
   return s;
 }
 

@@ -40,6 +40,16 @@ struct ClusterShape {
   MulticastSide multicast;
 };
 constexpr ClusterShape kClusterShapes[] = {{1, MulticastSide::kNone}, {2, MulticastSide::kB}};
+// Swap AB (heuristics.hpp) is weighed against the plain kernel only where TILEGEMM_CONFIG_FILTER pins swap_ab=1,
+// until the device measures it: the cost model's ragged-M gains (257x24576x1536: 46.7 -> 39.5 us predicted) are
+// unconfirmed.
+constexpr bool kUnpinnedSwapAB = false;
+
+bool swap_ab_weighed(const GemmDesc& desc, const ConfigFilter& filter) {
+  if (!sm90_swap_ab_runs(desc)) return false;
+  const std::optional<int> pin = filter.pinned("swap_ab");
+  return pin ? *pin == 1 : kUnpinnedSwapAB;
+}
 
 int resolve_num_sms(const HardwareModel& hw, int num_sms) {
   TILEGEMM_REQUIRE(num_sms >= 0 && num_sms <= hw.num_sms, "num_sms",
@@ -168,6 +178,7 @@ std::string cache_key(const GemmDesc& d, const HardwareModel& hw, int num_sms) {
                 d.head_splits.left,
                 d.head_splits.mid,
                 d.head_splits.right,
+                static_cast<int>(d.d_transposed),
                 env().force_scheme,
                 env().force_split_k})
     append_raw(key, v);
@@ -218,7 +229,8 @@ GemmConfig tile_config(const GemmDesc& desc, const SearchSpace& s, int block_k, 
   c.cluster_m = cluster.cluster_m;
   c.multicast = cluster.multicast;
   c.swizzle_a_bytes = c.swizzle_b_bytes = 128;
-  c.swizzle_d_bytes = d_swizzle_bytes(desc, block_n);
+  c.swap_ab = desc.d_transposed;  // swapped, D is staged in 128-byte rows of 64 columns
+  c.swizzle_d_bytes = c.swap_ab ? 128 : d_swizzle_bytes(desc, block_n);
   c.num_sms = s.sms;
   c.split_k = 1;
   return c;
@@ -305,10 +317,12 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
 
 std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
   std::vector<Candidate> all = enumerate_candidates(desc, hw, num_sms);
+  const ConfigFilter& filter = env_config_filter();
+  if (swap_ab_weighed(desc, filter))
+    for (Candidate& c : enumerate_candidates(swapped_problem(desc), hw, num_sms)) all.push_back(std::move(c));
   std::vector<Candidate> legal;
   std::string first_reason;
   bool any_legal = false;
-  const ConfigFilter& filter = env_config_filter();
   for (auto& c : all) {
     any_legal = any_legal || c.legal;
     if (c.legal && filter.matches(c.config))
@@ -338,6 +352,10 @@ GemmConfig ConfigSelector::select(const GemmDesc& desc, const HardwareModel& hw,
   // Selection runs outside the lock: two threads racing on a new desc both compute the same (deterministic)
   // answer and only the first insert prints.
   std::optional<Candidate> best = cheapest_candidate(desc, hw, num_sms);
+  if (swap_ab_weighed(desc, env_config_filter())) {
+    std::optional<Candidate> swapped = cheapest_candidate(swapped_problem(desc), hw, num_sms);
+    if (swapped && (!best || cheaper(*swapped, *best))) best = std::move(swapped);
+  }
   if (!best) best = rank_candidates(desc, hw, num_sms).front();  // throws the error that says why
   const GemmConfig config = best->config;
   std::lock_guard<std::mutex> lock(mutex_);

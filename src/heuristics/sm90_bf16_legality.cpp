@@ -111,7 +111,17 @@ bool sm90_bf16_config_legal(const GemmDesc& desc, const GemmConfig& c, const Har
       return fmt::format("operand swizzle {}/{} bytes, the kernel uses {}B for A and B", c.swizzle_a_bytes,
                          c.swizzle_b_bytes, kOperandSwizzleBytes);
     });
-  const int d_row_bytes = c.block_n * dtype_bits(desc.d_dtype) / 8;
+  if (c.swap_ab != desc.d_transposed)
+    return reject(why, c.swap_ab ? "swap_ab runs the swapped problem (swapped_problem), not this desc"
+                                 : "a swapped problem (d_transposed) runs only with swap_ab");
+  if (c.swap_ab && c.scheme != GemmScheme::kDataParallel)  // NOTE: its fix-up path is untested: not offered
+    return reject(why, "swap_ab runs data-parallel only");
+  // Swapped, D is staged as [block_n tokens][64 columns] chunks: 128-byte rows with the 128B swizzle.
+  const int d_row_bytes = c.swap_ab ? 128 : c.block_n * dtype_bits(desc.d_dtype) / 8;
+  if (c.swap_ab && c.swizzle_d_bytes != 128)
+    return reject(why, [&] {
+      return fmt::format("swap_ab stores D in 128-byte rows with the 128B swizzle, not {}", c.swizzle_d_bytes);
+    });
   if (c.swizzle_d_bytes != 0 &&
       (c.swizzle_d_bytes % 32 != 0 || c.swizzle_d_bytes > 128 || d_row_bytes % c.swizzle_d_bytes != 0))
     return reject(why, [&] {

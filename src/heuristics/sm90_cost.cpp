@@ -391,8 +391,9 @@ CostBreakdown sm90_cost(const GemmDesc& desc, const GemmConfig& c, const Hardwar
 }
 
 CostBreakdown estimate_sm90_cost(const GemmDesc& desc, const GemmConfig& config, const HardwareModel& hw) {
-  const ProblemLedger problem = problem_ledger(sm90_problem_shape(desc), sm90_operand_dtypes(desc), hw);
-  return sm90_cost(desc, config, hw, problem);
+  const GemmDesc run = kernel_problem(desc, config);  // a swap-AB config's block sizes are the swapped problem's
+  const ProblemLedger problem = problem_ledger(sm90_problem_shape(run), sm90_operand_dtypes(run), hw);
+  return sm90_cost(run, config, hw, problem);
 }
 
 }  // namespace tilegemm

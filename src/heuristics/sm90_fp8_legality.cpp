@@ -45,6 +45,7 @@ int sm90_fp8_smem_bytes(const GemmDesc& desc, const GemmConfig& c) {
 
 bool sm90_fp8_config_legal(const GemmDesc& desc, const GemmConfig& c, const HardwareModel& hw, std::string* why) {
   const bool per_token_b = desc.d_dtype == DType::kFloat32;
+  if (c.swap_ab) return reject(why, "swap_ab runs plain BF16 GEMMs only (the FP8 kernel has no swapped epilogue)");
   if (desc.with_c && !per_token_b)
     return reject(why, "the 1D2D recipe (bf16 D) has no C input; accumulation needs the 1D1D recipe with fp32 D");
   if (desc.type == GemmType::kKGroupedContiguous && !per_token_b)

@@ -91,8 +91,16 @@ void validate_desc(const GemmDesc& desc) {
     require_tma_aligned(desc.k, desc.a_dtype, "k", "K-major A/B");
   if (desc.major_a == Major::kMNMajor) require_tma_aligned(desc.m, desc.a_dtype, "m", "MN-major A");
   if (desc.major_b == Major::kMNMajor) require_tma_aligned(desc.n, desc.b_dtype, "n", "MN-major B");
-  require_tma_aligned(desc.n, desc.d_dtype, "n",
-                      desc.d_dtype == DType::kFloat32 ? "fp32 D (N-contiguous)" : "bf16 D (N-contiguous)");
+  if (desc.d_transposed) {
+    // A swapped BF16 problem (swapped_problem): D's rows are this desc's columns, m elements wide.
+    TILEGEMM_REQUIRE(desc.type == GemmType::kNormal && desc.a_dtype == DType::kBFloat16 &&
+                         desc.d_dtype == DType::kBFloat16 && !desc.with_c,
+                     "d_transposed", "a plain BF16 GEMM with bf16 D and no C (swap AB)", to_string(desc));
+    require_tma_aligned(desc.m, desc.d_dtype, "n", "bf16 D (N-contiguous; the swapped problem's m)");
+  } else {
+    require_tma_aligned(desc.n, desc.d_dtype, "n",
+                        desc.d_dtype == DType::kFloat32 ? "fp32 D (N-contiguous)" : "bf16 D (N-contiguous)");
+  }
   if (desc.head_splits.any()) {
     TILEGEMM_REQUIRE(
         is_fp8_desc(desc) && desc.type == GemmType::kNormal && desc.d_dtype == DType::kBFloat16 && !desc.with_c,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,7 @@ struct Config {{
   static constexpr tilegemm::Major kMajorB = tilegemm::Major::{major_b};
   static constexpr int kMmaGroupsInFlight = {mma_in_flight};
   static constexpr bool kInt8 = {int8};
+  static constexpr bool kSwapAB = {swap_ab};
 }};
 
 extern "C" __global__ void __launch_bounds__({threads}, 1)
@@ -64,7 +66,8 @@ std::shared_ptr<const jit::CompiledKernel> cached_bf16_kernel(const GemmDesc& de
                         config.cluster_m,
                         mma_groups_in_flight(config),
                         static_cast<int>(config.scheme),
-                        sm90_deterministic_fixup(desc, config)};
+                        sm90_deterministic_fixup(desc, config),
+                        config.swap_ab};
   static KernelCache cache;
   return cache.get(raw_key(fields), [&] { return sm90_bf16_gemm_spec(desc, config); });
 }
@@ -79,15 +82,16 @@ int mma_groups_in_flight(const GemmConfig& config) {
   return std::max(1, std::min(wanted, config.stages - 1));
 }
 
-jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& config) {
+jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& problem, const GemmConfig& config) {
+  const GemmDesc desc = kernel_problem(problem, config);  // swap AB: the kernel's A is B
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
   const bool int8 = desc.a_dtype == DType::kInt8;
-  const std::string name =
-      fmt::format("sm90_{}_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}{}", int8 ? "i8" : "bf16",
-                  gemm_type_name(desc.type), desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a),
-                  layout_char(desc.major_b), config.block_m, config.block_n, config.block_k, config.stages,
-                  config.num_math_warpgroups, config.raster_group, mma_groups_in_flight(config), config.cluster_m,
-                  d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "", scheme_suffix(desc, config));
+  const std::string name = fmt::format(
+      "sm90_{}_gemm_{}{}_{}{}_{}x{}x{}_s{}_w{}_r{}_f{}_c{}_{}{}{}{}", int8 ? "i8" : "bf16", gemm_type_name(desc.type),
+      desc.use_psum_layout ? "_psum" : "", layout_char(desc.major_a), layout_char(desc.major_b), config.block_m,
+      config.block_n, config.block_k, config.stages, config.num_math_warpgroups, config.raster_group,
+      mma_groups_in_flight(config), config.cluster_m, d_is_float ? "f32" : "bf16", desc.with_c ? "_acc" : "",
+      scheme_suffix(desc, config), config.swap_ab ? "_swap" : "");
   jit::KernelSpec spec;
   spec.name = name;
   // The entry point carries the family (profilers and DeepGEMM's bench_kineto find kernels by name).
@@ -100,7 +104,7 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& desc, const GemmConfig& conf
                   fmt::arg("common_fields", sm90_common_config_fields(desc, config)),
                   fmt::arg("major_a", major_token(desc.major_a)), fmt::arg("major_b", major_token(desc.major_b)),
                   fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("int8", int8 ? "true" : "false"),
-                  fmt::arg("threads", config.num_threads()));
+                  fmt::arg("swap_ab", config.swap_ab ? "true" : "false"), fmt::arg("threads", config.num_threads()));
   return spec;
 }
 
@@ -119,14 +123,29 @@ void encode_bf16_b(GemmParams& params, const GemmDesc& desc, const GemmConfig& c
 }
 
 void encode_bf16_d(GemmParams& params, const GemmConfig& config, const TensorView& d) {
+  if (config.swap_ab) {  // a tile is block_n rows of D by 64 columns per sub-block; TMA clips the last rows
+    params.tma_d = encode_tma(swapped_output_view(d, config.block_n), "d");
+    return;
+  }
   const int d_rows = config.block_m / config.num_math_warpgroups;
   params.tma_d = encode_tma(output_view(d, config.block_n, d_rows), "d");
   encode_d_tail(params, d, config.block_n, d_rows);
 }
 
+// The kernel's operands: A and B exchanged for a swap-AB config (D stays the caller's).
+Sm90GemmOperands kernel_operands(const GemmConfig& config, const Sm90GemmOperands& ops) {
+  if (!config.swap_ab) return ops;
+  Sm90GemmOperands swapped = ops;
+  std::swap(swapped.a, swapped.b);
+  return swapped;
+}
+
 }  // namespace
 
-void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops, void* stream) {
+void launch_sm90_bf16_gemm(const GemmDesc& problem, const GemmConfig& config, const Sm90GemmOperands& caller_ops,
+                           void* stream) {
+  const GemmDesc desc = kernel_problem(problem, config);
+  const Sm90GemmOperands ops = kernel_operands(config, caller_ops);
   GemmParams params{};
   encode_bf16_a(params, desc, config, ops.a);
   encode_bf16_b(params, desc, config, ops.b);
@@ -136,10 +155,12 @@ void launch_sm90_bf16_gemm(const GemmDesc& desc, const GemmConfig& config, const
   launch_sm90_persistent(desc, config, ops.grouped_layout, params, &params, *cached_bf16_kernel(desc, config), stream);
 }
 
-void launch_sm90_bf16_gemm_reusing(const GemmDesc& desc, const GemmConfig& config, const Sm90GemmOperands& ops,
-                                   void* stream, Sm90LaunchReuse& reuse) {
+void launch_sm90_bf16_gemm_reusing(const GemmDesc& problem, const GemmConfig& config,
+                                   const Sm90GemmOperands& caller_ops, void* stream, Sm90LaunchReuse& reuse) {
   std::unique_lock lock(reuse.mutex, std::try_to_lock);
-  if (!lock.owns_lock()) return launch_sm90_bf16_gemm(desc, config, ops, stream);
+  if (!lock.owns_lock()) return launch_sm90_bf16_gemm(problem, config, caller_ops, stream);
+  const GemmDesc desc = kernel_problem(problem, config);
+  const Sm90GemmOperands ops = kernel_operands(config, caller_ops);
   if (!reuse.kernel) reuse.kernel = cached_bf16_kernel(desc, config);
   GemmParams& params = reuse.params;
   reuse.a.update(ops.a.data, [&] { encode_bf16_a(params, desc, config, ops.a); });

@@ -64,4 +64,9 @@ TmaView output_view(const TensorView& d, int block_n, int box_rows) {
   return t;
 }
 
+TmaView swapped_output_view(const TensorView& d, int tokens) {
+  // Chunks of 64 bf16 columns: one 128-byte row with the 128B swizzle, as output_view makes them.
+  return output_view(d, 64, tokens);
+}
+
 }  // namespace tilegemm::kernels

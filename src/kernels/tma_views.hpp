@@ -14,6 +14,9 @@ TmaView operand_view(const TensorView& v, Major major, int block_rows, int block
 // D [B, rows, N] (N contiguous) stored in column chunks of d_chunk_bytes(block_n) with the matching swizzle,
 // box_rows rows (one consumer warpgroup's share of the tile) per store.
 TmaView output_view(const TensorView& d, int block_n, int box_rows);
+// bf16 D [B, M, N] stored by a swap-AB kernel (sm90_swap_ab_epilogue.cuh): boxes of `tokens` rows by 64 columns,
+// 128B-swizzled.
+TmaView swapped_output_view(const TensorView& d, int tokens);
 
 // [rows, cols] as [1, rows, cols]; 3-D views unchanged.
 TensorView as_3d(const TensorView& v);

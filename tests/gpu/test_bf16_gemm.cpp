@@ -108,6 +108,23 @@ INSTANTIATE_TEST_SUITE_P(
                       ForcedCase{DenseCase{0, 72, 2112, 1000, Layout::kTN}, "block_m=64"}),
     forced_case_name);
 
+// Swap AB, forced (sm90_swap_ab_epilogue.cuh): ragged M run as Dᵀ = B·Aᵀ, the tokens on the wgmma's N side and D
+// written through stmatrix .trans in 64-column boxes that TMA clips at D's last row. The ragged shapes of the BF16
+// suite (the selector's own swapped tiles), a width that is an odd multiple of 8 (the x2 store) with MN-major B, 128
+// rows per warpgroup (two chunks) with D's rows padded, one token, MN-major A (the kernel's B), a 2-CTA cluster
+// (the tokens' tile multicast).
+INSTANTIATE_TEST_SUITE_P(
+    SwapAB, Bf16GemmForced,
+    ::testing::Values(ForcedCase{DenseCase{0, 257, 24576, 1536, Layout::kNT}, "swap_ab=1"},
+                      ForcedCase{DenseCase{0, 129, 4096, 7168, Layout::kNT}, "swap_ab=1"},
+                      ForcedCase{DenseCase{0, 65, 2112, 7168, Layout::kNN}, "swap_ab=1,block_n=72"},
+                      ForcedCase{DenseCase{0, 200, 1000, 1000, Layout::kNT, DType::kBFloat16, CMode::kNone, 8},
+                                 "swap_ab=1,block_m=256,block_n=104"},
+                      ForcedCase{DenseCase{0, 1, 8, 64, Layout::kNT}, "swap_ab=1"},
+                      ForcedCase{DenseCase{0, 72, 2112, 1000, Layout::kTN}, "swap_ab=1"},
+                      ForcedCase{DenseCase{0, 129, 7168, 2048, Layout::kNT}, "swap_ab=1,cluster_m=2"}),
+    forced_case_name);
+
 // Decode, forced: M under one 64-row tile, so the only m-block is the tail: K-major A is loaded through the tail map
 // (boxes of just M rows) and the tile's other rows of shared memory stay stale. 128-row tiles on two warpgroups (the
 // second owns no row), stages of two and four K atoms, the 16-wide tile, fp32 D with C in place, MN-major B, a batch,

@@ -236,8 +236,8 @@ std::vector<const Candidate*> distinct_tiles(const std::vector<Candidate>& ranke
 }
 
 std::string short_config(const GemmConfig& c) {
-  return fmt::format("{}x{}x{} wg{} s{} c{}x{}", c.block_m, c.block_n, c.block_k, c.num_math_warpgroups, c.stages,
-                     c.cluster_m, c.cluster_n);
+  return fmt::format("{}x{}x{} wg{} s{} c{}x{}{}", c.block_m, c.block_n, c.block_k, c.num_math_warpgroups, c.stages,
+                     c.cluster_m, c.cluster_n, c.swap_ab ? " swap" : "");
 }
 
 nlohmann::json cost_json(const CostBreakdown& r) {
@@ -278,6 +278,7 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"num_sms", c.num_sms},
           {"raster_group", c.raster_group},
           {"split_k", c.split_k},
+          {"swap_ab", c.swap_ab},
           {"smem_bytes", c.smem_bytes}};
 }
 

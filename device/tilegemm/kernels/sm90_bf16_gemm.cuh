@@ -8,6 +8,9 @@
 //   warpgroups 1..kMathWGs : consumers — wgmma 64xBLOCK_Nx16 from shared memory into fp32 registers; each
 //                            owns BLOCK_M / kMathWGs rows of the tile. Epilogue: registers → swizzled shared
 //                            memory (stmatrix for bf16) → TMA store, or TMA reduce-add when accumulating.
+//   swap AB (Cfg::kSwapAB) : the host passes B as A and A as B (ragged M: the weights' rows fill the 64-row wgmma
+//                            side, the tokens the free N side), and sm90_swap_ab_epilogue.cuh writes the tile
+//                            transposed, so D keeps its own layout.
 //   persistent grid        : CTAs walk the tile sequence of sched::TileScheduler, or with split-K / stream-K
 //                            (Cfg::kScheme) the work units of sched::SplitTileScheduler: tiles with a K
 //                            sub-range whose fp32 partials are summed by sched::SplitFixup before the
@@ -20,6 +23,7 @@
 #include "tilegemm/kernels/sm90_epilogue.cuh"
 #include "tilegemm/kernels/sm90_persistent.cuh"
 #include "tilegemm/kernels/sm90_producer.cuh"
+#include "tilegemm/kernels/sm90_swap_ab_epilogue.cuh"
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
 #include "tilegemm/prim/sync.cuh"
@@ -128,8 +132,14 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
   constexpr int kSubM = kRowsPerWG / 64;          // 64-row wgmma sub-blocks per warpgroup
   constexpr bool kAMNMajor = Cfg::kMajorA == Major::kMNMajor;
   constexpr bool kBMNMajor = Cfg::kMajorB == Major::kMNMajor;
-  // D is staged as column chunks of swizzled rows, one TMA store per chunk (sm90_epilogue.cuh).
-  using Epilogue = Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>;
+  // D is staged as column chunks of swizzled rows, one TMA store per chunk (sm90_epilogue.cuh), or with the
+  // operands exchanged as Dᵀ's chunks of 64 columns (sm90_swap_ab_epilogue.cuh).
+  constexpr bool kSwapAB = Cfg::kSwapAB;
+  static_assert(!kSwapAB || (!Cfg::kDIsFloat && !kInt8 && Cfg::kGemmType == GemmType::kNormal),
+                "swap AB: plain BF16 GEMMs with bf16 D");
+  using Epilogue =
+      select_t<kSwapAB, Sm90SwapAbEpilogue<kRowsPerWG, BLOCK_N>, Sm90Epilogue<kRowsPerWG, BLOCK_N, Cfg::kDIsFloat>>;
+  static_assert(Epilogue::kStagingBytes * kMathWGs == Sm90Bf16Smem<Cfg>::kDBytes, "the staging the host sized");
   using Smem = Sm90Bf16Smem<Cfg>;
   // 2-CTA cluster along M: each CTA loads half of the shared B tile and multicasts it to both (unless the
   // scheduler says the two m-blocks use different B tiles: sched::Tile::share_b).
@@ -290,9 +300,10 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
         if (!tile.active) return;
 
         // -------- epilogue: registers → swizzled shared memory → TMA store --------
-        Epilogue::template write_tile<Cfg::kAccumulate>(d_map_for_rows(params, tile.m0 + row_base), smem_d, out,
-                                                        thread_in_wg, warpgroup_barrier(math_wg), tile.m0 + row_base,
-                                                        tile.n0, params.n, tile.d_batch);
+        // (Swapped, D's rows are the tile's columns: the host gives no D tail map; TMA clips the box.)
+        const TmaDescriptor* tma_d = kSwapAB ? &params.tma_d : d_map_for_rows(params, tile.m0 + row_base);
+        Epilogue::template write_tile<Cfg::kAccumulate>(tma_d, smem_d, out, thread_in_wg, warpgroup_barrier(math_wg),
+                                                        tile.m0 + row_base, tile.n0, params.n, tile.d_batch);
       };
       if constexpr (kInt8) {
         float scaled[kSubM][BLOCK_N / 2];
