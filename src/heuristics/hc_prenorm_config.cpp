@@ -35,12 +35,14 @@ constexpr double kDramEfficiency = 0.8;  // of the datasheet bandwidth, for the 
 // them and adds them.
 constexpr double kReduceLatencyUs = 1.3;
 constexpr double kReduceBytesPerUs = 21e3;
-// A cluster's sum in distributed shared memory: two cluster barriers and one round of remote loads (not yet measured:
-// a few L2-free round trips across the GPC).
+// A cluster's sum in distributed shared memory: two cluster barriers and one round of remote loads. H100, one cluster
+// of 8 holding the whole split: 6.4 us at 13x24x7168 and 6.8 at 137x24x7168 where the model says 6.2 (it is low
+// by as much for the last-CTA sum: 7.0 and 7.9 against 6.7 and 7.0).
 constexpr double kClusterSumUs = 0.5;
-// The largest cluster the selector takes unpinned: 1 until the cluster sums' kernel times have been measured on a
-// GPU (TILEGEMM_CONFIG_FILTER's cluster_m reaches up to hc_prenorm::kMaxCluster meanwhile).
-constexpr int kUnpinnedMaxCluster = 1;
+// Unpinned, the selector sums in a cluster only where one cluster holds the row block's whole split: the clusters'
+// L2 sum beyond it measured 1.5-2.6 us slower than modelled (two clusters of 8: 7.9 us at 13x24x7168, 10.7 at
+// 13x24x28672, against 6.4 and 9.1 modelled), so it is taken only when TILEGEMM_CONFIG_FILTER pins cluster_m.
+constexpr int kUnpinnedMaxCluster = hc_prenorm::kMaxCluster;
 constexpr int kMaxLibrarySplits = 64;
 // 16-row blocks up to 256 rows: the model does not price B's reads from L2 (once per row block), and from there on
 // 64-row blocks fill the SMs with four times fewer of them.
@@ -127,7 +129,8 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
     for (int s = 2; s <= std::max(pin_splits, std::min(k_blocks, kMaxLibrarySplits)); ++s) {
       if (pin_splits && s != pin_splits) continue;
       for (int cluster = 1; cluster <= std::min(s, hc_prenorm::kMaxCluster); cluster *= 2)
-        if (s % cluster == 0 && (pin_cluster ? cluster == pin_cluster : cluster <= kUnpinnedMaxCluster))
+        if (s % cluster == 0 &&
+            (pin_cluster ? cluster == pin_cluster : cluster == 1 || (cluster == s && cluster <= kUnpinnedMaxCluster)))
           consider(s, true, cluster);
     }
   }

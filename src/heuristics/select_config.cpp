@@ -1,6 +1,7 @@
 // enumerate → reject → score → pick, and the per-desc cache in front of it.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <tuple>
@@ -40,15 +41,20 @@ struct ClusterShape {
   MulticastSide multicast;
 };
 constexpr ClusterShape kClusterShapes[] = {{1, MulticastSide::kNone}, {2, MulticastSide::kB}};
-// Swap AB (heuristics.hpp) is weighed against the plain kernel only where TILEGEMM_CONFIG_FILTER pins swap_ab=1,
-// until the device measures it: the cost model's ragged-M gains (257x24576x1536: 46.7 -> 39.5 us predicted) are
-// unconfirmed.
-constexpr bool kUnpinnedSwapAB = false;
+// Swap AB (heuristics.hpp) where it measured faster: ragged M past one 128-row block with a predicted gain of 12% or
+// more (H100: 257x24576x1536 68.7 -> 46.9 us, 129x7168x2048 18.7 -> 17.2). Smaller predicted gains did not hold
+// (129x4096x7168: 9% predicted, 13% slower), nor did those at M <= 128, where the plain kernel's only partial row
+// block already loads through a tail map (1x4096x7168: 15% predicted, 5% slower). TILEGEMM_CONFIG_FILTER's swap_ab=1
+// forces it (the cheapest swapped config), swap_ab=0 rules it out.
+constexpr int kSwapAbMinRows = 129;
+constexpr double kSwapAbMinGain = 0.12;
 
-bool swap_ab_weighed(const GemmDesc& desc, const ConfigFilter& filter) {
-  if (!sm90_swap_ab_runs(desc)) return false;
-  const std::optional<int> pin = filter.pinned("swap_ab");
-  return pin ? *pin == 1 : kUnpinnedSwapAB;
+enum class SwapAb { kNo, kWeigh, kForced };
+
+SwapAb swap_ab_mode(const GemmDesc& desc, const ConfigFilter& filter) {
+  if (!sm90_swap_ab_runs(desc)) return SwapAb::kNo;
+  if (const std::optional<int> pin = filter.pinned("swap_ab")) return *pin == 1 ? SwapAb::kForced : SwapAb::kNo;
+  return desc.m >= kSwapAbMinRows ? SwapAb::kWeigh : SwapAb::kNo;
 }
 
 int resolve_num_sms(const HardwareModel& hw, int num_sms) {
@@ -105,6 +111,12 @@ bool cheaper(const Candidate& a, const Candidate& b) {
   if (differs(ua, ub)) return ua > ub;
   if (differs(a.cost.mainloop_us, b.cost.mainloop_us)) return a.cost.mainloop_us < b.cost.mainloop_us;
   return better_order(a.config, b.config);
+}
+
+// Whether the cheapest swapped candidate replaces the cheapest plain one (see kSwapAbMinGain).
+bool swap_ab_pays(const Candidate& swapped, const Candidate& plain, SwapAb mode) {
+  if (mode == SwapAb::kForced) return cheaper(swapped, plain);
+  return swapped.cost.predicted_us <= (1.0 - kSwapAbMinGain) * plain.cost.predicted_us;
 }
 
 // The raw bytes of everything the selection depends on: the desc, the hardware numbers the legality rules
@@ -316,20 +328,26 @@ std::vector<Candidate> enumerate_candidates(const GemmDesc& desc, const Hardware
 }
 
 std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel& hw, int num_sms) {
-  std::vector<Candidate> all = enumerate_candidates(desc, hw, num_sms);
   const ConfigFilter& filter = env_config_filter();
-  if (swap_ab_weighed(desc, filter))
+  const SwapAb swap = swap_ab_mode(desc, filter);
+  std::vector<Candidate> all = enumerate_candidates(desc, hw, num_sms);
+  if (swap != SwapAb::kNo)
     for (Candidate& c : enumerate_candidates(swapped_problem(desc), hw, num_sms)) all.push_back(std::move(c));
-  std::vector<Candidate> legal;
+  std::vector<Candidate> legal, swapped;
   std::string first_reason;
   bool any_legal = false;
   for (auto& c : all) {
     any_legal = any_legal || c.legal;
     if (c.legal && filter.matches(c.config))
-      legal.push_back(std::move(c));
+      (c.config.swap_ab ? swapped : legal).push_back(std::move(c));
     else if (first_reason.empty() && !c.legal)
       first_reason = c.reject_reason;
   }
+  // The selector's order: the swapped configs ahead of the plain ones where swap AB pays, else only the plain ones.
+  std::sort(legal.begin(), legal.end(), cheaper);
+  std::sort(swapped.begin(), swapped.end(), cheaper);
+  if (!swapped.empty() && (legal.empty() || swap_ab_pays(swapped.front(), legal.front(), swap)))
+    legal.insert(legal.begin(), std::make_move_iterator(swapped.begin()), std::make_move_iterator(swapped.end()));
   if (legal.empty() && any_legal)
     throw InvalidArgument("TILEGEMM_CONFIG_FILTER", "fields some legal config of this problem matches",
                           fmt::format("'{}' for {}", env().config_filter, to_string(desc)));
@@ -338,7 +356,6 @@ std::vector<Candidate> rank_candidates(const GemmDesc& desc, const HardwareModel
         "desc",
         is_fp8_desc(desc) ? "a problem some SM90 FP8 config can run" : "a problem some SM90 BF16 config can run",
         fmt::format("{} (every candidate rejected, e.g. {})", to_string(desc), first_reason));
-  std::sort(legal.begin(), legal.end(), cheaper);
   return legal;
 }
 
@@ -352,9 +369,9 @@ GemmConfig ConfigSelector::select(const GemmDesc& desc, const HardwareModel& hw,
   // Selection runs outside the lock: two threads racing on a new desc both compute the same (deterministic)
   // answer and only the first insert prints.
   std::optional<Candidate> best = cheapest_candidate(desc, hw, num_sms);
-  if (swap_ab_weighed(desc, env_config_filter())) {
+  if (const SwapAb swap = swap_ab_mode(desc, env_config_filter()); swap != SwapAb::kNo) {
     std::optional<Candidate> swapped = cheapest_candidate(swapped_problem(desc), hw, num_sms);
-    if (swapped && (!best || cheaper(*swapped, *best))) best = std::move(swapped);
+    if (swapped && (!best || swap_ab_pays(*swapped, *best, swap))) best = std::move(swapped);
   }
   if (!best) best = rank_candidates(desc, hw, num_sms).front();  // throws the error that says why
   const GemmConfig config = best->config;

@@ -115,26 +115,39 @@ TEST(SwapAb, FilterPinsTheFlag) {
   }
 }
 
-TEST(SwapAb, SelectorSwapsRaggedMOnlyWhenPinned) {
+TEST(SwapAb, SelectorSwapsRaggedMPastOneBlockWhereTheModelGainsATenth) {
   const HardwareModel hw = hardware_preset("h200");
   const GemmDesc ragged = dense(257, 24576, 1536);
-  const GemmConfig plain = select_config(ragged, hw);
-  EXPECT_FALSE(plain.swap_ab);  // gated until measured on the device
-  ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "swap_ab=1");
+  GemmConfig plain;
+  {
+    ScopedEnv off("TILEGEMM_CONFIG_FILTER", "swap_ab=0");
+    plain = select_config(ragged, hw);
+  }
   const GemmConfig swapped = select_config(ragged, hw);
+  EXPECT_FALSE(plain.swap_ab);
   EXPECT_TRUE(swapped.swap_ab);
   // 257 tokens fill 2 x 136+ columns instead of three 128-row blocks, of which the last holds one row.
   const CostBreakdown plain_cost = estimate_sm90_cost(ragged, plain, hw);
   const CostBreakdown swapped_cost = estimate_sm90_cost(ragged, swapped, hw);
-  EXPECT_LT(swapped_cost.predicted_us, 0.9 * plain_cost.predicted_us)
+  EXPECT_LT(swapped_cost.predicted_us, 0.88 * plain_cost.predicted_us)
       << plain_cost.predicted_us << " vs " << swapped_cost.predicted_us;
   EXPECT_EQ(swapped_cost.flops, plain_cost.flops);
-  // The plan listing ranks the swapped candidates too, the selector's pick first.
+  // The plan listing ranks the swapped candidates first, the selector's pick at the front.
   const std::vector<Candidate> ranked = rank_candidates(ragged, hw);
   ASSERT_FALSE(ranked.empty());
   EXPECT_TRUE(ranked.front().config.swap_ab);
   EXPECT_EQ(ranked.front().config.block_m, swapped.block_m);
   EXPECT_EQ(ranked.front().config.block_n, swapped.block_n);
+  // A smaller predicted gain (9% at 129x4096x7168), or M within one 128-row block (65x7168x2048: 16%), stays plain;
+  // the pin swaps them anyway.
+  for (const GemmDesc& d : {dense(129, 4096, 7168), dense(65, 7168, 2048), dense(4096, 7168, 2048)}) {
+    SCOPED_TRACE(to_string(d));
+    EXPECT_FALSE(select_config(d, hw).swap_ab);
+    for (const Candidate& c : rank_candidates(d, hw)) EXPECT_FALSE(c.config.swap_ab);
+  }
+  ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "swap_ab=1");
+  EXPECT_TRUE(select_config(dense(129, 4096, 7168), hw).swap_ab);
+  EXPECT_TRUE(select_config(dense(65, 7168, 2048), hw).swap_ab);
   // Where the kernel cannot swap (fp32 D), the pin leaves nothing to match: the error names the variable.
   GemmDesc fp32_d = ragged;
   fp32_d.d_dtype = DType::kFloat32;
