@@ -210,16 +210,17 @@ def test_skip_head_mid_and_hc_prenorm_precompile_the_kernels_their_calls_use(tmp
     assert again['kernels'] == shm['kernels'] and again['compiled'] == 0 and again['cached'] == shm['kernels']
     for name, source in per_call.items():
         assert source in cached[name]
-    # HC prenorm: the library's split sums in the kernel for small M (16-row blocks up to M = 64 here) and not for
-    # large; M = 0 launches nothing.
+    # HC prenorm: the library's split sums in the kernel for small M (16-row blocks up to M = 64 here: by the last CTA
+    # over 56 splits at M = 1, in one cluster of 8 at M = 64) and at M = 4096 (a cluster of 2), not for larger M;
+    # M = 0 launches nothing.
     assert got['hc specs']['0'] == [] and all(len(got['hc specs'][str(m)]) == 1 for m in (1, 64, 4096, 8192, 65536))
     specs = {name: source for pairs in got['hc specs'].values() for name, source in pairs}
-    assert sorted(specs) == ['sm90_tf32_hc_prenorm_gemm_m16_n24_s8_reduce', 'sm90_tf32_hc_prenorm_gemm_m64_n24_s7',
-                             'sm90_tf32_hc_prenorm_gemm_m64_n24_s7_reduce']
+    assert sorted(specs) == ['sm90_tf32_hc_prenorm_gemm_m16_n24_s8_reduce', 'sm90_tf32_hc_prenorm_gemm_m16_n24_s8_reduce_c8',
+                             'sm90_tf32_hc_prenorm_gemm_m64_n24_s7', 'sm90_tf32_hc_prenorm_gemm_m64_n24_s7_reduce_c2']
     hc = got['hc']
-    assert hc['calls'] == 6 and hc['kernels'] == 3 and hc['compiled'] == 3 and hc['cached'] == 0, hc
+    assert hc['calls'] == 6 and hc['kernels'] == 4 and hc['compiled'] == 4 and hc['cached'] == 0, hc
     again = got['hc again']
-    assert again['kernels'] == 3 and again['compiled'] == 0 and again['cached'] == 3
+    assert again['kernels'] == 4 and again['compiled'] == 0 and again['cached'] == 4
     # The caller's split: partials in d's slices, never summed in the kernel: the plain kernels, the 64-row one
     # already cached, the 16-row one (small M) new.
     split_names = [name for name, _ in got['hc split specs']]
