@@ -14,6 +14,20 @@
 
 namespace tilegemm {
 
+// A warpgroup's hand-off of one tile through its staging buffer: wait until the previous tile's store has read the
+// buffer, stage(warp_in_wg, lane), make it visible to the TMA unit, and let one thread store() it. `barrier_id` is the
+// warpgroup's named barrier (128 threads).
+template <class Stage, class Store>
+TG_DEVICE void staged_store(int thread_in_wg, u32 barrier_id, Stage&& stage, Store&& store) {
+  const bool is_store_thread = thread_in_wg == 0;
+  if (is_store_thread) prim::tma_store_wait_read<0>();
+  prim::named_barrier_sync(barrier_id, 128);
+  stage(thread_in_wg / 32, thread_in_wg % 32);
+  prim::fence_proxy_async_shared();
+  prim::named_barrier_sync(barrier_id, 128);
+  if (is_store_thread) store();
+}
+
 template <int kRowsPerWG, int BLOCK_N, bool kDIsFloat>
 struct Sm90Epilogue {
   static constexpr int kSubM = kRowsPerWG / 64;
@@ -86,19 +100,13 @@ struct Sm90Epilogue {
     prim::tma_store_commit();
   }
 
-  // The whole epilogue of one warpgroup's rows: wait until the previous tile's store has read the staging
-  // buffer, stage, make it visible to the TMA unit, and let one thread store it. `barrier_id` is the
-  // warpgroup's named barrier (128 threads).
+  // The whole epilogue of one warpgroup's rows (staged_store).
   template <bool kAccumulate>
   static TG_DEVICE void write_tile(const TmaDescriptor* tma_d, u8* smem_d, const float (&acc)[kSubM][BLOCK_N / 2],
                                    int thread_in_wg, u32 barrier_id, int m_row, int n0, int n, int batch) {
-    const bool is_store_thread = thread_in_wg == 0;
-    if (is_store_thread) prim::tma_store_wait_read<0>();
-    prim::named_barrier_sync(barrier_id, 128);
-    stage(smem_d, acc, thread_in_wg / 32, thread_in_wg % 32);
-    prim::fence_proxy_async_shared();
-    prim::named_barrier_sync(barrier_id, 128);
-    if (is_store_thread) store<kAccumulate>(tma_d, smem_d, m_row, n0, n, batch);
+    staged_store(
+        thread_in_wg, barrier_id, [&](int warp, int lane) { stage(smem_d, acc, warp, lane); },
+        [&] { store<kAccumulate>(tma_d, smem_d, m_row, n0, n, batch); });
   }
 };
 

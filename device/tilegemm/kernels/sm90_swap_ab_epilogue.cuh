@@ -6,6 +6,7 @@
 // of D. TMA drops what lies past D's edges, so ragged M needs no tail map.
 //
 // Same interface as Sm90Epilogue (sm90_epilogue.cuh); bf16 D only (stmatrix moves 16-bit elements).
+#include "tilegemm/kernels/sm90_epilogue.cuh"  // staged_store
 #include "tilegemm/prim/common.cuh"
 #include "tilegemm/prim/matrix.cuh"
 #include "tilegemm/prim/sync.cuh"
@@ -68,13 +69,9 @@ struct Sm90SwapAbEpilogue {
   template <bool kAccumulate>
   static TG_DEVICE void write_tile(const TmaDescriptor* tma_d, u8* smem_d, const float (&acc)[kSubM][BLOCK_N / 2],
                                    int thread_in_wg, u32 barrier_id, int m_row, int n0, int /*n*/, int batch) {
-    const bool is_store_thread = thread_in_wg == 0;
-    if (is_store_thread) prim::tma_store_wait_read<0>();
-    prim::named_barrier_sync(barrier_id, 128);
-    stage(smem_d, acc, thread_in_wg / 32, thread_in_wg % 32);
-    prim::fence_proxy_async_shared();
-    prim::named_barrier_sync(barrier_id, 128);
-    if (is_store_thread) store<kAccumulate>(tma_d, smem_d, m_row, n0, batch);
+    staged_store(
+        thread_in_wg, barrier_id, [&](int warp, int lane) { stage(smem_d, acc, warp, lane); },
+        [&] { store<kAccumulate>(tma_d, smem_d, m_row, n0, batch); });
   }
 };
 
