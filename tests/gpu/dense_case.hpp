@@ -41,10 +41,11 @@ inline void PrintTo(const DenseCase& c, std::ostream* os) {
 }
 
 // What TMA can describe: every non-contiguous stride a multiple of 16 bytes. A K-major operand needs
-// K % 8 == 0 (bf16), an MN-major A needs M % 8 == 0, an MN-major B N % 8 == 0, D its row stride.
+// K % 8 == 0 (bf16), an MN-major A needs M % 8 == 0, an MN-major B N % 8 == 0, D its row stride. A single row stored
+// MN-major is contiguous along K as well (its [1, K] view has unit strides): the API reads it K-major.
 inline bool tma_legal(const DenseCase& c) {
-  const std::int64_t a_ld = a_mn_major(c.layout) ? c.m : c.k;
-  const std::int64_t b_ld = b_mn_major(c.layout) ? c.n : c.k;
+  const std::int64_t a_ld = a_mn_major(c.layout) && c.m > 1 ? c.m : c.k;
+  const std::int64_t b_ld = b_mn_major(c.layout) && c.n > 1 ? c.n : c.k;
   const std::int64_t d_row_bytes = (c.n + c.d_pad) * (c.d_dtype == DType::kFloat32 ? 4 : 2);
   return (a_ld * 2) % 16 == 0 && (b_ld * 2) % 16 == 0 && d_row_bytes % 16 == 0;
 }

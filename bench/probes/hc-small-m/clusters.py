@@ -3,7 +3,7 @@ sum it replaces, and DeepGEMM's unsummed splits: kernel time (torch.profiler dur
 256 MB flush, each plan checked against float64 first. Plans are pinned with TILEGEMM_CONFIG_FILTER (split_k,
 cluster_m); 'default' is the selector's pick and 'cluster_m=1' its best plan without clusters (the previous kernel).
 
-    DG_PRINT_CONFIGS=1 scripts/gpu-peer python bench/probes/hc-small-m/clusters.py [build-peer/deepgemm] [--quick]
+    DG_PRINT_CONFIGS=1 scripts/gpu-peer python bench/probes/hc-small-m/clusters.py [build-peer/deepgemm] [--quick|--large]
 """
 import os
 import sys
@@ -22,6 +22,9 @@ PLANS = ('default', 'cluster_m=1', 'split_k=8,cluster_m=8', 'split_k=16,cluster_
 # --quick: the selector's plan against one and two clusters of eight, at DeepGEMM's small test M.
 QUICK_PLANS = ('default', 'split_k=8,cluster_m=8', 'split_k=16,cluster_m=8')
 QUICK_SHAPES = ((13, 24, 7168), (13, 24, 28672), (137, 24, 7168))
+# --large: the selector's plan (two splits in a cluster of 2 at M = 4096) against its plan without clusters.
+LARGE_PLANS = ('default', 'cluster_m=1')
+LARGE_SHAPES = ((4096, 24, 7168), (4096, 24, 28672), (8192, 24, 28672))
 PEER_SPLITS = (None, 16, 32)
 
 
@@ -53,8 +56,8 @@ def call(lib, a, b, m, n, splits):
 
 def main():
     args = [x for x in sys.argv[1:] if not x.startswith('--')]
-    quick = '--quick' in sys.argv
-    plans, shapes = (QUICK_PLANS, QUICK_SHAPES) if quick else (PLANS, SHAPES)
+    plans, shapes = ((QUICK_PLANS, QUICK_SHAPES) if '--quick' in sys.argv else
+                     (LARGE_PLANS, LARGE_SHAPES) if '--large' in sys.argv else (PLANS, SHAPES))
     peer = load_peer(args[0]) if args else None
     flush = timing.Flusher(torch)
     print('| shape | plan | lib | err D | err sq | kernel us | events us |\n|---|---|---|---:|---:|---:|---:|', flush=True)
