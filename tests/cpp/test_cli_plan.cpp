@@ -147,6 +147,19 @@ TEST(CliPlan, PlansInt8WithOneOrTwo128ByteAtomsPerStage) {
   EXPECT_NE(fp32.output.find("--out-dtype: expected bf16 D"), std::string::npos) << fp32.output;
 }
 
+TEST(CliPlan, RaggedBf16ShowsTheSwappedConfig) {
+  // 257 tokens: three 128-row blocks, the last holding one, against two token tiles of the swapped kernel.
+  const CliResult text = run_plan("--m 257 --n 24576 --k 1536 --top 2");
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find(" swap_ab\n"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find(" swap "), std::string::npos) << text.output;  // the ranked list marks swapped tiles
+  const auto j = nlohmann::json::parse(run_plan("--m 257 --n 24576 --k 1536 --json", false).output);
+  EXPECT_TRUE(j[0]["config"]["swap_ab"].get<bool>());
+  EXPECT_EQ(j[0]["cost"]["tiles"].get<long long>() % (24576 / j[0]["config"]["block_m"].get<int>()), 0);
+  const auto plain = nlohmann::json::parse(run_plan("--m 4096 --n 24576 --k 1536 --json", false).output);
+  EXPECT_FALSE(plain[0]["config"]["swap_ab"].get<bool>());
+}
+
 TEST(CliPlan, HcPrenormShowsTheSplitAndItsModel) {
   const CliResult text = run_plan("--op hc_prenorm --m 8192 --n 24 --k 28672");
   ASSERT_EQ(text.status, 0) << text.output;
