@@ -22,8 +22,8 @@ PLANS = ('default', 'cluster_m=1', 'split_k=8,cluster_m=8', 'split_k=16,cluster_
 # --quick: the selector's plan against one and two clusters of eight, at DeepGEMM's small test M.
 QUICK_PLANS = ('default', 'split_k=8,cluster_m=8', 'split_k=16,cluster_m=8')
 QUICK_SHAPES = ((13, 24, 7168), (13, 24, 28672), (137, 24, 7168))
-# --large: the selector's plan (two splits in a cluster of 2 at M = 4096) against its plan without clusters.
-LARGE_PLANS = ('default', 'cluster_m=1')
+# --large: the selector's plan (two splits summed by the last CTA at M = 4096) against the same split in a cluster of 2.
+LARGE_PLANS = ('default', 'split_k=2,cluster_m=2')
 LARGE_SHAPES = ((4096, 24, 7168), (4096, 24, 28672), (8192, 24, 28672))
 PEER_SPLITS = (None, 16, 32)
 
