@@ -41,8 +41,8 @@ constexpr double kReduceBytesPerUs = 21e3;
 constexpr double kClusterSumUs = 0.5;
 // Unpinned, the selector sums in a cluster only where one cluster holds the row block's whole split: the clusters'
 // L2 sum beyond it measured 1.5-2.6 us slower than modelled (two clusters of 8: 7.9 us at 13x24x7168, 10.7 at
-// 13x24x28672, against 6.4 and 9.1 modelled), so it is taken only when TILEGEMM_CONFIG_FILTER pins cluster_m. And only
-// for 16-row blocks, where it was measured: the model's clusters of 2 at M = 4096 await an A/B.
+// 13x24x28672, against 6.4 and 9.1 modelled), so it is taken only when TILEGEMM_CONFIG_FILTER pins cluster_m. Two
+// splits of 64-row blocks in a cluster of 2 (M = 4096): 4096x24x28672 106.0 -> 92.3 us, 4096x24x7168 33.2 either way.
 constexpr int kUnpinnedMaxCluster = hc_prenorm::kMaxCluster;
 constexpr int kMaxLibrarySplits = 64;
 // 16-row blocks up to 256 rows: the model does not price B's reads from L2 (once per row block), and from there on
@@ -130,9 +130,8 @@ HcPrenormConfig select_hc_prenorm_config(int m, int n, int k, std::optional<int>
     for (int s = 2; s <= std::max(pin_splits, std::min(k_blocks, kMaxLibrarySplits)); ++s) {
       if (pin_splits && s != pin_splits) continue;
       for (int cluster = 1; cluster <= std::min(s, hc_prenorm::kMaxCluster); cluster *= 2)
-        if (s % cluster == 0 && (pin_cluster ? cluster == pin_cluster
-                                             : cluster == 1 || (cluster == s && cluster <= kUnpinnedMaxCluster &&
-                                                                block_m == hc_prenorm::kSmallBlockM)))
+        if (s % cluster == 0 &&
+            (pin_cluster ? cluster == pin_cluster : cluster == 1 || (cluster == s && cluster <= kUnpinnedMaxCluster)))
           consider(s, true, cluster);
     }
   }

@@ -211,12 +211,12 @@ def test_skip_head_mid_and_hc_prenorm_precompile_the_kernels_their_calls_use(tmp
     for name, source in per_call.items():
         assert source in cached[name]
     # HC prenorm: the library's split sums in the kernel for small M (16-row blocks up to M = 64 here: by the last CTA
-    # over 56 splits at M = 1, in one cluster of 8 at M = 64) and at M = 4096, not for larger M; M = 0 launches
-    # nothing.
+    # over 56 splits at M = 1, in one cluster of 8 at M = 64) and at M = 4096 (two splits in a cluster of 2), not for
+    # larger M; M = 0 launches nothing.
     assert got['hc specs']['0'] == [] and all(len(got['hc specs'][str(m)]) == 1 for m in (1, 64, 4096, 8192, 65536))
     specs = {name: source for pairs in got['hc specs'].values() for name, source in pairs}
     assert sorted(specs) == ['sm90_tf32_hc_prenorm_gemm_m16_n24_s8_reduce', 'sm90_tf32_hc_prenorm_gemm_m16_n24_s8_reduce_c8',
-                             'sm90_tf32_hc_prenorm_gemm_m64_n24_s7', 'sm90_tf32_hc_prenorm_gemm_m64_n24_s7_reduce']
+                             'sm90_tf32_hc_prenorm_gemm_m64_n24_s7', 'sm90_tf32_hc_prenorm_gemm_m64_n24_s7_reduce_c2']
     hc = got['hc']
     assert hc['calls'] == 6 and hc['kernels'] == 4 and hc['compiled'] == 4 and hc['cached'] == 0, hc
     again = got['hc again']
