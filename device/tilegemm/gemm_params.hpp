@@ -37,10 +37,13 @@ struct GemmParams {
   // tile's other shared-memory rows stay stale and only reach accumulator rows past the end, which are never stored.
   // D likewise: the consumer warpgroup whose rows contain D's last row stores through a map of just the rows left.
   // A tail map is used by the tile (row band) that starts exactly at its first row.
-  TmaDescriptor tma_a_tail;      // box of a_tail_rows rows
-  TmaDescriptor tma_d_tail;      // box of d_tail_rows rows
+  TmaDescriptor tma_a_tail;  // box of a_tail_rows rows
+  TmaDescriptor tma_d_tail;  // box of d_tail_rows rows
+  // B's last n-block likewise, for a swap-AB BF16 kernel (whose B is the tokens) under TILEGEMM_SWAP_B_TAIL=1 only.
+  TmaDescriptor tma_b_tail;      // box of b_tail_rows rows
   int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks or MN-major A)
   int d_tail_row0, d_tail_rows;  // d_tail_rows = 0: none
+  int b_tail_row0, b_tail_rows;  // b_tail_rows = 0: none
   int m;                         // rows: of the whole problem, of one batch, or M_max per masked group
   int n;
   int k;
@@ -74,6 +77,9 @@ struct GemmParams {
 // warpgroup whose rows start at m_row stores D through.
 TG_HOST_DEVICE inline bool is_a_tail(const GemmParams& p, int m0) {
   return p.a_tail_rows > 0 && m0 == p.a_tail_row0;
+}
+TG_HOST_DEVICE inline bool is_b_tail(const GemmParams& p, int n0) {
+  return p.b_tail_rows > 0 && n0 == p.b_tail_row0;
 }
 TG_HOST_DEVICE inline const TmaDescriptor* d_map_for_rows(const GemmParams& p, int m_row) {
   return p.d_tail_rows > 0 && m_row == p.d_tail_row0 ? &p.tma_d_tail : &p.tma_d;

@@ -20,6 +20,13 @@ RowTail encode_a_tail(GemmParams& gemm, const TensorView& a, int block_m, int bl
   return tail;
 }
 
+void encode_b_tail(GemmParams& gemm, const TensorView& b, int block_n, int block_k) {
+  const RowTail tail = row_tail(b.size(1), block_n);
+  if (tail.rows == 0) return;
+  gemm.tma_b_tail = encode_tma(operand_view(b, Major::kKMajor, tail.rows, block_k), "b");
+  gemm.b_tail_row0 = tail.row0, gemm.b_tail_rows = tail.rows;
+}
+
 void encode_d_tail(GemmParams& gemm, const TensorView& d, int block_n, int d_rows) {
   const RowTail tail = row_tail(d.size(1), d_rows);
   if (tail.rows == 0) return;

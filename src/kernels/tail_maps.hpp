@@ -19,6 +19,9 @@ RowTail row_tail(std::int64_t rows, int block_rows);
 // Encodes A's tail map (K-major A loaded in block_m-row tiles) into `gemm`, if A has a tail; returns the tail.
 RowTail encode_a_tail(GemmParams& gemm, const TensorView& a, int block_m, int block_k);
 
+// Encodes K-major B's tail map (B loaded in block_n-row tiles, each CTA its own) into `gemm`, if B has a tail.
+void encode_b_tail(GemmParams& gemm, const TensorView& b, int block_n, int block_k);
+
 // Encodes D's tail map (d_rows rows per consumer warpgroup) into `gemm`, if D has a tail.
 void encode_d_tail(GemmParams& gemm, const TensorView& d, int block_n, int d_rows);
 

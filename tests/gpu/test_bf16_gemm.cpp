@@ -113,8 +113,7 @@ INSTANTIATE_TEST_SUITE_P(
 // suite (the selector's own swapped tiles), a width that is an odd multiple of 8 (the x2 store) with MN-major B, 128
 // rows per warpgroup (two chunks) with D's rows padded, one token, MN-major A (the kernel's B), a 2-CTA cluster
 // (the tokens' tile multicast).
-INSTANTIATE_TEST_SUITE_P(
-    SwapAB, Bf16GemmForced,
+const auto kSwapAbCases =
     ::testing::Values(ForcedCase{DenseCase{0, 257, 24576, 1536, Layout::kNT}, "swap_ab=1"},
                       ForcedCase{DenseCase{0, 129, 4096, 7168, Layout::kNT}, "swap_ab=1"},
                       ForcedCase{DenseCase{0, 65, 2112, 7168, Layout::kNN}, "swap_ab=1,block_n=72"},
@@ -122,8 +121,22 @@ INSTANTIATE_TEST_SUITE_P(
                                  "swap_ab=1,block_m=256,block_n=104"},
                       ForcedCase{DenseCase{0, 1, 8, 64, Layout::kNT}, "swap_ab=1"},
                       ForcedCase{DenseCase{0, 72, 2112, 1000, Layout::kTN}, "swap_ab=1"},
-                      ForcedCase{DenseCase{0, 129, 7168, 2048, Layout::kNT}, "swap_ab=1,cluster_m=2"}),
-    forced_case_name);
+                      ForcedCase{DenseCase{0, 129, 7168, 2048, Layout::kNT}, "swap_ab=1,cluster_m=2"});
+INSTANTIATE_TEST_SUITE_P(SwapAB, Bf16GemmForced, kSwapAbCases, forced_case_name);
+
+// The same with TILEGEMM_SWAP_B_TAIL=1 (an experiment): the last token tile loaded through a box of just its rows,
+// its stage's other rows stale (they reach only columns past M). MN-major tokens (tn) and the cluster keep the full
+// box.
+class Bf16GemmSwapBTail : public ::testing::TestWithParam<ForcedCase> {};
+
+TEST_P(Bf16GemmSwapBTail, MatchesReference) {
+  GPU_TEST_REQUIRE_SM90();
+  test_util::ScopedEnv tail("TILEGEMM_SWAP_B_TAIL", "1");
+  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", GetParam().filter);
+  run_bf16_gemm(GetParam().dense);
+}
+
+INSTANTIATE_TEST_SUITE_P(SwapAB, Bf16GemmSwapBTail, kSwapAbCases, forced_case_name);
 
 // Decode, forced: M under one 64-row tile, so the only m-block is the tail: K-major A is loaded through the tail map
 // (boxes of just M rows) and the tile's other rows of shared memory stay stale. 128-row tiles on two warpgroups (the

@@ -181,16 +181,20 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
     prim::tma_prefetch_descriptor(&params.tma_b);
     prim::tma_prefetch_descriptor(&params.tma_d);
     if (params.a_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_a_tail);
+    if (kSwapAB && params.b_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_b_tail);
     if (params.d_tail_rows > 0) prim::tma_prefetch_descriptor(&params.tma_d_tail);
     barriers->init(kMathWGs * 4 * Pair::kCtas);  // one release per consumer warp of every CTA sharing a stage
   };
   // The producer: one elected thread of warpgroup 0 issues every TMA load.
   auto produce = [&](const Pair& pair, int thread_in_wg) {
     if (thread_in_wg < 32 && prim::elect_one_sync()) {
-      // (The host never gives MN-major A a tail map, so its A tile is always BLOCK_M x BLOCK_K.)
+      // (The host never gives MN-major A a tail map, so its A tile is always BLOCK_M x BLOCK_K; a B tail map only
+      // to a swapped kernel's K-major, unshared B.)
+      auto b_tail = [&](const sched::Tile& tile) { return kSwapAB && is_b_tail(params, tile.n0); };
       auto tx_bytes = [&](const sched::Tile& tile) {
-        return static_cast<u32>(
-            (is_a_tail(params, tile.m0) ? params.a_tail_rows : BLOCK_M) * BLOCK_K * Smem::kElemBytes + Smem::kBBytes);
+        return static_cast<u32>((is_a_tail(params, tile.m0) ? params.a_tail_rows : BLOCK_M) * BLOCK_K *
+                                    Smem::kElemBytes +
+                                (b_tail(tile) ? params.b_tail_rows * BLOCK_K * Smem::kElemBytes : Smem::kBBytes));
       };
       sm90_produce<Scheduler, kStages, BLOCK_K>(
           params, barriers, tx_bytes, [&](const sched::Tile& tile, int k0, int stage, u64* full) {
@@ -208,8 +212,8 @@ TG_DEVICE void sm90_bf16_gemm(const GemmParams& params) {
               pair.template load_shared<BLOCK_N>(&params.tma_b, full, smem_b(stage), k0, tile.n0, b_batch,
                                                  tile.share_b);
             else
-              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K, kAtomK>(&params.tma_b, full, smem_b(stage), tile.n0, k0,
-                                                                     b_batch);
+              load_operand_tile<kBMNMajor, BLOCK_N, BLOCK_K, kAtomK>(b_tail(tile) ? &params.tma_b_tail : &params.tma_b,
+                                                                     full, smem_b(stage), tile.n0, k0, b_batch);
           });
     }
   };
