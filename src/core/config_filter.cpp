@@ -15,18 +15,19 @@ constexpr const char* kExpected =
     "raster, "
     "split_k, k_groups, values positive integers, and swap_ab=0 or 1, each field once";
 
-// The config field a filter name refers to, or nullptr for an unknown name.
-const int* field_of(const GemmConfig& c, const std::string& name) {
-  if (name == "block_m") return &c.block_m;
-  if (name == "block_n") return &c.block_n;
-  if (name == "block_k") return &c.block_k;
-  if (name == "stages") return &c.stages;
-  if (name == "math_wg") return &c.num_math_warpgroups;
-  if (name == "cluster_m") return &c.cluster_m;
-  if (name == "cluster_n") return &c.cluster_n;
-  if (name == "raster") return &c.raster_group;
-  if (name == "split_k") return &c.split_k;
-  return nullptr;
+// The value of the config field a filter name refers to (swap_ab as 0 or 1), or nullopt for an unknown name.
+std::optional<int> field_value(const GemmConfig& c, std::string_view name) {
+  if (name == "block_m") return c.block_m;
+  if (name == "block_n") return c.block_n;
+  if (name == "block_k") return c.block_k;
+  if (name == "stages") return c.stages;
+  if (name == "math_wg") return c.num_math_warpgroups;
+  if (name == "cluster_m") return c.cluster_m;
+  if (name == "cluster_n") return c.cluster_n;
+  if (name == "raster") return c.raster_group;
+  if (name == "split_k") return c.split_k;
+  if (name == "swap_ab") return static_cast<int>(c.swap_ab);
+  return std::nullopt;
 }
 
 // Fields only the small-M mma.sync kernels' selectors read (their configs are not GemmConfigs).
@@ -34,26 +35,18 @@ bool small_m_field(const std::string& name) {
   return name == "k_groups";
 }
 
-// GemmConfig::swap_ab, the one flag a filter pins: 0 (plain) or 1 (swapped).
-constexpr std::string_view kSwapAbField = "swap_ab";
+// Fields that are flags take 0 or 1; the others positive counts.
+bool in_range(const std::string& name, long value) {
+  return name == "swap_ab" ? value == 0 || value == 1 : value > 0 && value <= 1 << 20;
+}
 }  // namespace
 
 bool ConfigFilter::matches(const GemmConfig& config) const {
   for (const auto& [name, value] : terms) {
-    if (name == kSwapAbField) {
-      if (static_cast<int>(config.swap_ab) != value) return false;
-      continue;
-    }
-    const int* field = field_of(config, name);
-    if (field != nullptr && *field != value) return false;
+    const std::optional<int> field = field_value(config, name);
+    if (field && *field != value) return false;
   }
   return true;
-}
-
-std::optional<int> ConfigFilter::pinned(std::string_view name) const {
-  for (const auto& [field, value] : terms)
-    if (field == name) return value;
-  return std::nullopt;
 }
 
 bool ConfigFilter::names(std::initializer_list<std::string_view> fields) const {
@@ -63,9 +56,13 @@ bool ConfigFilter::names(std::initializer_list<std::string_view> fields) const {
 }
 
 int ConfigFilter::value_of(std::string_view name) const {
+  return pinned(name).value_or(0);
+}
+
+std::optional<int> ConfigFilter::pinned(std::string_view name) const {
   for (const auto& [field, value] : terms)
     if (field == name) return value;
-  return 0;
+  return std::nullopt;
 }
 
 ConfigFilter parse_config_filter(const std::string& text) {
@@ -78,14 +75,12 @@ ConfigFilter parse_config_filter(const std::string& text) {
     const std::string term = text.substr(start, end - start);
     const std::size_t eq = term.find('=');
     const std::string name = term.substr(0, eq);
-    const bool flag = name == kSwapAbField;
-    if (eq == std::string::npos || (field_of(probe, name) == nullptr && !small_m_field(name) && !flag))
+    if (eq == std::string::npos || (!field_value(probe, name) && !small_m_field(name)))
       throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
     const std::string digits = term.substr(eq + 1);
     char* stop = nullptr;
     const long value = std::strtol(digits.c_str(), &stop, 10);
-    const bool in_range = flag ? value == 0 || value == 1 : value > 0 && value <= 1 << 20;
-    if (digits.empty() || *stop != '\0' || !in_range)
+    if (digits.empty() || *stop != '\0' || !in_range(name, value))
       throw InvalidArgument(kVariable, kExpected, "'" + text + "' (term '" + term + "')");
     for (const auto& seen : filter.terms)
       if (seen.first == name) throw InvalidArgument(kVariable, kExpected, "'" + text + "' (" + name + " twice)");

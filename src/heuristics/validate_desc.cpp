@@ -93,9 +93,10 @@ void validate_desc(const GemmDesc& desc) {
   if (desc.major_b == Major::kMNMajor) require_tma_aligned(desc.n, desc.b_dtype, "n", "MN-major B");
   if (desc.d_transposed) {
     // A swapped BF16 problem (swapped_problem): D's rows are this desc's columns, m elements wide.
-    TILEGEMM_REQUIRE(desc.type == GemmType::kNormal && desc.a_dtype == DType::kBFloat16 &&
-                         desc.d_dtype == DType::kBFloat16 && !desc.with_c,
-                     "d_transposed", "a plain BF16 GEMM with bf16 D and no C (swap AB)", to_string(desc));
+    GemmDesc unswapped = desc;
+    unswapped.d_transposed = false;
+    TILEGEMM_REQUIRE(sm90_swap_ab_runs(unswapped), "d_transposed", "a plain BF16 GEMM with bf16 D and no C (swap AB)",
+                     to_string(desc));
     require_tma_aligned(desc.m, desc.d_dtype, "n", "bf16 D (N-contiguous; the swapped problem's m)");
   } else {
     require_tma_aligned(desc.n, desc.d_dtype, "n",

@@ -47,43 +47,8 @@ extern "C" __global__ void __launch_bounds__({threads}, 1)
 }}
 )";
 
-// The compiled kernel of a (desc, config) pair. Generating the source (a few µs of formatting) happens once per
-// pair; later calls on the hot path find the kernel by the raw bytes of the fields the source depends on.
-std::shared_ptr<const jit::CompiledKernel> cached_bf16_kernel(const GemmDesc& desc, const GemmConfig& config) {
-  const int fields[] = {static_cast<int>(desc.type),
-                        static_cast<int>(desc.a_dtype),
-                        static_cast<int>(desc.major_a),
-                        static_cast<int>(desc.major_b),
-                        static_cast<int>(desc.d_dtype),
-                        desc.with_c,
-                        desc.use_psum_layout,
-                        config.block_m,
-                        config.block_n,
-                        config.block_k,
-                        config.stages,
-                        config.num_math_warpgroups,
-                        config.raster_group,
-                        config.cluster_m,
-                        mma_groups_in_flight(config),
-                        static_cast<int>(config.scheme),
-                        sm90_deterministic_fixup(desc, config),
-                        config.swap_ab};
-  static KernelCache cache;
-  return cache.get(raw_key(fields), [&] { return sm90_bf16_gemm_spec(desc, config); });
-}
-
-}  // namespace
-
-int mma_groups_in_flight(const GemmConfig& config) {
-  // Measured on the H200: 2 or 4 groups in flight were slower than 1 on every memory-bound DeepSeek shape (geomean
-  // 0.929x and 0.765x against 0.956x): holding stages longer shortens the producer's prefetch, which is what those
-  // shapes live on.
-  const int wanted = env().tune_mma_in_flight > 0 ? env().tune_mma_in_flight : 1;
-  return std::max(1, std::min(wanted, config.stages - 1));
-}
-
-jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& problem, const GemmConfig& config) {
-  const GemmDesc desc = kernel_problem(problem, config);  // swap AB: the kernel's A is B
+// The spec of the problem the kernel runs (kernel_problem: with swap AB, the kernel's A is B).
+jit::KernelSpec kernel_spec(const GemmDesc& desc, const GemmConfig& config) {
   const bool d_is_float = desc.d_dtype == DType::kFloat32;
   const bool int8 = desc.a_dtype == DType::kInt8;
   const std::string name = fmt::format(
@@ -106,6 +71,46 @@ jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& problem, const GemmConfig& c
                   fmt::arg("mma_in_flight", mma_groups_in_flight(config)), fmt::arg("int8", int8 ? "true" : "false"),
                   fmt::arg("swap_ab", config.swap_ab ? "true" : "false"), fmt::arg("threads", config.num_threads()));
   return spec;
+}
+
+// The compiled kernel of a (desc, config) pair, desc the problem the kernel runs (kernel_problem). Generating the
+// source (a few µs of formatting) happens once per pair; later calls on the hot path find the kernel by the raw bytes
+// of the fields the source depends on.
+std::shared_ptr<const jit::CompiledKernel> cached_bf16_kernel(const GemmDesc& desc, const GemmConfig& config) {
+  const int fields[] = {static_cast<int>(desc.type),
+                        static_cast<int>(desc.a_dtype),
+                        static_cast<int>(desc.major_a),
+                        static_cast<int>(desc.major_b),
+                        static_cast<int>(desc.d_dtype),
+                        desc.with_c,
+                        desc.use_psum_layout,
+                        config.block_m,
+                        config.block_n,
+                        config.block_k,
+                        config.stages,
+                        config.num_math_warpgroups,
+                        config.raster_group,
+                        config.cluster_m,
+                        mma_groups_in_flight(config),
+                        static_cast<int>(config.scheme),
+                        sm90_deterministic_fixup(desc, config),
+                        config.swap_ab};
+  static KernelCache cache;
+  return cache.get(raw_key(fields), [&] { return kernel_spec(desc, config); });
+}
+
+}  // namespace
+
+int mma_groups_in_flight(const GemmConfig& config) {
+  // Measured on the H200: 2 or 4 groups in flight were slower than 1 on every memory-bound DeepSeek shape (geomean
+  // 0.929x and 0.765x against 0.956x): holding stages longer shortens the producer's prefetch, which is what those
+  // shapes live on.
+  const int wanted = env().tune_mma_in_flight > 0 ? env().tune_mma_in_flight : 1;
+  return std::max(1, std::min(wanted, config.stages - 1));
+}
+
+jit::KernelSpec sm90_bf16_gemm_spec(const GemmDesc& problem, const GemmConfig& config) {
+  return kernel_spec(kernel_problem(problem, config), config);
 }
 
 namespace {

@@ -11,20 +11,25 @@ RowTail row_tail(std::int64_t rows, int block_rows) {
   return {static_cast<int>(rows - rest), rest};
 }
 
-RowTail encode_a_tail(GemmParams& gemm, const TensorView& a, int block_m, int block_k) {
-  const RowTail tail = row_tail(a.size(1), block_m);
+namespace {
+// A K-major operand's tail map (loaded in block_rows-row tiles) into `map`, `row0` and `rows`, if it has a tail.
+RowTail encode_operand_tail(const TensorView& v, int block_rows, int block_k, const char* name, TmaDescriptor& map,
+                            int& row0, int& rows) {
+  const RowTail tail = row_tail(v.size(1), block_rows);
   if (tail.rows > 0) {
-    gemm.tma_a_tail = encode_tma(operand_view(a, Major::kKMajor, tail.rows, block_k), "a");
-    gemm.a_tail_row0 = tail.row0, gemm.a_tail_rows = tail.rows;
+    map = encode_tma(operand_view(v, Major::kKMajor, tail.rows, block_k), name);
+    row0 = tail.row0, rows = tail.rows;
   }
   return tail;
 }
+}  // namespace
+
+RowTail encode_a_tail(GemmParams& gemm, const TensorView& a, int block_m, int block_k) {
+  return encode_operand_tail(a, block_m, block_k, "a", gemm.tma_a_tail, gemm.a_tail_row0, gemm.a_tail_rows);
+}
 
 void encode_b_tail(GemmParams& gemm, const TensorView& b, int block_n, int block_k) {
-  const RowTail tail = row_tail(b.size(1), block_n);
-  if (tail.rows == 0) return;
-  gemm.tma_b_tail = encode_tma(operand_view(b, Major::kKMajor, tail.rows, block_k), "b");
-  gemm.b_tail_row0 = tail.row0, gemm.b_tail_rows = tail.rows;
+  encode_operand_tail(b, block_n, block_k, "b", gemm.tma_b_tail, gemm.b_tail_row0, gemm.b_tail_rows);
 }
 
 void encode_d_tail(GemmParams& gemm, const TensorView& d, int block_n, int d_rows) {
