@@ -39,7 +39,7 @@ struct GemmParams {
   // A tail map is used by the tile (row band) that starts exactly at its first row.
   TmaDescriptor tma_a_tail;  // box of a_tail_rows rows
   TmaDescriptor tma_d_tail;  // box of d_tail_rows rows
-  // B's last n-block likewise, for a swap-AB BF16 kernel (whose B is the tokens) under TILEGEMM_SWAP_B_TAIL=1 only.
+  // B's last n-block likewise, for a swap-AB BF16 kernel (whose B is the tokens) with K-major tokens and no cluster.
   TmaDescriptor tma_b_tail;      // box of b_tail_rows rows
   int a_tail_row0, a_tail_rows;  // a_tail_rows = 0: no tail (whole blocks or MN-major A)
   int d_tail_row0, d_tail_rows;  // d_tail_rows = 0: none

@@ -30,9 +30,6 @@ struct Env {
   // TILEGEMM_CTAS_PER_SM (tuning experiments only): the persistent grid may hold up to this many CTAs per SM
   // (1 = one per SM, the kernels' design); resident only when shared memory and registers allow it.
   int tune_ctas_per_sm = 1;
-  // TILEGEMM_SWAP_B_TAIL (tuning experiments only): a swap-AB BF16 kernel loads its last token tile (B) through a box
-  // of just the tokens left, as the plain kernel does A's last row block, instead of a box reaching past M.
-  bool tune_swap_b_tail = false;
   // DG_DETERMINISTIC: split-K / stream-K reduce cut tiles in a fixed order (bit-identical runs) instead of
   // with fp32 atomics; tilegemm::set_deterministic overrides it at run time.
   bool deterministic = false;

@@ -42,9 +42,9 @@ struct ClusterShape {
 };
 constexpr ClusterShape kClusterShapes[] = {{1, MulticastSide::kNone}, {2, MulticastSide::kB}};
 // Swap AB (heuristics.hpp) where it measured faster: ragged M past one 128-row block with a predicted gain of 12% or
-// more (H100: 257x24576x1536 68.7 -> 46.9 us, 129x7168x2048 18.7 -> 17.2). Smaller predicted gains did not hold
-// (129x4096x7168: 9% predicted, 13% slower), nor did those at M <= 128, where the plain kernel's only partial row
-// block already loads through a tail map (1x4096x7168: 15% predicted, 5% slower). TILEGEMM_CONFIG_FILTER's swap_ab=1
+// more (H100: 257x24576x1536 68.7 -> 43.6 us, 129x7168x2048 18.7 -> 17.3, 129x4096x7168 34.6 -> 34.2). At M <= 128
+// the plain kernel's only partial row block already loads through a tail map and predicted gains did not hold
+// (1x4096x7168: 15% predicted, 4% slower; 65x2112x7168: 19% slower). TILEGEMM_CONFIG_FILTER's swap_ab=1
 // forces it (the cheapest swapped config), swap_ab=0 rules it out.
 constexpr int kSwapAbMinRows = 129;
 constexpr double kSwapAbMinGain = 0.12;

@@ -95,7 +95,6 @@ Env read_env_from_process() {
       throw InvalidArgument("TILEGEMM_CTAS_PER_SM", "an integer in [1, 4]", "'" + v + "'");
     e.tune_ctas_per_sm = v[0] - '0';
   }
-  e.tune_swap_b_tail = get_bool("TILEGEMM_SWAP_B_TAIL", false);
   e.deterministic = get_bool("DG_DETERMINISTIC", false);
   e.pdl = get_bool("DG_ENABLE_PDL", false);
   if (std::string v = get("TILEGEMM_GEMM_SCHEME"); !v.empty()) {

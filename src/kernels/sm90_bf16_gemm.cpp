@@ -125,9 +125,10 @@ void encode_bf16_a(GemmParams& params, const GemmDesc& desc, const GemmConfig& c
 void encode_bf16_b(GemmParams& params, const GemmDesc& desc, const GemmConfig& config, const TensorView& b) {
   // With a 2x1 cluster each CTA loads (and multicasts) half of the B tile.
   params.tma_b = encode_tma(operand_view(b, desc.major_b, config.block_n / config.cluster_m, config.block_k), "b");
-  // TILEGEMM_SWAP_B_TAIL (experiment): the swapped kernel's last token tile through a box of just its rows.
+  // The swapped kernel's last token tile through a box of just its rows (129x4096x7168 on an H100: 39.1 -> 34.2 us).
+  // MN-major tokens and a cluster's multicast halves keep the full box.
   params.b_tail_rows = 0;
-  if (config.swap_ab && env().tune_swap_b_tail && desc.major_b == Major::kKMajor && config.cluster_m == 1)
+  if (config.swap_ab && desc.major_b == Major::kKMajor && config.cluster_m == 1)
     encode_b_tail(params, b, config.block_n, config.block_k);
 }
 

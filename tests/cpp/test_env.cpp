@@ -99,21 +99,6 @@ TEST_F(EnvTest, CtasPerSmIsOneToFour) {
   reload_env();
 }
 
-TEST_F(EnvTest, SwapBTailIsAnExperimentOffByDefault) {
-  EXPECT_FALSE(env().tune_swap_b_tail);
-  set("TILEGEMM_SWAP_B_TAIL", "1");
-  EXPECT_TRUE(env().tune_swap_b_tail);
-  ::setenv("TILEGEMM_SWAP_B_TAIL", "sometimes", 1);
-  try {
-    read_env_from_process();
-    FAIL() << "expected InvalidArgument for 'sometimes'";
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "TILEGEMM_SWAP_B_TAIL");
-  }
-  ::unsetenv("TILEGEMM_SWAP_B_TAIL");
-  reload_env();
-}
-
 TEST_F(EnvTest, ReloadBumpsTheGeneration) {
   const unsigned before = env().generation;
   reload_env();

@@ -109,10 +109,11 @@ INSTANTIATE_TEST_SUITE_P(
     forced_case_name);
 
 // Swap AB, forced (sm90_swap_ab_epilogue.cuh): ragged M run as Dᵀ = B·Aᵀ, the tokens on the wgmma's N side and D
-// written through stmatrix .trans in 64-column boxes that TMA clips at D's last row. The ragged shapes of the BF16
+// written through stmatrix .trans in 64-column boxes that TMA clips at D's last row; the last token tile comes through
+// the tokens' tail map, its stage's other rows stale (they reach only columns past M). The ragged shapes of the BF16
 // suite (the selector's own swapped tiles), a width that is an odd multiple of 8 (the x2 store) with MN-major B, 128
-// rows per warpgroup (two chunks) with D's rows padded, one token, MN-major A (the kernel's B), a 2-CTA cluster
-// (the tokens' tile multicast).
+// rows per warpgroup (two chunks) with D's rows padded, one token, MN-major A (the kernel's B: no tail map), a 2-CTA
+// cluster (the tokens' tile multicast: no tail map).
 const auto kSwapAbCases =
     ::testing::Values(ForcedCase{DenseCase{0, 257, 24576, 1536, Layout::kNT}, "swap_ab=1"},
                       ForcedCase{DenseCase{0, 129, 4096, 7168, Layout::kNT}, "swap_ab=1"},
@@ -123,20 +124,6 @@ const auto kSwapAbCases =
                       ForcedCase{DenseCase{0, 72, 2112, 1000, Layout::kTN}, "swap_ab=1"},
                       ForcedCase{DenseCase{0, 129, 7168, 2048, Layout::kNT}, "swap_ab=1,cluster_m=2"});
 INSTANTIATE_TEST_SUITE_P(SwapAB, Bf16GemmForced, kSwapAbCases, forced_case_name);
-
-// The same with TILEGEMM_SWAP_B_TAIL=1 (an experiment): the last token tile loaded through a box of just its rows,
-// its stage's other rows stale (they reach only columns past M). MN-major tokens (tn) and the cluster keep the full
-// box.
-class Bf16GemmSwapBTail : public ::testing::TestWithParam<ForcedCase> {};
-
-TEST_P(Bf16GemmSwapBTail, MatchesReference) {
-  GPU_TEST_REQUIRE_SM90();
-  test_util::ScopedEnv tail("TILEGEMM_SWAP_B_TAIL", "1");
-  test_util::ScopedEnv force("TILEGEMM_CONFIG_FILTER", GetParam().filter);
-  run_bf16_gemm(GetParam().dense);
-}
-
-INSTANTIATE_TEST_SUITE_P(SwapAB, Bf16GemmSwapBTail, kSwapAbCases, forced_case_name);
 
 // Decode, forced: M under one 64-row tile, so the only m-block is the tail: K-major A is loaded through the tail map
 // (boxes of just M rows) and the tile's other rows of shared memory stay stale. 128-row tiles on two warpgroups (the

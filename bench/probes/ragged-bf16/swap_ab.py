@@ -1,5 +1,5 @@
 """BF16 GEMMs at ragged M through deep_gemm.bf16_gemm_nt, run plain and with A and B exchanged (swap_ab=1, pinned
-with TILEGEMM_CONFIG_FILTER; 'tail' adds TILEGEMM_SWAP_B_TAIL=1), against cuBLAS (torch.matmul) and DeepGEMM in the same process: kernel time
+with TILEGEMM_CONFIG_FILTER), against cuBLAS (torch.matmul) and DeepGEMM in the same process: kernel time
 (torch.profiler durations) and CUDA-event time after a 256 MB flush, each plan checked against float64 first.
 
     DG_PRINT_CONFIGS=1 scripts/gpu-peer python bench/probes/ragged-bf16/swap_ab.py [build-peer/deepgemm] [--quick]
@@ -18,13 +18,11 @@ from deep_gemm.bench.peer import load_peer
 SHAPES = ((257, 24576, 1536), (129, 4096, 7168), (129, 7168, 2048), (65, 2112, 7168), (65, 7168, 2048),
           (2048, 7168, 2048), (128, 24576, 1536), (64, 7168, 2048), (32, 7168, 2048), (1, 4096, 7168))
 QUICK_SHAPES = ((257, 24576, 1536), (129, 4096, 7168), (129, 7168, 2048), (65, 2112, 7168))
-# 'swap_ab=1 tail': the swapped kernel with TILEGEMM_SWAP_B_TAIL=1 (its last token tile through a tail map).
-PLANS = ('default', 'swap_ab=1', 'swap_ab=1 tail')
+PLANS = ('default', 'swap_ab=0', 'swap_ab=1')
 
 
 def pin(text):
-    os.environ['TILEGEMM_CONFIG_FILTER'] = '' if text == 'default' else text.split()[0]
-    os.environ['TILEGEMM_SWAP_B_TAIL'] = '1' if text.endswith(' tail') else '0'
+    os.environ['TILEGEMM_CONFIG_FILTER'] = '' if text == 'default' else text
     _C.reload_env()
 
 
