@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/config_filter.hpp"
 #include "tilegemm/errors.hpp"
 #include "tilegemm/mqa_ledger.hpp"
 #include "tilegemm/paged_mqa_logits.hpp"
@@ -58,16 +59,24 @@ PagedMqaLogitsConfig select_paged_mqa_logits_config(int next_n, int heads, DType
   c.dram_cycles = block_bytes / sm_bytes_per_cycle;
   const double wanted = std::ceil(kPagedComputeHeadroom * (c.mma_cycles + c.epilogue_cycles) / c.dram_cycles);
   c.math_warpgroups = static_cast<int>(std::clamp(wanted, double{kPagedMinWarpgroups}, double{kPagedMaxWarpgroups}));
+  // TILEGEMM_CONFIG_FILTER (tests, tuning) may pin math_wg (1 to 4) and stages (KV stages per warpgroup).
+  const ConfigFilter& filter = env_config_filter();
+  const int pin_warpgroups = filter.value_of("math_wg"), pin_stages = filter.value_of("stages");
+  TILEGEMM_REQUIRE(pin_warpgroups <= kPagedMaxWarpgroups && pin_stages != 1, "TILEGEMM_CONFIG_FILTER",
+                   "math_wg 1 to 4 and stages >= 2 for fp8_paged_mqa_logits",
+                   fmt::format("math_wg={} stages={}", pin_warpgroups, pin_stages));
+  if (pin_warpgroups) c.math_warpgroups = pin_warpgroups;
 
   c.threads = 128 * c.math_warpgroups + paged_mqa::kProducerThreads;
   const auto bytes = [&](int stages) {
     return paged_mqa::smem_bytes(next_n, heads, c.math_warpgroups, stages, c.q_stages);
   };
-  c.kv_stages = kPagedMaxKvStages;
-  while (c.kv_stages > 2 && bytes(c.kv_stages) > hw.smem_per_block_bytes) --c.kv_stages;
+  c.kv_stages = pin_stages ? pin_stages : kPagedMaxKvStages;
+  while (!pin_stages && c.kv_stages > 2 && bytes(c.kv_stages) > hw.smem_per_block_bytes) --c.kv_stages;
   c.smem_bytes = bytes(c.kv_stages);
   TILEGEMM_REQUIRE(
-      c.smem_bytes <= hw.smem_per_block_bytes, "hw", "room for two KV stages per warpgroup",
+      c.smem_bytes <= hw.smem_per_block_bytes, pin_stages ? "TILEGEMM_CONFIG_FILTER" : "hw",
+      fmt::format("room for {} KV stages per warpgroup", pin_stages ? pin_stages : 2),
       fmt::format("{} bytes of shared memory per block ({} needed)", hw.smem_per_block_bytes, c.smem_bytes));
   return c;
 }

@@ -14,6 +14,7 @@
 
 #include "expect_invalid.hpp"
 #include "kernels/sm90_paged_mqa_logits.hpp"
+#include "scoped_env.hpp"
 #include "test_jit_support.hpp"
 #include "tilegemm/hw.hpp"
 #include "tilegemm/paged_mqa_logits.hpp"
@@ -91,6 +92,33 @@ TEST(PagedMqaLogitsConfig, WarpgroupsFollowTheComputeToDramRatio) {
       select_paged_mqa_logits_config(2, 64, DType::kBFloat16, 78, hardware_preset("h20")));
   for (const char* field : {"next_n=2", "heads=64", "logits=bf16", "partitions=78", "warpgroups=", "kv_stages="})
     EXPECT_NE(line.find(field), std::string::npos) << line;
+}
+
+// TILEGEMM_CONFIG_FILTER pins the consumer warpgroups and the KV stages per warpgroup (tuning probes); pins the
+// kernel cannot run with are named.
+TEST(PagedMqaLogitsConfig, FilterPinsWarpgroupsAndStages) {
+  const HardwareModel hw = hardware_preset("h100-sxm");
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "math_wg=4,stages=3");
+    const PagedMqaLogitsConfig c = select_paged_mqa_logits_config(1, 32, DType::kFloat32, 132, hw);
+    EXPECT_EQ(c.math_warpgroups, 4);
+    EXPECT_EQ(c.kv_stages, 3);
+    EXPECT_EQ(c.threads, 4 * 128 + 32);
+    EXPECT_EQ(c.smem_bytes, paged_mqa::smem_bytes(1, 32, 4, 3, c.q_stages));
+  }
+  {
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", "math_wg=3");  // stages: as many as fit
+    const PagedMqaLogitsConfig c = select_paged_mqa_logits_config(2, 64, DType::kFloat32, 132, hw);
+    EXPECT_EQ(c.math_warpgroups, 3);
+    EXPECT_LE(c.smem_bytes, hw.smem_per_block_bytes);
+    EXPECT_GT(paged_mqa::smem_bytes(2, 64, 3, c.kv_stages + 1, c.q_stages), hw.smem_per_block_bytes);
+  }
+  for (const char* bad : {"math_wg=5", "stages=1", "math_wg=4,stages=16"}) {
+    SCOPED_TRACE(bad);
+    test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", bad);
+    test_util::expect_invalid([&] { select_paged_mqa_logits_config(2, 64, DType::kFloat32, 132, hw); },
+                              "TILEGEMM_CONFIG_FILTER");
+  }
 }
 
 TEST(PagedMqaLogitsConfig, RejectsShapesTheKernelDoesNotTake) {
