@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../cpp/scoped_env.hpp"
 #include "gpu_harness.hpp"
 #include "tilegemm/fp8_quant.hpp"
 #include "tilegemm/paged_mqa_logits.hpp"
@@ -33,17 +34,21 @@ constexpr int kBlockKv = 64, kDim = 128, kTokenBytes = kDim + 4;
 struct PagedCase {
   int batch, next_n, heads, mean_context;
   DType logits_dtype;
-  int partitions;       // 0: the device's SMs
-  int block_pad_bytes;  // bytes between blocks beyond 64 × 132 (a multiple of 16)
-  bool ragged_columns;  // max_context_len = the longest context (else DeepGEMM's: whole blocks)
-  int checked_rows;     // rows compared with the reference (0: all); coverage is checked on every row
+  int partitions;                // 0: the device's SMs
+  int block_pad_bytes;           // bytes between blocks beyond 64 × 132 (a multiple of 16)
+  bool ragged_columns;           // max_context_len = the longest context (else DeepGEMM's: whole blocks)
+  int checked_rows;              // rows compared with the reference (0: all); coverage is checked on every row
+  const char* filter = nullptr;  // TILEGEMM_CONFIG_FILTER pins (math_wg, stages), else the selector's choice
 };
 
 std::string case_name(const PagedCase& c) {
-  return fmt::format("b{}_n{}_h{}_l{}_{}{}{}{}", c.batch, c.next_n, c.heads, c.mean_context,
+  std::string pins = c.filter ? fmt::format("_{}", c.filter) : "";
+  std::replace_if(
+      pins.begin(), pins.end(), [](char ch) { return ch == '=' || ch == ','; }, '_');
+  return fmt::format("b{}_n{}_h{}_l{}_{}{}{}{}{}", c.batch, c.next_n, c.heads, c.mean_context,
                      c.logits_dtype == DType::kBFloat16 ? "bf16" : "fp32",
                      c.partitions ? fmt::format("_p{}", c.partitions) : "", c.block_pad_bytes ? "_padded" : "",
-                     c.ragged_columns ? "_ragged" : "");
+                     c.ragged_columns ? "_ragged" : "", pins);
 }
 
 // Device memory holding a host vector's bytes.
@@ -164,6 +169,7 @@ class PagedMqaLogitsGpu : public ::testing::TestWithParam<PagedCase> {};
 TEST_P(PagedMqaLogitsGpu, MatchesFloat64Reference) {
   GPU_TEST_REQUIRE_SM90();
   const PagedCase c = GetParam();
+  test_util::ScopedEnv pin("TILEGEMM_CONFIG_FILTER", c.filter);
   const PagedInputs in(c, gpu_test::next_seed());
   int device = 0, sms = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
@@ -315,5 +321,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PagedMqaLogitsGpu,
                                            PagedCase{256, 2, 64, 8192, DType::kBFloat16, 0, 0, false, 24},
                                            PagedCase{256, 1, 64, 8192, DType::kFloat32, 0, 0, false, 16}),
                          [](const auto& info) { return case_name(info.param); });
+
+// Each warpgroup count with shallow rings (every producer warp laps its ring many times): items shorter than a round
+// of the warpgroups (some get no block of an item and release its Q stage through their producer), fewer partitions
+// than SMs, and one warpgroup alone.
+INSTANTIATE_TEST_SUITE_P(
+    Pinned, PagedMqaLogitsGpu,
+    ::testing::Values(PagedCase{40, 2, 64, 100, DType::kFloat32, 0, 0, false, 0, "math_wg=4,stages=2"},
+                      PagedCase{17, 1, 32, 700, DType::kBFloat16, 7, 0, true, 0, "math_wg=3,stages=2"},
+                      PagedCase{9, 2, 32, 1500, DType::kFloat32, 0, 16, false, 0, "math_wg=1,stages=3"},
+                      PagedCase{64, 1, 64, 3000, DType::kFloat32, 0, 0, false, 16, "math_wg=4,stages=3"}),
+    [](const auto& info) { return case_name(info.param); });
 
 }  // namespace

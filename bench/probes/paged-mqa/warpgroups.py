@@ -19,7 +19,8 @@ from deep_gemm.bench.mqa_suite import paged_problem
 from deep_gemm.bench.peer import load_peer
 
 # 'default' is the selector's pick; the others pin it (stages alone: as many as fit).
-PLANS = ('default', 'math_wg=2', 'math_wg=3', 'math_wg=4', 'math_wg=4,stages=3')
+PLANS = ('default', 'math_wg=2,stages=6', 'math_wg=3,stages=4', 'math_wg=4,stages=2', 'math_wg=4,stages=3',
+         'math_wg=4,stages=4')
 QUICK = ('256x1x32x128 kv8192', '256x2x64x128 kv8192', '4096x2x64x128 kv8192')
 
 
