@@ -9,7 +9,6 @@
 //   all (about 100 KB, twice what one SM's share of the bandwidth needs in flight): with four warpgroups 2, 3 and 4
 //   stages each came within 2% of one another, rings as deep as shared memory allows up to 3% slower.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include <fmt/format.h>
