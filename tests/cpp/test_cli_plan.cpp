@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,25 @@ TEST(CliPlan, JsonForOneShape) {
   EXPECT_EQ(plan["top"].size(), 4u);
   EXPECT_EQ(plan["top"][0]["config"], plan["config"]);
   EXPECT_GT(plan["candidates"].get<int>(), plan["legal_candidates"].get<int>());
+}
+
+// A scheme other than data-parallel is named: in the text (the config line's split_k is 1 under stream-K) and in
+// the JSON config.
+TEST(CliPlan, NamesTheScheme) {
+  const std::string shape = "--m 64 --n 2112 --k 7168 --dtype bf16 --hw h100-sxm";
+  const CliResult plain = run_plan(shape + " --json", false);
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_EQ(nlohmann::json::parse(plain.output)[0]["config"]["scheme"], "data-parallel");
+  EXPECT_EQ(run_plan(shape).output.find("scheme    "), std::string::npos);
+  for (const auto& [forced, name] : {std::pair{"stream-k", "stream-K"}, std::pair{"split-k:3", "split-K"}}) {
+    const std::string env = std::string("TILEGEMM_GEMM_SCHEME=") + forced;
+    const CliResult text = cli_test::run_cli("plan " + shape, env);
+    ASSERT_EQ(text.status, 0) << text.output;
+    EXPECT_NE(text.output.find(std::string("scheme    ") + name), std::string::npos) << text.output;
+    const CliResult json = cli_test::run_cli("plan " + shape + " --json", env, false);
+    ASSERT_EQ(json.status, 0) << json.output;
+    EXPECT_EQ(nlohmann::json::parse(json.output)[0]["config"]["scheme"], name);
+  }
 }
 
 TEST(CliPlan, DeepSeekSuite) {

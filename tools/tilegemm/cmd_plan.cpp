@@ -277,6 +277,7 @@ nlohmann::json config_json(const GemmConfig& c) {
           {"swizzle_d_bytes", c.swizzle_d_bytes},
           {"num_sms", c.num_sms},
           {"raster_group", c.raster_group},
+          {"scheme", scheme_name(c.scheme)},
           {"split_k", c.split_k},
           {"swap_ab", c.swap_ab},
           {"smem_bytes", c.smem_bytes}};
@@ -288,6 +289,8 @@ void print_plan_detail(const GemmDesc& desc, const HardwareModel& hw, const std:
   const CostBreakdown& r = best.cost;
   fmt::print("problem   {} on {} ({} SMs)\n", to_string(desc), hw.name, r.num_sms);
   fmt::print("config    {}\n", to_string(best.config));
+  if (best.config.scheme != GemmScheme::kDataParallel)  // the config line's split_k is 1 under stream-K
+    fmt::print("scheme    {}\n", best.scheme_reason.empty() ? scheme_name(best.config.scheme) : best.scheme_reason);
   fmt::print("tiles     {} over {} SMs: {} wave(s), last wave {:.1f}% busy\n", r.tiles, r.num_sms, r.waves,
              100 * r.last_wave_util);
   fmt::print("traffic   L2->SM {:.2f} MB (b*MNK(1/bm+1/bn)), DRAM ~{:.2f} MB (raster group {})\n",
