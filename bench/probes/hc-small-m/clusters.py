@@ -5,15 +5,11 @@ cluster_m); 'default' is the selector's pick and 'cluster_m=1' its best plan wit
 
     DG_PRINT_CONFIGS=1 scripts/gpu-peer python bench/probes/hc-small-m/clusters.py [build-peer/deepgemm] [--quick|--large]
 """
-import os
-import sys
-
 import torch
 
 import deep_gemm
-from deep_gemm import _C
 from deep_gemm.bench import timing
-from deep_gemm.bench.peer import load_peer
+from deep_gemm.bench.probe import command_line, pin
 
 SHAPES = ((13, 24, 7168), (13, 24, 7680), (13, 24, 28672), (137, 24, 7168), (137, 24, 7680), (137, 24, 28672),
           (4096, 24, 7168), (4096, 24, 28672), (8192, 24, 28672))
@@ -26,11 +22,6 @@ QUICK_SHAPES = ((13, 24, 7168), (13, 24, 28672), (137, 24, 7168))
 LARGE_PLANS = ('default', 'split_k=2,cluster_m=2')
 LARGE_SHAPES = ((4096, 24, 7168), (4096, 24, 28672), (8192, 24, 28672))
 PEER_SPLITS = (None, 16, 32)
-
-
-def pin(text):
-    os.environ['TILEGEMM_CONFIG_FILTER'] = '' if text == 'default' else text
-    _C.reload_env()
 
 
 def check(lib, a, b, m, n, splits):
@@ -55,10 +46,9 @@ def call(lib, a, b, m, n, splits):
 
 
 def main():
-    args = [x for x in sys.argv[1:] if not x.startswith('--')]
-    plans, shapes = ((QUICK_PLANS, QUICK_SHAPES) if '--quick' in sys.argv else
-                     (LARGE_PLANS, LARGE_SHAPES) if '--large' in sys.argv else (PLANS, SHAPES))
-    peer = load_peer(args[0]) if args else None
+    peer, flags = command_line()
+    plans, shapes = ((QUICK_PLANS, QUICK_SHAPES) if '--quick' in flags else
+                     (LARGE_PLANS, LARGE_SHAPES) if '--large' in flags else (PLANS, SHAPES))
     flush = timing.Flusher(torch)
     print('| shape | plan | lib | err D | err sq | kernel us | events us |\n|---|---|---|---:|---:|---:|---:|', flush=True)
     for m, n, k in shapes:

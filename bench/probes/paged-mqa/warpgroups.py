@@ -5,18 +5,15 @@ against the suite's float32 reference first.
 
     scripts/gpu-peer python bench/probes/paged-mqa/warpgroups.py [build-peer/deepgemm] [--quick]
 """
-import os
-import sys
 from types import SimpleNamespace
 
 import torch
 
 import deep_gemm
-from deep_gemm import _C
 from deep_gemm.bench import timing
 from deep_gemm.bench.mqa_cases import PAGED_MQA
 from deep_gemm.bench.mqa_suite import paged_problem
-from deep_gemm.bench.peer import load_peer
+from deep_gemm.bench.probe import command_line, pin
 
 # 'default' is the selector's pick; the others pin it (stages alone: as many as fit).
 PLANS = ('default', 'math_wg=2,stages=6', 'math_wg=3,stages=4', 'math_wg=4,stages=2', 'math_wg=4,stages=3',
@@ -24,15 +21,9 @@ PLANS = ('default', 'math_wg=2,stages=6', 'math_wg=3,stages=4', 'math_wg=4,stage
 QUICK = ('256x1x32x128 kv8192', '256x2x64x128 kv8192', '4096x2x64x128 kv8192')
 
 
-def pin(text):
-    os.environ['TILEGEMM_CONFIG_FILTER'] = '' if text == 'default' else text
-    _C.reload_env()
-
-
 def main():
-    args = [x for x in sys.argv[1:] if not x.startswith('--')]
-    peer = load_peer(args[0]) if args else None
-    cases = [c for c in PAGED_MQA if '--quick' not in sys.argv or c.name in QUICK]
+    peer, flags = command_line()
+    cases = [c for c in PAGED_MQA if '--quick' not in flags or c.name in QUICK]
     ctx = SimpleNamespace(torch=torch, seed=0, libs={'ours': deep_gemm, **({'deepgemm': peer} if peer else {})})
     flush = timing.Flusher(torch)
     print('| case | run | check | events us | GB/s |\n|---|---|---|---:|---:|', flush=True)

@@ -4,26 +4,17 @@ with TILEGEMM_CONFIG_FILTER), against cuBLAS (torch.matmul) and DeepGEMM in the 
 
     DG_PRINT_CONFIGS=1 scripts/gpu-peer python bench/probes/ragged-bf16/swap_ab.py [build-peer/deepgemm] [--quick]
 """
-import os
-import sys
-
 import torch
 
 import deep_gemm
-from deep_gemm import _C
 from deep_gemm.bench import timing
-from deep_gemm.bench.peer import load_peer
+from deep_gemm.bench.probe import command_line, pin
 
 # The BF16 suite's ragged shapes, decode and its M = 64/128 neighbours of the same weights.
 SHAPES = ((257, 24576, 1536), (129, 4096, 7168), (129, 7168, 2048), (65, 2112, 7168), (65, 7168, 2048),
           (2048, 7168, 2048), (128, 24576, 1536), (64, 7168, 2048), (32, 7168, 2048), (1, 4096, 7168))
 QUICK_SHAPES = ((257, 24576, 1536), (129, 4096, 7168), (129, 7168, 2048), (65, 2112, 7168))
 PLANS = ('default', 'swap_ab=0', 'swap_ab=1')
-
-
-def pin(text):
-    os.environ['TILEGEMM_CONFIG_FILTER'] = '' if text == 'default' else text
-    _C.reload_env()
 
 
 def error(d, a, b):
@@ -33,9 +24,8 @@ def error(d, a, b):
 
 
 def main():
-    args = [x for x in sys.argv[1:] if not x.startswith('--')]
-    shapes = QUICK_SHAPES if '--quick' in sys.argv else SHAPES
-    peer = load_peer(args[0]) if args else None
+    peer, flags = command_line()
+    shapes = QUICK_SHAPES if '--quick' in flags else SHAPES
     flush = timing.Flusher(torch)
     print('| shape | run | err | kernel us | events us |\n|---|---|---:|---:|---:|', flush=True)
     for m, n, k in shapes:

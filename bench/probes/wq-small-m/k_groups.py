@@ -7,7 +7,6 @@ a 256 MB flush, beside the library's own pick.
 
     scripts/gpu-peer python bench/probes/wq-small-m/k_groups.py [--quick] [--fp8-fp4]
 """
-import os
 import sys
 
 import torch
@@ -15,6 +14,7 @@ import torch
 import deep_gemm
 import deep_gemm.weight_quant as wq
 from deep_gemm.bench import timing
+from deep_gemm.bench.probe import pin
 
 SHAPES = ((1, 4096, 7168), (1, 2112, 7168), (1, 7168, 2048), (16, 4096, 7168), (16, 2112, 7168))
 WEIGHTS = ('int8', 'int4g128', 'mxfp4')
@@ -30,14 +30,6 @@ def weight(kind, n, k):
         return wq.pack_int4(torch.randint(0, 16, (n, k), dtype=torch.uint8), scales, None)
     return wq.pack_mxfp4(torch.randint(0, 256, (n, k // 2), dtype=torch.uint8),
                          torch.randint(118, 124, (n, k // 32), dtype=torch.uint8))
-
-
-def pin(text):
-    if text:
-        os.environ['TILEGEMM_CONFIG_FILTER'] = text
-    else:
-        os.environ.pop('TILEGEMM_CONFIG_FILTER', None)
-    deep_gemm._C.reload_env()
 
 
 def timed(fn, flush):
